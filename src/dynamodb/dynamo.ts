@@ -1,0 +1,60 @@
+// The only module that imports the DynamoDB client at run time: every DynamoDB call of the
+// library goes through here, so the rest is plain logic over these cold Observables.
+import {
+  CreateTableCommand, DeleteItemCommand, DeleteTableCommand, DescribeTableCommand, GetItemCommand,
+  PutItemCommand, ScanCommand, UpdateItemCommand,
+  type AttributeValue, type CreateTableCommandInput, type DeleteItemCommandInput, type DynamoDBClient,
+  type GetItemCommandInput, type PutItemCommandInput, type ScanCommandInput, type TableDescription,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { type Observable, expand, EMPTY, map, reduce } from 'rxjs';
+import { request } from '../request.js';
+
+/** A DynamoDB item as the SDK spells it. */
+export type Item = Record<string, AttributeValue>;
+
+/** Thin, typed access to the DynamoDB operations kinsumer uses. */
+export class Dynamo {
+  constructor(private readonly client: DynamoDBClient) {}
+
+  getItem(input: GetItemCommandInput): Observable<Item | undefined> {
+    return request((signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
+  }
+
+  putItem(input: PutItemCommandInput): Observable<void> {
+    return request(async (signal) => { await this.client.send(new PutItemCommand(input), { abortSignal: signal }); });
+  }
+
+  /** Returns the item's attributes after the update (`ReturnValues: ALL_NEW`). */
+  updateItem(input: UpdateItemCommandInput): Observable<Item | undefined> {
+    return request((signal) => this.client.send(new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input }), { abortSignal: signal }))
+      .pipe(map((out) => out.Attributes));
+  }
+
+  deleteItem(input: DeleteItemCommandInput): Observable<void> {
+    return request(async (signal) => { await this.client.send(new DeleteItemCommand(input), { abortSignal: signal }); });
+  }
+
+  /** Every item of the scan, all pages. */
+  scanAll(input: ScanCommandInput): Observable<Item[]> {
+    const page = (start: Item | undefined) => request((signal) => this.client.send(
+      new ScanCommand(start === undefined ? input : { ...input, ExclusiveStartKey: start }), { abortSignal: signal }));
+    return page(undefined).pipe(
+      expand((out) => (out.LastEvaluatedKey === undefined ? EMPTY : page(out.LastEvaluatedKey))),
+      reduce((items: Item[], out) => items.concat(out.Items ?? []), []),
+    );
+  }
+
+  describeTable(tableName: string): Observable<TableDescription | undefined> {
+    return request((signal) => this.client.send(new DescribeTableCommand({ TableName: tableName }), { abortSignal: signal }))
+      .pipe(map((out) => out.Table));
+  }
+
+  createTable(input: CreateTableCommandInput): Observable<void> {
+    return request(async (signal) => { await this.client.send(new CreateTableCommand(input), { abortSignal: signal }); });
+  }
+
+  deleteTable(tableName: string): Observable<void> {
+    return request(async (signal) => { await this.client.send(new DeleteTableCommand({ TableName: tableName }), { abortSignal: signal }); });
+  }
+}

@@ -1,0 +1,133 @@
+import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb';
+import { firstValueFrom } from 'rxjs';
+import { classifyAwsError } from '../aws-errors.js';
+import { ConfigError, KinsumerError } from '../errors.js';
+import { checkApplicationName, tableNames } from '../options.js';
+import { Dynamo } from './dynamo.js';
+
+/** Options of {@link createTables} and {@link deleteTables}. */
+export interface TablesOptions {
+  readonly dynamodb: DynamoDBClient;
+  readonly applicationName: string;
+  /** Default `'PAY_PER_REQUEST'` (on demand): a busy shard writes about one checkpoint per second. */
+  readonly billingMode?: 'PAY_PER_REQUEST' | 'PROVISIONED';
+  /** Provisioned read capacity of each table (PROVISIONED only). Default 10. */
+  readonly readCapacity?: number;
+  /** Provisioned write capacity of each table (PROVISIONED only). Default 10. */
+  readonly writeCapacity?: number;
+  /** How long to wait for the tables to become ACTIVE (or gone). Default 300000. */
+  readonly timeoutMs?: number;
+}
+
+/** The three tables and their string hash keys, as the Go kinsumer defines them. */
+export function tableKeys(applicationName: string): ReadonlyArray<{ readonly table: string; readonly key: string }> {
+  const names = tableNames(applicationName);
+  return [
+    { table: names.clients, key: 'ID' },
+    { table: names.checkpoints, key: 'Shard' },
+    { table: names.metadata, key: 'Key' },
+  ];
+}
+
+/**
+ * Creates the application's three tables where missing and waits until all are ACTIVE.
+ * Idempotent: existing tables are left as they are. A DescribeTable failure other than
+ * "not found" (access denied, say) is reported, not mistaken for a missing table.
+ */
+export async function createTables(options: TablesOptions): Promise<void> {
+  const { dynamo, timeoutMs } = checkTablesOptions(options);
+  const billingMode = options.billingMode ?? 'PAY_PER_REQUEST';
+  if (billingMode !== 'PAY_PER_REQUEST' && billingMode !== 'PROVISIONED') {
+    throw new ConfigError('billingMode', "must be 'PAY_PER_REQUEST' or 'PROVISIONED'");
+  }
+  const readCapacity = capacity(options.readCapacity, 'readCapacity');
+  const writeCapacity = capacity(options.writeCapacity, 'writeCapacity');
+  await Promise.all(tableKeys(options.applicationName).map(async ({ table, key }) => {
+    const existing = await describe(dynamo, table);
+    if (existing === undefined) {
+      try {
+        await firstValueFrom(dynamo.createTable({
+          TableName: table,
+          AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
+          BillingMode: billingMode,
+          ...(billingMode === 'PROVISIONED'
+            ? { ProvisionedThroughput: { ReadCapacityUnits: readCapacity, WriteCapacityUnits: writeCapacity } }
+            : {}),
+        }));
+      } catch (error) {
+        // Someone else is creating it at the same moment: waiting below is all that is left to do.
+        if (classifyAwsError(error) !== 'in-use') throw new KinsumerError(`creating table ${table} failed`, { cause: error });
+      }
+    }
+    await waitFor(dynamo, table, 'ACTIVE', timeoutMs);
+  }));
+}
+
+/** Deletes the application's three tables where present and waits until they are gone. Idempotent. */
+export async function deleteTables(options: TablesOptions): Promise<void> {
+  const { dynamo, timeoutMs } = checkTablesOptions(options);
+  await Promise.all(tableKeys(options.applicationName).map(async ({ table }) => {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await firstValueFrom(dynamo.deleteTable(table));
+        break;
+      } catch (error) {
+        const kind = classifyAwsError(error);
+        if (kind === 'not-found') return;
+        // CREATING or UPDATING tables cannot be deleted yet; DELETING ones are on their way.
+        if (kind !== 'in-use' || attempt > 50) throw new KinsumerError(`deleting table ${table} failed`, { cause: error });
+        const status = (await describe(dynamo, table))?.TableStatus;
+        if (status === undefined || status === 'DELETING') break;
+        await delay(pollDelay(attempt));
+      }
+    }
+    await waitFor(dynamo, table, 'GONE', timeoutMs);
+  }));
+}
+
+function checkTablesOptions(options: TablesOptions): { dynamo: Dynamo; timeoutMs: number } {
+  if (options === null || typeof options !== 'object') throw new ConfigError('options', 'must be an object');
+  const client: unknown = options.dynamodb;
+  if (typeof client !== 'object' || client === null || typeof (client as { send?: unknown }).send !== 'function') {
+    throw new ConfigError('dynamodb', 'is required (an AWS SDK v3 DynamoDBClient)');
+  }
+  checkApplicationName(options.applicationName);
+  const timeoutMs = options.timeoutMs ?? 300_000;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ConfigError('timeoutMs', 'must be a positive finite number of milliseconds');
+  return { dynamo: new Dynamo(options.dynamodb), timeoutMs };
+}
+
+function capacity(value: number | undefined, option: 'readCapacity' | 'writeCapacity'): number {
+  if (value === undefined) return 10;
+  if (!Number.isSafeInteger(value) || value < 1) throw new ConfigError(option, 'must be a positive integer');
+  return value;
+}
+
+async function describe(dynamo: Dynamo, table: string): Promise<TableDescription | undefined> {
+  try {
+    return await firstValueFrom(dynamo.describeTable(table));
+  } catch (error) {
+    if (classifyAwsError(error) === 'not-found') return undefined;
+    throw new KinsumerError(`describing table ${table} failed`, { cause: error, retriable: classifyAwsError(error) === 'transient' });
+  }
+}
+
+async function waitFor(dynamo: Dynamo, table: string, status: 'ACTIVE' | 'GONE', timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt += 1) {
+    const current = (await describe(dynamo, table))?.TableStatus ?? 'GONE';
+    if (current === status) return;
+    if (Date.now() > deadline) throw new KinsumerError(`table ${table} is ${current}, not ${status}, after ${timeoutMs} ms`, { retriable: true });
+    await delay(pollDelay(attempt));
+  }
+}
+
+// Local servers switch state in milliseconds, AWS in seconds: start fast, back off to 2 s.
+function pollDelay(attempt: number): number {
+  return Math.min(2000, 20 * 2 ** attempt);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

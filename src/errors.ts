@@ -1,0 +1,72 @@
+/**
+ * Base class of every error kinsumer raises. AWS errors are kept as {@link KinsumerError.cause},
+ * never flattened into the message, so callers can still test their type.
+ */
+export class KinsumerError extends Error {
+  /** `true` when trying again later may succeed (throttling, 5xx, lost connection). */
+  readonly retriable: boolean;
+
+  constructor(message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.retriable = options.retriable ?? false;
+  }
+}
+
+/** An option given to `new Kinsumer(...)` (or another entry point) breaks a rule. Thrown synchronously. */
+export class ConfigError extends KinsumerError {
+  /** The option at fault, as the user spells it (`throttleDelayMs`, `streamName`, ...). */
+  readonly option: string;
+  /** The rule it breaks, in words. */
+  readonly rule: string;
+
+  constructor(option: string, rule: string) {
+    super(`invalid option ${option}: ${rule}`);
+    this.option = option;
+    this.rule = rule;
+  }
+}
+
+/** The Kinesis stream does not exist (or is being deleted). */
+export class StreamNotFoundError extends KinsumerError {
+  readonly stream: string;
+
+  constructor(stream: string, options: { cause?: unknown } = {}) {
+    super(`Kinesis stream ${stream} not found`, options);
+    this.stream = stream;
+  }
+}
+
+/** One of the application's DynamoDB tables is missing. */
+export class TableNotFoundError extends KinsumerError {
+  readonly table: string;
+
+  constructor(table: string, options: { cause?: unknown } = {}) {
+    super(`DynamoDB table ${table} not found (create it with createTables, the CLI's create-tables, or the createTables option)`, options);
+    this.table = table;
+  }
+}
+
+/**
+ * Another client holds the shard's lease now: this client must not read or checkpoint it any more.
+ * Ends that shard's `records$`; the consumer as a whole keeps running.
+ */
+export class LeaseLostError extends KinsumerError {
+  readonly shardId: string;
+
+  constructor(shardId: string, options: { cause?: unknown } = {}) {
+    super(`lease on shard ${shardId} was lost to another client`, options);
+    this.shardId = shardId;
+  }
+}
+
+/** `stop()` did not finish draining, committing and releasing within `shutdownTimeoutMs`. */
+export class ShutdownTimeoutError extends KinsumerError {
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, pending: readonly string[] = []) {
+    const what = pending.length > 0 ? ` (still pending: ${pending.join(', ')})` : '';
+    super(`stop() did not complete within ${timeoutMs} ms${what}`);
+    this.timeoutMs = timeoutMs;
+  }
+}

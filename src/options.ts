@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import { ConfigError } from './errors.js';
+import type { InitialPosition, Logger, StatReceiver } from './types.js';
+
+/** Options of `new Kinsumer(...)` and `kinsumer(...)`. See the README's options table. */
+export interface KinsumerOptions {
+  /** The stream's name. Give this or {@link KinsumerOptions.streamArn}. */
+  readonly streamName?: string;
+  /** The stream's ARN (cross-account reading). Give this or {@link KinsumerOptions.streamName}. */
+  readonly streamArn?: string;
+  /** Names the consumer group and its tables `<app>_clients`, `<app>_checkpoints`, `<app>_metadata`. */
+  readonly applicationName: string;
+  /** The application's own AWS SDK v3 Kinesis client. */
+  readonly kinesis: KinesisClient;
+  /** The application's own AWS SDK v3 DynamoDB client. */
+  readonly dynamodb: DynamoDBClient;
+  /** Stable id of this process in the group; a restarted process with the same id keeps its place. Default: a random UUID. */
+  readonly clientId?: string;
+  /** For humans (status, tables). Default: the host name. */
+  readonly clientName?: string;
+  /** Where shards without a checkpoint start. Default `'TRIM_HORIZON'`. */
+  readonly initialPosition?: InitialPosition;
+  /** Least time between two GetRecords calls on one shard, and the capture poll interval. Default 250, at least 200. */
+  readonly throttleDelayMs?: number;
+  /** Most often a shard's checkpoint is written. Default 1000. */
+  readonly commitFrequencyMs?: number;
+  /** Client heartbeat, membership and assignment refresh. Default 5000. */
+  readonly shardCheckFrequencyMs?: number;
+  /** The leader's shard-list refresh. Default 10000. */
+  readonly leaderActionFrequencyMs?: number;
+  /** A lease or client row not renewed for this long is expired. Default 15000. */
+  readonly leaseTtlMs?: number;
+  /** Per shard: records emitted and not yet acked before reading pauses. Default 10000. */
+  readonly maxInFlightRecords?: number;
+  /** Bound on `stop()`: drain, final commits, releases. Default 30000. */
+  readonly shutdownTimeoutMs?: number;
+  /** `'polling'` (GetRecords, default) or `'fan-out'` (SubscribeToShard, enhanced fan-out). */
+  readonly readMode?: 'polling' | 'fan-out';
+  /** Name of the registered stream consumer in fan-out mode. Default: the application name. */
+  readonly consumerName?: string;
+  /** Create missing tables at start instead of failing with `TableNotFoundError`. Default `false`. */
+  readonly createTables?: boolean;
+  /** A pino-compatible logger. Default: silent. */
+  readonly logger?: Logger;
+  /** Metrics callbacks. Default: none. */
+  readonly stats?: StatReceiver;
+  /** RxJS scheduler for every timer (tests pass a virtual-time scheduler). Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+}
+
+/** The options with every default filled in and every rule checked. */
+export interface ResolvedOptions {
+  readonly stream: StreamRef;
+  readonly applicationName: string;
+  readonly kinesis: KinesisClient;
+  readonly dynamodb: DynamoDBClient;
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly initialPosition: InitialPosition;
+  readonly throttleDelayMs: number;
+  readonly commitFrequencyMs: number;
+  readonly shardCheckFrequencyMs: number;
+  readonly leaderActionFrequencyMs: number;
+  readonly leaseTtlMs: number;
+  readonly maxInFlightRecords: number;
+  readonly shutdownTimeoutMs: number;
+  readonly readMode: 'polling' | 'fan-out';
+  readonly consumerName: string;
+  readonly createTables: boolean;
+  readonly logger: Logger;
+  readonly stats: StatReceiver;
+  readonly scheduler: SchedulerLike;
+}
+
+/** How requests name the stream: `StreamName` or `StreamARN`, never both. */
+export type StreamRef = { readonly streamName: string; readonly streamArn?: undefined } | { readonly streamArn: string; readonly streamName?: undefined };
+
+/** Defaults of the timing and sizing options (the contract's table). */
+export const DEFAULTS = {
+  initialPosition: 'TRIM_HORIZON',
+  throttleDelayMs: 250,
+  commitFrequencyMs: 1000,
+  shardCheckFrequencyMs: 5000,
+  leaderActionFrequencyMs: 10000,
+  leaseTtlMs: 15000,
+  maxInFlightRecords: 10000,
+  shutdownTimeoutMs: 30000,
+  readMode: 'polling',
+  createTables: false,
+} as const;
+
+/** Kinesis allows at most 5 GetRecords per second per shard; faster polling only earns throttling. */
+export const MIN_THROTTLE_DELAY_MS = 200;
+
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+  'streamName', 'streamArn', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
+  'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
+  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'readMode',
+  'consumerName', 'createTables', 'logger', 'stats', 'scheduler',
+]);
+
+// DynamoDB table names: 3..255 of [A-Za-z0-9_.-]; the longest suffix is "_checkpoints" (12).
+const APPLICATION_NAME = /^[A-Za-z0-9_.-]{1,243}$/;
+const APPLICATION_NAME_RULE = 'must be 1-243 characters of A-Z a-z 0-9 _ . - (it prefixes the DynamoDB table names)';
+const STREAM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const STREAM_ARN = /^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\d{12}:stream\/[A-Za-z0-9_.-]{1,128}$/;
+const CONSUMER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * Checks every option and fills in the defaults. Throws {@link ConfigError} naming the first
+ * option that breaks a rule. Does no I/O.
+ */
+export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
+  if (input === null || typeof input !== 'object') throw new ConfigError('options', 'must be an object');
+  for (const key of Object.keys(input)) {
+    if (!KNOWN_OPTIONS.has(key)) throw new ConfigError(key, 'is not a kinsumer option');
+  }
+  const stream = resolveStream(input);
+  const applicationName = checkApplicationName(input.applicationName);
+  const kinesis = requireClient(input, 'kinesis', 'KinesisClient');
+  const dynamodb = requireClient(input, 'dynamodb', 'DynamoDBClient');
+  const clientId = optionalString(input, 'clientId') ?? randomUUID();
+  const clientName = optionalString(input, 'clientName') ?? hostname();
+  const initialPosition = resolveInitialPosition(input.initialPosition);
+
+  const throttleDelayMs = duration(input, 'throttleDelayMs', DEFAULTS.throttleDelayMs);
+  if (throttleDelayMs < MIN_THROTTLE_DELAY_MS) {
+    throw new ConfigError('throttleDelayMs', `must be at least ${MIN_THROTTLE_DELAY_MS} (Kinesis allows 5 GetRecords per second per shard)`);
+  }
+  const commitFrequencyMs = duration(input, 'commitFrequencyMs', DEFAULTS.commitFrequencyMs);
+  const shardCheckFrequencyMs = duration(input, 'shardCheckFrequencyMs', DEFAULTS.shardCheckFrequencyMs);
+  const leaderActionFrequencyMs = duration(input, 'leaderActionFrequencyMs', DEFAULTS.leaderActionFrequencyMs);
+  if (leaderActionFrequencyMs < shardCheckFrequencyMs) {
+    throw new ConfigError('leaderActionFrequencyMs', 'must not be shorter than shardCheckFrequencyMs');
+  }
+  const leaseTtlMs = duration(input, 'leaseTtlMs', DEFAULTS.leaseTtlMs);
+  if (leaseTtlMs < 2 * shardCheckFrequencyMs) {
+    throw new ConfigError('leaseTtlMs', 'must be at least twice shardCheckFrequencyMs (the heartbeat), so one late heartbeat does not expire a live client');
+  }
+  if (leaseTtlMs <= commitFrequencyMs) {
+    throw new ConfigError('leaseTtlMs', 'must be longer than commitFrequencyMs (commits renew the lease)');
+  }
+  if (leaseTtlMs <= throttleDelayMs) {
+    throw new ConfigError('leaseTtlMs', 'must be longer than throttleDelayMs');
+  }
+  const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
+  const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
+
+  const readMode = input.readMode ?? DEFAULTS.readMode;
+  if (readMode !== 'polling' && readMode !== 'fan-out') {
+    throw new ConfigError('readMode', "must be 'polling' or 'fan-out'");
+  }
+  const consumerName = optionalString(input, 'consumerName') ?? applicationName.slice(0, 128);
+  if (!CONSUMER_NAME.test(consumerName)) {
+    throw new ConfigError('consumerName', 'must be 1-128 characters of A-Z a-z 0-9 _ . -');
+  }
+  const createTables = input.createTables ?? DEFAULTS.createTables;
+  if (typeof createTables !== 'boolean') throw new ConfigError('createTables', 'must be a boolean');
+
+  return {
+    stream, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
+    throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
+    maxInFlightRecords, shutdownTimeoutMs, readMode, consumerName, createTables,
+    logger: resolveLogger(input.logger),
+    stats: resolveStats(input.stats),
+    scheduler: resolveScheduler(input.scheduler),
+  };
+}
+
+function resolveStream(input: KinsumerOptions): StreamRef {
+  const { streamName, streamArn } = input;
+  if (streamName !== undefined && streamArn !== undefined) {
+    throw new ConfigError('streamName', 'give streamName or streamArn, not both');
+  }
+  if (streamArn !== undefined) {
+    if (typeof streamArn !== 'string' || !STREAM_ARN.test(streamArn)) {
+      throw new ConfigError('streamArn', 'must be a Kinesis stream ARN (arn:aws:kinesis:<region>:<account>:stream/<name>)');
+    }
+    return { streamArn };
+  }
+  if (streamName === undefined) throw new ConfigError('streamName', 'is required (or give streamArn)');
+  if (typeof streamName !== 'string' || !STREAM_NAME.test(streamName)) {
+    throw new ConfigError('streamName', 'must be 1-128 characters of A-Z a-z 0-9 _ . -');
+  }
+  return { streamName };
+}
+
+/** Checks an application name (it prefixes the table names); throws {@link ConfigError}. */
+export function checkApplicationName(value: unknown): string {
+  if (value === undefined) throw new ConfigError('applicationName', 'is required');
+  if (typeof value !== 'string' || !APPLICATION_NAME.test(value)) throw new ConfigError('applicationName', APPLICATION_NAME_RULE);
+  return value;
+}
+
+function optionalString(input: KinsumerOptions, option: 'clientId' | 'clientName' | 'consumerName'): string | undefined {
+  const value: unknown = input[option];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0 || value.length > 1024) {
+    throw new ConfigError(option, 'must be a non-empty string of at most 1024 characters');
+  }
+  return value;
+}
+
+function requireClient<K extends 'kinesis' | 'dynamodb'>(input: KinsumerOptions, option: K, kind: string): KinsumerOptions[K] {
+  const value: unknown = input[option];
+  if (value === undefined || value === null) throw new ConfigError(option, `is required (an AWS SDK v3 ${kind})`);
+  if (typeof value !== 'object' || typeof (value as { send?: unknown }).send !== 'function') {
+    throw new ConfigError(option, `must be an AWS SDK v3 ${kind} (an object with send())`);
+  }
+  return value as KinsumerOptions[K];
+}
+
+function resolveInitialPosition(value: unknown): InitialPosition {
+  if (value === undefined) return DEFAULTS.initialPosition;
+  if (value === 'TRIM_HORIZON' || value === 'LATEST') return value;
+  if (typeof value === 'object' && value !== null && 'timestamp' in value) {
+    const { timestamp } = value;
+    if (timestamp instanceof Date && Number.isFinite(timestamp.getTime())) return { timestamp };
+    throw new ConfigError('initialPosition', 'timestamp must be a valid Date');
+  }
+  throw new ConfigError('initialPosition', "must be 'TRIM_HORIZON', 'LATEST' or { timestamp: Date }");
+}
+
+type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs';
+
+function duration(input: KinsumerOptions, option: DurationOption, fallback: number): number {
+  const value: unknown = input[option];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new ConfigError(option, 'must be a positive finite number of milliseconds');
+  }
+  // setTimeout clamps anything above 2^31-1 ms to 1 ms, which would turn "rarely" into "constantly".
+  if (value > 2_147_483_647) throw new ConfigError(option, 'must be at most 2147483647 ms (about 24.8 days)');
+  return value;
+}
+
+function positiveInteger(input: KinsumerOptions, option: 'maxInFlightRecords', fallback: number): number {
+  const value: unknown = input[option];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new ConfigError(option, 'must be a positive integer');
+  }
+  return value;
+}
+
+function resolveLogger(value: unknown): Logger {
+  if (value === undefined) return silentLogger;
+  const methods = ['debug', 'info', 'warn', 'error'] as const;
+  if (typeof value !== 'object' || value === null || methods.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function')) {
+    throw new ConfigError('logger', 'must have debug, info, warn and error methods (pino-compatible)');
+  }
+  return value as Logger;
+}
+
+function resolveStats(value: unknown): StatReceiver {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null) throw new ConfigError('stats', 'must be an object (a StatReceiver)');
+  for (const m of ['checkpoint', 'eventToClient', 'eventsFromKinesis'] as const) {
+    const fn: unknown = (value as Record<string, unknown>)[m];
+    if (fn !== undefined && typeof fn !== 'function') throw new ConfigError('stats', `${m} must be a function`);
+  }
+  return value;
+}
+
+function resolveScheduler(value: unknown): SchedulerLike {
+  if (value === undefined) return asyncScheduler;
+  if (typeof value !== 'object' || value === null
+    || typeof (value as SchedulerLike).schedule !== 'function' || typeof (value as SchedulerLike).now !== 'function') {
+    throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
+  }
+  return value as SchedulerLike;
+}
+
+/** Table names of an application, as the Go kinsumer names them. */
+export function tableNames(applicationName: string): { clients: string; checkpoints: string; metadata: string } {
+  return {
+    clients: `${applicationName}_clients`,
+    checkpoints: `${applicationName}_checkpoints`,
+    metadata: `${applicationName}_metadata`,
+  };
+}

@@ -1,0 +1,12 @@
+export {
+  startLocalAws, localKinesisClient, localDynamoDbClient,
+  type LocalAws, type LocalAwsConfig, type LocalAwsOptions, type LocalKinesisKind, type LocalDynamoDbKind,
+} from './local-aws.js';
+export {
+  createStream, deleteStream, waitForStreamStatus, listShards, openShardIds, putRecords, splitShard,
+  mergeShards, adjacentOpenShards, type RecordToPut, type PutResult, type WaitOptions,
+} from './streams.js';
+export {
+  startKinesalite, startDynalite, startKinesisLocal, startDynamoDbLocal, javaAvailable, freePort,
+  type RunningServer, type KinesaliteOptions, type DynaliteOptions, type KinesisLocalOptions, type DynamoDbLocalOptions,
+} from './servers.js';

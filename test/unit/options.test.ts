@@ -1,0 +1,137 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { expect } from 'chai';
+import { asyncScheduler } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { ConfigError, Kinsumer, KinsumerError, type KinsumerOptions } from '../../src/index.js';
+import { DEFAULTS } from '../../src/options.js';
+
+const kinesis = new KinesisClient({ region: 'us-east-1' });
+const dynamodb = new DynamoDBClient({ region: 'us-east-1' });
+const base: KinsumerOptions = { streamName: 'events', applicationName: 'billing', kinesis, dynamodb };
+
+/** Builds options from the valid base with some keys changed (or removed with `undefined`). */
+function withOptions(changes: Record<string, unknown>): KinsumerOptions {
+  const options: Record<string, unknown> = { ...base, ...changes };
+  for (const [key, value] of Object.entries(changes)) if (value === undefined) delete options[key];
+  return options as unknown as KinsumerOptions;
+}
+
+function configError(changes: Record<string, unknown>): ConfigError {
+  try {
+    new Kinsumer(withOptions(changes));
+  } catch (error) {
+    expect(error).to.be.instanceOf(ConfigError);
+    expect(error).to.be.instanceOf(KinsumerError);
+    return error as ConfigError;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(Object.keys(changes))}`);
+}
+
+describe('options: new Kinsumer validates synchronously', () => {
+  it('accepts the minimal options and fills in the contract defaults', () => {
+    const { options } = new Kinsumer(base);
+    expect(options.stream).to.deep.equal({ streamName: 'events' });
+    expect(options.initialPosition).to.equal('TRIM_HORIZON');
+    expect(options.throttleDelayMs).to.equal(250);
+    expect(options.commitFrequencyMs).to.equal(1000);
+    expect(options.shardCheckFrequencyMs).to.equal(5000);
+    expect(options.leaderActionFrequencyMs).to.equal(10000);
+    expect(options.leaseTtlMs).to.equal(15000);
+    expect(options.maxInFlightRecords).to.equal(10000);
+    expect(options.shutdownTimeoutMs).to.equal(30000);
+    expect(options.readMode).to.equal('polling');
+    expect(options.consumerName).to.equal('billing');
+    expect(options.createTables).to.equal(false);
+    expect(options.scheduler).to.equal(asyncScheduler);
+    expect(options.clientId).to.match(/^[0-9a-f-]{36}$/);
+    expect(options.clientName).to.be.a('string').and.not.empty;
+    expect(DEFAULTS.throttleDelayMs).to.equal(options.throttleDelayMs);
+  });
+
+  it('gives every instance its own random clientId unless one is set', () => {
+    expect(new Kinsumer(base).options.clientId).to.not.equal(new Kinsumer(base).options.clientId);
+    expect(new Kinsumer({ ...base, clientId: 'worker-1' }).options.clientId).to.equal('worker-1');
+  });
+
+  it('accepts the small timings tests and demos use', () => {
+    const { options } = new Kinsumer({
+      ...base, throttleDelayMs: 200, commitFrequencyMs: 100, shardCheckFrequencyMs: 500,
+      leaderActionFrequencyMs: 500, leaseTtlMs: 3000, shutdownTimeoutMs: 1000, maxInFlightRecords: 1,
+    });
+    expect(options.leaseTtlMs).to.equal(3000);
+  });
+
+  it('accepts a stream ARN instead of a name', () => {
+    const streamArn = 'arn:aws:kinesis:eu-west-1:123456789012:stream/events';
+    expect(new Kinsumer(withOptions({ streamName: undefined, streamArn })).options.stream).to.deep.equal({ streamArn });
+  });
+
+  it('accepts AT_TIMESTAMP, LATEST and a scheduler', () => {
+    const timestamp = new Date('2026-01-01T00:00:00Z');
+    expect(new Kinsumer({ ...base, initialPosition: { timestamp } }).options.initialPosition).to.deep.equal({ timestamp });
+    expect(new Kinsumer({ ...base, initialPosition: 'LATEST' }).options.initialPosition).to.equal('LATEST');
+    const scheduler = new TestScheduler(() => undefined);
+    expect(new Kinsumer({ ...base, scheduler }).options.scheduler).to.equal(scheduler);
+  });
+
+  const rules: Array<[string, Record<string, unknown>, string, RegExp]> = [
+    ['missing stream', { streamName: undefined }, 'streamName', /required/],
+    ['both stream name and ARN', { streamArn: 'arn:aws:kinesis:eu-west-1:123456789012:stream/events' }, 'streamName', /not both/],
+    ['bad stream name', { streamName: 'has space' }, 'streamName', /characters/],
+    ['bad stream ARN', { streamName: undefined, streamArn: 'arn:aws:s3:::bucket' }, 'streamArn', /ARN/],
+    ['missing application name', { applicationName: undefined }, 'applicationName', /required/],
+    ['empty application name', { applicationName: '' }, 'applicationName', /characters/],
+    ['application name unfit for a table name', { applicationName: 'a/b' }, 'applicationName', /table names/],
+    ['missing kinesis client', { kinesis: undefined }, 'kinesis', /KinesisClient/],
+    ['kinesis not a client', { kinesis: {} }, 'kinesis', /send/],
+    ['missing dynamodb client', { dynamodb: undefined }, 'dynamodb', /DynamoDBClient/],
+    ['dynamodb not a client', { dynamodb: 'client' }, 'dynamodb', /send/],
+    ['empty clientId', { clientId: '' }, 'clientId', /non-empty/],
+    ['non-string clientName', { clientName: 42 }, 'clientName', /non-empty/],
+    ['unknown initialPosition', { initialPosition: 'EARLIEST' }, 'initialPosition', /TRIM_HORIZON/],
+    ['invalid timestamp', { initialPosition: { timestamp: new Date('nope') } }, 'initialPosition', /valid Date/],
+    ['throttleDelayMs below 200', { throttleDelayMs: 199 }, 'throttleDelayMs', /at least 200/],
+    ['non-finite throttleDelayMs', { throttleDelayMs: Number.POSITIVE_INFINITY }, 'throttleDelayMs', /finite/],
+    ['zero commitFrequencyMs', { commitFrequencyMs: 0 }, 'commitFrequencyMs', /positive/],
+    ['negative shardCheckFrequencyMs', { shardCheckFrequencyMs: -1 }, 'shardCheckFrequencyMs', /positive/],
+    ['NaN leaderActionFrequencyMs', { leaderActionFrequencyMs: Number.NaN }, 'leaderActionFrequencyMs', /finite/],
+    ['string duration', { leaseTtlMs: '15000' }, 'leaseTtlMs', /number/],
+    ['duration beyond the timer range', { shutdownTimeoutMs: 2 ** 31 }, 'shutdownTimeoutMs', /at most/],
+    ['leader refresh faster than the shard check', { shardCheckFrequencyMs: 5000, leaderActionFrequencyMs: 4000 }, 'leaderActionFrequencyMs', /shardCheckFrequencyMs/],
+    ['lease TTL not twice the heartbeat', { shardCheckFrequencyMs: 5000, leaseTtlMs: 9999 }, 'leaseTtlMs', /twice shardCheckFrequencyMs/],
+    ['lease TTL not longer than the commit interval', { commitFrequencyMs: 15000 }, 'leaseTtlMs', /commitFrequencyMs/],
+    ['lease TTL not longer than the throttle delay', { throttleDelayMs: 20000, shardCheckFrequencyMs: 1000, leaderActionFrequencyMs: 1000, leaseTtlMs: 20000 }, 'leaseTtlMs', /throttleDelayMs/],
+    ['zero maxInFlightRecords', { maxInFlightRecords: 0 }, 'maxInFlightRecords', /positive integer/],
+    ['fractional maxInFlightRecords', { maxInFlightRecords: 1.5 }, 'maxInFlightRecords', /positive integer/],
+    ['zero shutdownTimeoutMs', { shutdownTimeoutMs: 0 }, 'shutdownTimeoutMs', /positive/],
+    ['unknown readMode', { readMode: 'push' }, 'readMode', /polling/],
+    ['bad consumerName', { consumerName: 'a b' }, 'consumerName', /characters/],
+    ['non-boolean createTables', { createTables: 'yes' }, 'createTables', /boolean/],
+    ['logger without methods', { logger: { info() {} } }, 'logger', /pino/],
+    ['stats with a non-function', { stats: { checkpoint: 1 } }, 'stats', /checkpoint must be a function/],
+    ['scheduler not a scheduler', { scheduler: {} }, 'scheduler', /SchedulerLike/],
+    ['misspelt option', { throttleDelay: 250 }, 'throttleDelay', /not a kinsumer option/],
+  ];
+
+  for (const [title, changes, option, rule] of rules) {
+    it(`rejects ${title} with a ConfigError naming ${option}`, () => {
+      const error = configError(changes);
+      expect(error.option).to.equal(option);
+      expect(error.message).to.contain(option);
+      expect(error.rule).to.match(rule);
+      expect(error.retriable).to.equal(false);
+    });
+  }
+
+  it('rejects a non-object', () => {
+    expect(() => new Kinsumer(null as unknown as KinsumerOptions)).to.throw(ConfigError, /options/);
+  });
+
+  it('does no I/O in the constructor (clients are never called)', () => {
+    let calls = 0;
+    const spy = { send: () => { calls += 1; return Promise.resolve({}); } };
+    new Kinsumer(withOptions({ kinesis: spy, dynamodb: spy }));
+    expect(calls).to.equal(0);
+  });
+});
