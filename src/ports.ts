@@ -1,0 +1,146 @@
+// The seams of the library: what the RxJS composition needs from the checkpoint store and from
+// the stream. Every method returns a cold Observable of one request (subscribe = send,
+// unsubscribe = abort), so the same composition runs on DynamoDB/Kinesis adapters, on in-memory
+// fakes, and on virtual time.
+import type { Observable } from 'rxjs';
+import type { Position } from './sequence-number.js';
+
+// ---------------------------------------------------------------- checkpoints and leases
+
+/**
+ * A shard's stored checkpoint: a position, or the operator-written magic `LATEST`
+ * (the Go kinsumer's convention), or none (`undefined`, the shard was never consumed).
+ */
+export type StoredCheckpoint = { readonly type: 'position'; readonly position: Position } | { readonly type: 'LATEST' };
+
+/** A row of `<app>_checkpoints`, decoded. */
+export interface CheckpointRow {
+  readonly shardId: string;
+  readonly checkpoint: StoredCheckpoint | undefined;
+  /** Owner's client id; `undefined` when absent or NULL (unowned). */
+  readonly ownerId: string | undefined;
+  readonly ownerName: string | undefined;
+  /** Last capture, commit, renewal or release, Unix nanoseconds (the lease heartbeat). */
+  readonly lastUpdateNs: bigint | undefined;
+  /** Set once the shard was closed and fully consumed. */
+  readonly finished: boolean;
+  /** Grows by one at every capture; 0 for rows the Go kinsumer wrote (it has no counter). */
+  readonly leaseCounter: number;
+}
+
+/** A lease this client holds: enough to fence every later write. */
+export interface HeldLease {
+  readonly shardId: string;
+  readonly ownerId: string;
+  /** The counter this client's capture wrote; every commit and release is conditioned on it. */
+  readonly leaseCounter: number;
+  /** The checkpoint as it was at capture. */
+  readonly checkpoint: StoredCheckpoint | undefined;
+  readonly finished: boolean;
+}
+
+/** What a commit or release writes. */
+export interface CheckpointWrite {
+  /** The new checkpoint; `undefined` leaves the stored one as it is. */
+  readonly checkpoint: StoredCheckpoint | undefined;
+  /** Write `Finished`: the shard is closed and every record of it was acked. */
+  readonly finished: boolean;
+}
+
+/**
+ * The checkpoints table as a lease store. Writes after capture are fenced: they fail with
+ * `LeaseLostError` when the row's owner or lease counter is no longer this lease's.
+ */
+export interface LeaseStore {
+  /** Reads a row (strongly consistent); `undefined` when the shard has none. */
+  read(shardId: string): Observable<CheckpointRow | undefined>;
+  /** Reads many rows (strongly consistent); rows that do not exist are left out. */
+  readMany(shardIds: readonly string[]): Observable<CheckpointRow[]>;
+  /**
+   * Takes the lease when it is free (owner absent or NULL), expired (not renewed for `leaseTtlMs`),
+   * or already this client's. Emits the held lease, or `undefined` when it is not available;
+   * never overwrites the stored checkpoint or `Finished`.
+   */
+  capture(shardId: string): Observable<HeldLease | undefined>;
+  /** Writes the checkpoint (and renews the lease). Errors with `LeaseLostError` when fenced. */
+  commit(lease: HeldLease, write: CheckpointWrite): Observable<void>;
+  /** Renews the lease without changing the checkpoint. Errors with `LeaseLostError` when fenced. */
+  renew(lease: HeldLease): Observable<void>;
+  /** Writes the final checkpoint and removes the owner (keeps `Finished`). Errors with `LeaseLostError` when fenced. */
+  release(lease: HeldLease, write: CheckpointWrite): Observable<void>;
+}
+
+// ---------------------------------------------------------------- the stream
+
+/** Where GetShardIterator starts. */
+export type IteratorStart =
+  | { readonly type: 'TRIM_HORIZON' }
+  | { readonly type: 'LATEST' }
+  | { readonly type: 'AT_TIMESTAMP'; readonly timestamp: Date }
+  | { readonly type: 'AT_SEQUENCE_NUMBER'; readonly sequenceNumber: string }
+  | { readonly type: 'AFTER_SEQUENCE_NUMBER'; readonly sequenceNumber: string };
+
+/** A record as Kinesis returns it (possibly a KPL aggregate). */
+export interface RawRecord {
+  readonly sequenceNumber: string;
+  readonly partitionKey: string;
+  readonly data: Uint8Array;
+  readonly approximateArrivalTimestamp: Date;
+  readonly encryptionType?: string;
+}
+
+/** One GetRecords answer. */
+export interface RecordsPage {
+  readonly records: readonly RawRecord[];
+  /** `undefined`: the shard is closed and fully read (end of shard). */
+  readonly nextShardIterator: string | undefined;
+  readonly millisBehindLatest: number | undefined;
+  /** Children named by the service at the end of a closed shard (not every server reports them). */
+  readonly childShardIds: readonly string[] | undefined;
+}
+
+/** A shard as ListShards describes it. */
+export interface ShardInfo {
+  readonly shardId: string;
+  /** `ParentShardId` and `AdjacentParentShardId`, where present. */
+  readonly parentShardIds: readonly string[];
+  /** `false` once the shard has an ending sequence number (closed by a split or merge). */
+  readonly open: boolean;
+  readonly startingHashKey: string;
+  readonly endingHashKey: string;
+}
+
+/**
+ * The Kinesis stream. The adapter maps "stream not found" to `StreamNotFoundError` and lets every
+ * other AWS error through untouched (classify it with `classifyAwsError`).
+ */
+export interface StreamPort {
+  /** The stream's name or ARN, for messages. */
+  readonly streamLabel: string;
+  getShardIterator(shardId: string, start: IteratorStart): Observable<string>;
+  /** At most `limit` (1..10000) records. */
+  getRecords(shardIterator: string, limit: number): Observable<RecordsPage>;
+  /** Every shard, open and closed, following `NextToken` only when the service returned one. */
+  listShards(): Observable<ShardInfo[]>;
+}
+
+// ---------------------------------------------------------------- reader ⇄ checkpointer
+
+/**
+ * What a shard reader needs from the checkpoint side of its lease: it registers every record it
+ * emits, pauses while too many are unacked, and at the end of the shard waits until `Finished`
+ * is written.
+ */
+export interface ShardTracker {
+  /** Registers a record about to be emitted, in emission (sequence) order; returns its ack (idempotent). */
+  track(position: Position): () => void;
+  /** Records emitted and not yet acked. */
+  inFlight(): number;
+  /** Emits after every ack that changed something. */
+  readonly acks$: Observable<void>;
+  /**
+   * The shard is closed and its last record was `last` (`undefined`: nothing read since capture).
+   * Completes once every record is acked and `Finished` is written; errors with `LeaseLostError`.
+   */
+  finish(last: Position | undefined): Observable<void>;
+}
