@@ -26,6 +26,11 @@ export interface CheckpointRow {
   readonly finished: boolean;
   /** Grows by one at every capture; 0 for rows the Go kinsumer wrote (it has no counter). */
   readonly leaseCounter: number;
+  /**
+   * The client that released the lease last (`LastOwnerID`, written by every release). For a
+   * finished shard, the client that finished it: its children go there where balance allows.
+   */
+  readonly lastOwnerId: string | undefined;
 }
 
 /** A lease this client holds: enough to fence every later write. */
