@@ -1,0 +1,46 @@
+import type { ParseArgsConfig } from 'node:util';
+
+/** Where a command writes and what it reads from its environment. Injected so tests run commands in-process. */
+export interface CliIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+  readonly env: NodeJS.ProcessEnv;
+  /** Aborted on SIGINT/SIGTERM (long-running commands such as `tail` stop on it). */
+  readonly signal: AbortSignal;
+}
+
+/** Exit codes of the CLI. */
+export const EXIT = {
+  ok: 0,
+  /** The command ran and failed (AWS error, missing table, ...). */
+  failure: 1,
+  /** Bad command line. */
+  usage: 2,
+  /** The command refused to act (e.g. `reset` while leases are held, without --force). */
+  refused: 3,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** Parsed option values: strings and booleans as node:util parseArgs gives them. */
+export type OptionValues = Record<string, string | boolean | undefined>;
+
+/** One `kinsumer <name>` command. */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  /** Lines printed under "Usage:" by --help. */
+  readonly usage: string;
+  /** Options of this command (the common ones are added by the runner). */
+  readonly options: NonNullable<ParseArgsConfig['options']>;
+  /** Help lines for each option of this command, by name. */
+  readonly optionHelp: Readonly<Record<string, string>>;
+  /** Option names the command cannot run without. */
+  readonly required: readonly string[];
+  run(values: OptionValues, io: CliIo): Promise<ExitCode>;
+}
+
+/** A bad command line: printed with the command's usage, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}

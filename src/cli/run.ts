@@ -1,0 +1,79 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, KinsumerError } from '../errors.js';
+import { EXIT, UsageError, type CliIo, type Command, type ExitCode, type OptionValues } from './command.js';
+import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js';
+import { createTablesCommand, deleteTablesCommand } from './commands/tables.js';
+
+/** Every command, in the order `kinsumer --help` lists them. */
+export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand];
+
+export function mainHelp(commands: readonly Command[] = COMMANDS): string {
+  const width = Math.max(...commands.map((c) => c.name.length)) + 2;
+  return [
+    'Usage: kinsumer <command> [options]',
+    '',
+    'Share one Kinesis stream among many processes: tables, status and checkpoints from the command line.',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    '',
+    'Run `kinsumer <command> --help` for the options of a command.',
+    'Exit codes: 0 done, 1 failed, 2 bad command line, 3 refused.',
+    '',
+  ].join('\n');
+}
+
+export function commandHelp(command: Command): string {
+  return [
+    `Usage: ${command.usage}`,
+    '',
+    command.summary,
+    '',
+    'Options:',
+    renderOptions({ ...command.optionHelp, ...COMMON_HELP }, { ...command.options, ...COMMON_OPTIONS }),
+    '',
+  ].join('\n');
+}
+
+/** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo, commands: readonly Command[] = COMMANDS): Promise<ExitCode> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(mainHelp(commands));
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (command === undefined) {
+    io.stderr.write(`kinsumer: unknown command '${name}'\n\n${mainHelp(commands)}`);
+    return EXIT.usage;
+  }
+  let values: OptionValues;
+  try {
+    ({ values } = parseArgs({ args: [...rest], options: { ...command.options, ...COMMON_OPTIONS }, strict: true, allowPositionals: false }) as { values: OptionValues });
+    if (values.help === true) {
+      io.stdout.write(commandHelp(command));
+      return EXIT.ok;
+    }
+    const missing = command.required.filter((option) => values[option] === undefined);
+    if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}`);
+  } catch (error) {
+    io.stderr.write(`kinsumer ${command.name}: ${(error as Error).message}\n\n${commandHelp(command)}`);
+    return EXIT.usage;
+  }
+  try {
+    return await command.run(values, io);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ConfigError) {
+      io.stderr.write(`kinsumer ${command.name}: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    io.stderr.write(`kinsumer ${command.name}: ${describeError(error)}\n`);
+    return EXIT.failure;
+  }
+}
+
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error instanceof KinsumerError && error.cause instanceof Error ? ` (${error.cause.name}: ${error.cause.message})` : '';
+  return `${error.message}${cause}`;
+}
