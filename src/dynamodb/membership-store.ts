@@ -1,0 +1,158 @@
+// The clients table (`<app>_clients`) as group membership, in the Go kinsumer's row format
+// (ID, Name, LastUpdate in Unix ns + LastUpdateRFC) plus `Shards`, the shards the client holds,
+// so every client learns the current owners from this small table instead of scanning checkpoints.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type Observable, catchError, concatMap, defer, filter, from, map, of, throwError, toArray } from 'rxjs';
+import { compareIds } from '../assignment.js';
+import { classifyAwsError } from '../aws-errors.js';
+import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore } from '../coordination-ports.js';
+import { TableNotFoundError } from '../errors.js';
+import { isEmpty, nanosFromMillis, readBigInt, readString, stringOrNull, timestampAttributes } from './codec.js';
+import type { Dynamo, Item } from './dynamo.js';
+
+/** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards`. */
+export const CLIENT_ATTRIBUTES = {
+  id: 'ID',
+  name: 'Name',
+  lastUpdate: 'LastUpdate',
+  shards: 'Shards',
+} as const;
+
+const A = CLIENT_ATTRIBUTES;
+
+/** Options of {@link DynamoMembershipStore}. */
+export interface DynamoMembershipStoreOptions {
+  readonly dynamo: Dynamo;
+  /** The clients table, `<app>_clients`. */
+  readonly table: string;
+  readonly clientId: string;
+  readonly clientName: string;
+  /** A row not renewed for this long is not live. */
+  readonly leaseTtlMs: number;
+  /** Milliseconds since the epoch; pass `() => scheduler.now()` so virtual time ages rows too. */
+  readonly now: () => number;
+  /** Age at which {@link DynamoMembershipStore.reapStale} deletes a row. Default {@link REAP_CLIENTS_AFTER_MS}. */
+  readonly reapAfterMs?: number;
+}
+
+/**
+ * {@link MembershipStore} on the DynamoDB clients table. AWS errors pass through untouched, except
+ * a missing table, which becomes `TableNotFoundError`.
+ */
+export class DynamoMembershipStore implements MembershipStore {
+  readonly #options: DynamoMembershipStoreOptions;
+
+  constructor(options: DynamoMembershipStoreOptions) {
+    this.#options = options;
+  }
+
+  heartbeat(heldShardIds: readonly string[]): Observable<void> {
+    const { dynamo, table, clientId, clientName, now } = this.#options;
+    return defer(() => dynamo.putItem({
+      TableName: table,
+      Item: {
+        [A.id]: { S: clientId },
+        [A.name]: stringOrNull(clientName),
+        ...timestampAttributes(A.lastUpdate, now()),
+        [A.shards]: { L: [...new Set(heldShardIds)].sort(compareIds).map((S) => ({ S })) },
+      },
+    })).pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  liveClients(): Observable<LiveClient[]> {
+    const { dynamo, table, leaseTtlMs, now } = this.#options;
+    return defer(() => {
+      const cutoffNs = nanosFromMillis(now() - leaseTtlMs);
+      return dynamo.scanAll({
+        TableName: table,
+        ConsistentRead: true,
+        FilterExpression: '#lastUpdate > :cutoff',
+        ExpressionAttributeNames: { '#lastUpdate': A.lastUpdate },
+        ExpressionAttributeValues: { ':cutoff': { N: cutoffNs.toString() } },
+      }).pipe(map((items) => items
+        .map(decodeClientRow)
+        // The filter already did this; checking again keeps a row with an undecodable LastUpdate out.
+        .filter((row): row is LiveClient => row !== undefined && row.lastUpdateNs > cutoffNs)
+        .sort((a, b) => compareIds(a.id, b.id))));
+    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  deregister(): Observable<void> {
+    const { dynamo, table, clientId } = this.#options;
+    return defer(() => dynamo.deleteItem({ TableName: table, Key: { [A.id]: { S: clientId } } }))
+      .pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  reapStale(): Observable<string[]> {
+    const { dynamo, table, now } = this.#options;
+    const reapAfterMs = this.#options.reapAfterMs ?? REAP_CLIENTS_AFTER_MS;
+    return defer(() => {
+      const condition = {
+        ExpressionAttributeNames: { '#lastUpdate': A.lastUpdate },
+        ExpressionAttributeValues: { ':cutoff': { N: nanosFromMillis(now() - reapAfterMs).toString() } },
+      };
+      return dynamo.scanAll({
+        TableName: table,
+        ConsistentRead: true,
+        FilterExpression: '#lastUpdate < :cutoff',
+        ProjectionExpression: '#id, #lastUpdate',
+        ...condition,
+        ExpressionAttributeNames: { ...condition.ExpressionAttributeNames, '#id': A.id },
+      }).pipe(
+        concatMap((items) => from(items.map((item) => readString(item[A.id])).filter((id): id is string => id !== undefined))),
+        // The condition again at delete time: a client that heartbeated since the scan is alive.
+        concatMap((id) => dynamo.deleteItem({
+          TableName: table,
+          Key: { [A.id]: { S: id } },
+          ConditionExpression: '#lastUpdate < :cutoff',
+          ...condition,
+        }).pipe(
+          map(() => id),
+          catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
+        )),
+        filter((id): id is string => id !== undefined),
+        toArray(),
+        map((ids) => ids.sort(compareIds)),
+      );
+    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  #tableError(error: unknown): Observable<never> {
+    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
+    return throwError(() => error);
+  }
+}
+
+/**
+ * A clients row as kinsumer or the Go kinsumer wrote it; `undefined` when it has no ID or no
+ * readable LastUpdate. Unknown attributes are ignored.
+ */
+export function decodeClientRow(item: Item): LiveClient | undefined {
+  const id = readString(item[A.id]);
+  const lastUpdateNs = readNanos(item[A.lastUpdate]);
+  if (id === undefined || lastUpdateNs === undefined) return undefined;
+  const shards = item[A.shards];
+  return {
+    id,
+    name: readString(item[A.name]),
+    lastUpdateNs,
+    shardIds: isEmpty(shards) ? undefined : readIdList(shards),
+  };
+}
+
+/** A list of ids, `L` of `S` as the Go kinsumer writes it (or a string set), deduplicated and sorted. */
+export function readIdList(value: AttributeValue | undefined): string[] {
+  const listed = value !== undefined && 'L' in value && Array.isArray(value.L)
+    ? value.L.map((item) => readString(item))
+    : value !== undefined && 'SS' in value && Array.isArray(value.SS) ? value.SS : [];
+  return [...new Set(listed.filter((s): s is string => s !== undefined))].sort(compareIds);
+}
+
+/** An N attribute as BigInt; `undefined` for absent, NULL, or not an integer (a row some other writer mangled). */
+export function readNanos(value: AttributeValue | undefined): bigint | undefined {
+  try {
+    return readBigInt(value);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,200 @@
+// The metadata table (`<app>_metadata`): the leader lock (item `Leader`) and the shard cache (item
+// `ShardCache`), in the Go kinsumer's format. The cache keeps Go's `ShardIDs` (sorted unfinished
+// shard ids) and adds `ShardInfo`: every cached shard with its parents and state, as gzip-compressed
+// JSON, so thousands of shards stay far below DynamoDB's 400 KB item limit.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { type Observable, catchError, defer, map, of, throwError } from 'rxjs';
+import { compareIds } from '../assignment.js';
+import { classifyAwsError } from '../aws-errors.js';
+import type { CachedShard, Leader, MetadataStore, ShardCache } from '../coordination-ports.js';
+import { TableNotFoundError } from '../errors.js';
+import { nanosFromMillis, readString, rfc1123z, stringOrNull, timestampAttributes } from './codec.js';
+import type { Dynamo, Item } from './dynamo.js';
+import { readIdList, readNanos } from './membership-store.js';
+
+/** Keys and attribute names of `<app>_metadata`: the Go kinsumer's, plus `ShardInfo`. */
+export const METADATA_ATTRIBUTES = {
+  key: 'Key',
+  leaderKey: 'Leader',
+  shardCacheKey: 'ShardCache',
+  id: 'ID',
+  name: 'Name',
+  lastUpdate: 'LastUpdate',
+  shardIds: 'ShardIDs',
+  shardInfo: 'ShardInfo',
+} as const;
+
+const A = METADATA_ATTRIBUTES;
+
+/** Options of {@link DynamoMetadataStore}. */
+export interface DynamoMetadataStoreOptions {
+  readonly dynamo: Dynamo;
+  /** The metadata table, `<app>_metadata`. */
+  readonly table: string;
+  readonly clientId: string;
+  readonly clientName: string;
+  /** A leader lock not renewed for this long may be taken over. */
+  readonly leaseTtlMs: number;
+  /** Milliseconds since the epoch; pass `() => scheduler.now()` so virtual time ages the lock too. */
+  readonly now: () => number;
+}
+
+/**
+ * {@link MetadataStore} on the DynamoDB metadata table. AWS errors pass through untouched, except
+ * a missing table (`TableNotFoundError`) and a failed lock condition (an answer: `false`).
+ */
+export class DynamoMetadataStore implements MetadataStore {
+  readonly #options: DynamoMetadataStoreOptions;
+
+  constructor(options: DynamoMetadataStoreOptions) {
+    this.#options = options;
+  }
+
+  acquireLeadership(): Observable<boolean> {
+    const { dynamo, table, clientId, clientName, leaseTtlMs, now } = this.#options;
+    return defer(() => {
+      const nowMs = now();
+      return dynamo.putItem({
+        TableName: table,
+        Item: {
+          [A.key]: { S: A.leaderKey },
+          [A.id]: { S: clientId },
+          [A.name]: stringOrNull(clientName),
+          ...timestampAttributes(A.lastUpdate, nowMs),
+        },
+        // Go's condition, plus a NULL-typed or heartbeat-less holder counting as no holder.
+        ConditionExpression: '#id = :me OR attribute_not_exists(#id) OR attribute_type(#id, :null) '
+          + 'OR attribute_not_exists(#lastUpdate) OR #lastUpdate <= :cutoff',
+        ExpressionAttributeNames: { '#id': A.id, '#lastUpdate': A.lastUpdate },
+        ExpressionAttributeValues: {
+          ':me': { S: clientId }, ':null': { S: 'NULL' }, ':cutoff': { N: nanosFromMillis(nowMs - leaseTtlMs).toString() },
+        },
+      }).pipe(
+        map(() => true),
+        catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
+      );
+    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  stepDown(): Observable<boolean> {
+    const { dynamo, table, clientId, now } = this.#options;
+    return defer(() => {
+      const nowMs = now();
+      return dynamo.updateItem({
+        TableName: table,
+        Key: { [A.key]: { S: A.leaderKey } },
+        // As Go does: ID removed (not NULL), LastUpdate moved.
+        UpdateExpression: 'REMOVE #id SET #lastUpdate = :lastUpdate, #lastUpdateRfc = :lastUpdateRfc',
+        ConditionExpression: '#id = :me',
+        ExpressionAttributeNames: { '#id': A.id, '#lastUpdate': A.lastUpdate, '#lastUpdateRfc': `${A.lastUpdate}RFC` },
+        ExpressionAttributeValues: {
+          ':me': { S: clientId },
+          ':lastUpdate': { N: nanosFromMillis(nowMs).toString() },
+          ':lastUpdateRfc': { S: rfc1123z(nowMs) },
+        },
+        ReturnValues: 'NONE',
+      }).pipe(
+        map(() => true),
+        catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
+      );
+    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  leader(): Observable<Leader | undefined> {
+    const { leaseTtlMs, now } = this.#options;
+    return this.#get(A.leaderKey).pipe(map((item) => {
+      const cutoffNs = nanosFromMillis(now() - leaseTtlMs);
+      const holder = item === undefined ? undefined : decodeLeader(item);
+      return holder !== undefined && holder.lastUpdateNs > cutoffNs ? holder : undefined;
+    }));
+  }
+
+  readShardCache(): Observable<ShardCache | undefined> {
+    return this.#get(A.shardCacheKey).pipe(map((item) => (item === undefined ? undefined : decodeShardCache(item))));
+  }
+
+  writeShardCache(shards: readonly CachedShard[]): Observable<void> {
+    const { dynamo, table, now } = this.#options;
+    return defer(() => dynamo.putItem({ TableName: table, Item: encodeShardCache(shards, now()) }))
+      .pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  #get(key: string): Observable<Item | undefined> {
+    const { dynamo, table } = this.#options;
+    return defer(() => dynamo.getItem({ TableName: table, Key: { [A.key]: { S: key } }, ConsistentRead: true }))
+      .pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  #tableError(error: unknown): Observable<never> {
+    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
+    return throwError(() => error);
+  }
+}
+
+/** The `Leader` item's holder; `undefined` when nobody holds it (ID absent or NULL) or it has no LastUpdate. */
+export function decodeLeader(item: Item): Leader | undefined {
+  const id = readString(item[A.id]);
+  const lastUpdateNs = readNanos(item[A.lastUpdate]);
+  if (id === undefined || lastUpdateNs === undefined) return undefined;
+  return { id, name: readString(item[A.name]), lastUpdateNs };
+}
+
+// ShardInfo, version 1: gzip of {"v":1,"shards":[[id, state, ...parentIds], ...]}, state "o" open,
+// "c" closed, "f" finished. Short keys and arrays because shard ids repeat as parents; gzip folds the
+// common "shardId-0000…" prefixes (10,000 shards with lineage take about 40 KB).
+const INFO_VERSION = 1;
+type InfoState = 'o' | 'c' | 'f';
+
+/** The `ShardCache` item for `shards`, written at `nowMs`. */
+export function encodeShardCache(shards: readonly CachedShard[], nowMs: number): Item {
+  const sorted = [...shards].sort((a, b) => compareIds(a.shardId, b.shardId));
+  const duplicate = sorted.find((s, i) => i > 0 && s.shardId === sorted[i - 1]?.shardId);
+  if (duplicate !== undefined) throw new TypeError(`shard ${duplicate.shardId} is listed twice`);
+  const rows = sorted.map((shard): string[] => {
+    if (shard.open && shard.finished) throw new TypeError(`shard ${shard.shardId} cannot be open and finished`);
+    const state: InfoState = shard.finished ? 'f' : shard.open ? 'o' : 'c';
+    return [shard.shardId, state, ...shard.parentShardIds];
+  });
+  const info = gzipSync(JSON.stringify({ v: INFO_VERSION, shards: rows }), { level: 9 });
+  return {
+    [A.key]: { S: A.shardCacheKey },
+    [A.shardIds]: { L: sorted.filter((s) => !s.finished).map((s) => ({ S: s.shardId })) },
+    [A.shardInfo]: { B: new Uint8Array(info) },
+    ...timestampAttributes(A.lastUpdate, nowMs),
+  };
+}
+
+/**
+ * The `ShardCache` item as kinsumer or the Go kinsumer wrote it. Lineage that is missing, cannot be
+ * decoded, or disagrees with `ShardIDs` (someone rewrote one and not the other) reads as unknown.
+ */
+export function decodeShardCache(item: Item): ShardCache {
+  const shardIds = readIdList(item[A.shardIds]);
+  const shards = decodeShardInfo(item[A.shardInfo]);
+  const unfinished = shards?.filter((s) => !s.finished).map((s) => s.shardId);
+  const agrees = unfinished !== undefined && unfinished.length === shardIds.length && unfinished.every((id, i) => id === shardIds[i]);
+  return { shardIds, shards: agrees ? shards : undefined, lastUpdateNs: readNanos(item[A.lastUpdate]) };
+}
+
+function decodeShardInfo(value: AttributeValue | undefined): CachedShard[] | undefined {
+  if (value === undefined || !('B' in value) || !(value.B instanceof Uint8Array)) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(gunzipSync(value.B).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { v, shards } = parsed as { v?: unknown; shards?: unknown };
+  if (v !== INFO_VERSION || !Array.isArray(shards)) return undefined;
+  const decoded: CachedShard[] = [];
+  for (const row of shards as unknown[]) {
+    if (!Array.isArray(row) || !row.every((cell) => typeof cell === 'string' && cell !== '')) return undefined;
+    const [shardId, state, ...parentShardIds] = row as string[];
+    if (shardId === undefined || (state !== 'o' && state !== 'c' && state !== 'f')) return undefined;
+    decoded.push({ shardId, parentShardIds, open: state === 'o', finished: state === 'f' });
+  }
+  const sorted = decoded.sort((a, b) => compareIds(a.shardId, b.shardId));
+  return sorted.some((s, i) => i > 0 && s.shardId === sorted[i - 1]?.shardId) ? undefined : sorted;
+}

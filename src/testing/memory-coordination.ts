@@ -1,0 +1,231 @@
+// MembershipStore and MetadataStore in memory, with the DynamoDB stores' semantics (liveness
+// cut-off, conditional reaping, the leader lock's condition, the shard cache's ShardIDs), for
+// virtual-time tests of the coordinator and for benchmarks that must not measure DynamoDB.
+import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
+import { compareIds } from '../assignment.js';
+import {
+  REAP_CLIENTS_AFTER_MS, type CachedShard, type Leader, type LiveClient, type MembershipStore, type MetadataStore,
+  type ShardCache,
+} from '../coordination-ports.js';
+import { nanosFromMillis } from '../dynamodb/codec.js';
+
+/** A row of the clients table, as the DynamoDB store would decode it. */
+export interface MemoryClientRow {
+  readonly id: string;
+  readonly name: string | undefined;
+  readonly lastUpdateNs: bigint | undefined;
+  /** `undefined`: no `Shards` attribute (as in a Go kinsumer's row). */
+  readonly shardIds: readonly string[] | undefined;
+}
+
+/** The `Leader` item: `id` is `undefined` after a step-down. */
+export interface MemoryLeaderItem {
+  readonly id: string | undefined;
+  readonly name: string | undefined;
+  readonly lastUpdateNs: bigint | undefined;
+}
+
+/** The clients table and the metadata table of one group, shared by the stores of several simulated clients. */
+export class MemoryCoordinationTables {
+  readonly #clients = new Map<string, MemoryClientRow>();
+  #leader: MemoryLeaderItem | undefined;
+  #shardCache: ShardCache | undefined;
+
+  /** A client's row. */
+  client(id: string): MemoryClientRow | undefined {
+    return this.#clients.get(id);
+  }
+
+  /** Every client row, sorted by id. */
+  clients(): MemoryClientRow[] {
+    return [...this.#clients.values()].sort((a, b) => compareIds(a.id, b.id));
+  }
+
+  /** Writes a client row as is (seeding a test, or playing another writer such as a Go client). */
+  putClient(row: MemoryClientRow): void {
+    this.#clients.set(row.id, row);
+  }
+
+  deleteClient(id: string): void {
+    this.#clients.delete(id);
+  }
+
+  /** The `Leader` item, if any was ever written. */
+  leaderItem(): MemoryLeaderItem | undefined {
+    return this.#leader;
+  }
+
+  /** Writes the `Leader` item as is (`undefined` deletes it). */
+  putLeaderItem(item: MemoryLeaderItem | undefined): void {
+    this.#leader = item;
+  }
+
+  /** The `ShardCache` item. */
+  shardCache(): ShardCache | undefined {
+    return this.#shardCache;
+  }
+
+  /** Writes the `ShardCache` item as is (`undefined` deletes it); e.g. `{ shardIds, shards: undefined }` plays a Go writer. */
+  putShardCache(cache: ShardCache | undefined): void {
+    this.#shardCache = cache;
+  }
+}
+
+/** The operations of the in-memory stores, for fault injection and call counts. */
+export type MemoryCoordinationOperation =
+  | 'heartbeat' | 'liveClients' | 'deregister' | 'reapStale'
+  | 'acquireLeadership' | 'stepDown' | 'leader' | 'readShardCache' | 'writeShardCache';
+
+/** Options of {@link MemoryMembershipStore} and {@link MemoryMetadataStore}. */
+export interface MemoryCoordinationOptions {
+  readonly clientId: string;
+  readonly clientName?: string;
+  readonly leaseTtlMs: number;
+  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`). */
+  readonly now: () => number;
+  /** Shared with other clients' stores; default: tables of its own. */
+  readonly tables?: MemoryCoordinationTables;
+  /** Each call answers after this long on `scheduler` (writes apply then, conditions are checked then). Default 0: synchronously. */
+  readonly latencyMs?: number;
+  readonly scheduler?: SchedulerLike;
+  /** Membership only: age at which `reapStale` deletes a row. Default {@link REAP_CLIENTS_AFTER_MS}. */
+  readonly reapAfterMs?: number;
+}
+
+/** Call counting, fault injection and latency shared by both stores. */
+abstract class MemoryStore<Op extends MemoryCoordinationOperation> {
+  readonly tables: MemoryCoordinationTables;
+  /** Calls made, by operation (each subscription counts, faults included). */
+  readonly calls: Partial<Record<Op, number>> = {};
+  protected readonly options: MemoryCoordinationOptions;
+  readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly Op[] | undefined }> = [];
+
+  constructor(options: MemoryCoordinationOptions) {
+    this.options = options;
+    this.tables = options.tables ?? new MemoryCoordinationTables();
+  }
+
+  /** Makes the next call of one of `operations` (default: any) fail with `error` without touching the tables. Faults queue up in order. */
+  failNext(error: unknown, operations?: readonly Op[]): void {
+    this.#faults.push({ error, operations });
+  }
+
+  /** Counts the call, applies a queued fault, runs `start` (what is read at send time), then answers after the latency with `answer()`. */
+  protected call<T>(operation: Op, start: () => () => T): Observable<T> {
+    return defer(() => {
+      this.calls[operation] = (this.calls[operation] ?? 0) + 1;
+      const index = this.#faults.findIndex((f) => f.operations === undefined || f.operations.includes(operation));
+      if (index >= 0) {
+        const [fault] = this.#faults.splice(index, 1);
+        return throwError(() => fault?.error);
+      }
+      const answer = start();
+      const latencyMs = this.options.latencyMs ?? 0;
+      return latencyMs > 0 ? timer(latencyMs, this.options.scheduler).pipe(map(() => answer())) : defer(() => of(answer()));
+    });
+  }
+
+  protected get clientName(): string | undefined {
+    return this.options.clientName === '' ? undefined : this.options.clientName;
+  }
+}
+
+/** {@link MembershipStore} in memory. */
+export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClients' | 'deregister' | 'reapStale'> implements MembershipStore {
+  heartbeat(heldShardIds: readonly string[]): Observable<void> {
+    return this.call('heartbeat', () => {
+      const lastUpdateNs = nanosFromMillis(this.options.now());
+      const shardIds = [...new Set(heldShardIds)].sort(compareIds);
+      return () => this.tables.putClient({ id: this.options.clientId, name: this.clientName, lastUpdateNs, shardIds });
+    });
+  }
+
+  liveClients(): Observable<LiveClient[]> {
+    return this.call('liveClients', () => {
+      const cutoffNs = nanosFromMillis(this.options.now() - this.options.leaseTtlMs);
+      return () => this.tables.clients().flatMap((row) => (
+        row.lastUpdateNs !== undefined && row.lastUpdateNs > cutoffNs
+          ? [{ id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds }]
+          : []));
+    });
+  }
+
+  deregister(): Observable<void> {
+    return this.call('deregister', () => () => this.tables.deleteClient(this.options.clientId));
+  }
+
+  reapStale(): Observable<string[]> {
+    return this.call('reapStale', () => {
+      const cutoffNs = nanosFromMillis(this.options.now() - (this.options.reapAfterMs ?? REAP_CLIENTS_AFTER_MS));
+      const stale = (row: MemoryClientRow | undefined) => row?.lastUpdateNs !== undefined && row.lastUpdateNs < cutoffNs;
+      const candidates = this.tables.clients().filter(stale).map((row) => row.id);
+      // Deleted only if still stale when the call lands, like the conditional deletes.
+      return () => candidates.filter((id) => {
+        if (!stale(this.tables.client(id))) return false;
+        this.tables.deleteClient(id);
+        return true;
+      });
+    });
+  }
+}
+
+/** {@link MetadataStore} in memory. */
+export class MemoryMetadataStore
+  extends MemoryStore<'acquireLeadership' | 'stepDown' | 'leader' | 'readShardCache' | 'writeShardCache'>
+  implements MetadataStore {
+  acquireLeadership(): Observable<boolean> {
+    return this.call('acquireLeadership', () => {
+      const nowMs = this.options.now();
+      const cutoffNs = nanosFromMillis(nowMs - this.options.leaseTtlMs);
+      return () => {
+        const held = this.tables.leaderItem();
+        const free = held?.id === undefined || held.id === this.options.clientId
+          || held.lastUpdateNs === undefined || held.lastUpdateNs <= cutoffNs;
+        if (free) this.tables.putLeaderItem({ id: this.options.clientId, name: this.clientName, lastUpdateNs: nanosFromMillis(nowMs) });
+        return free;
+      };
+    });
+  }
+
+  stepDown(): Observable<boolean> {
+    return this.call('stepDown', () => {
+      const lastUpdateNs = nanosFromMillis(this.options.now());
+      return () => {
+        const held = this.tables.leaderItem();
+        if (held?.id !== this.options.clientId) return false;
+        this.tables.putLeaderItem({ ...held, id: undefined, lastUpdateNs });
+        return true;
+      };
+    });
+  }
+
+  leader(): Observable<Leader | undefined> {
+    return this.call('leader', () => {
+      const cutoffNs = nanosFromMillis(this.options.now() - this.options.leaseTtlMs);
+      return () => {
+        const held = this.tables.leaderItem();
+        if (held?.id === undefined || held.lastUpdateNs === undefined || held.lastUpdateNs <= cutoffNs) return undefined;
+        return { id: held.id, name: held.name, lastUpdateNs: held.lastUpdateNs };
+      };
+    });
+  }
+
+  readShardCache(): Observable<ShardCache | undefined> {
+    return this.call('readShardCache', () => () => this.tables.shardCache());
+  }
+
+  writeShardCache(shards: readonly CachedShard[]): Observable<void> {
+    return this.call('writeShardCache', () => {
+      const sorted = [...shards].sort((a, b) => compareIds(a.shardId, b.shardId)).map((s) => {
+        if (s.open && s.finished) throw new TypeError(`shard ${s.shardId} cannot be open and finished`);
+        return { shardId: s.shardId, parentShardIds: [...s.parentShardIds], open: s.open, finished: s.finished };
+      });
+      const duplicate = sorted.find((s, i) => i > 0 && s.shardId === sorted[i - 1]?.shardId);
+      if (duplicate !== undefined) throw new TypeError(`shard ${duplicate.shardId} is listed twice`);
+      const lastUpdateNs = nanosFromMillis(this.options.now());
+      return () => this.tables.putShardCache({
+        shardIds: sorted.filter((s) => !s.finished).map((s) => s.shardId), shards: sorted, lastUpdateNs,
+      });
+    });
+  }
+}

@@ -1,0 +1,210 @@
+// One behavioural spec for every MembershipStore and MetadataStore: the DynamoDB stores (on each
+// tier of local servers) and the in-memory ones run the same tests, so the fakes the coordinator is
+// tested with cannot drift from what DynamoDB does.
+import { expect } from 'chai';
+import { type Observable, firstValueFrom } from 'rxjs';
+import type { CachedShard, MembershipStore, MetadataStore } from '../../src/coordination-ports.js';
+import { nanosFromMillis } from '../../src/dynamodb/codec.js';
+
+/** What a store is built from in a test. */
+export interface SpecStoreOptions {
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly leaseTtlMs: number;
+  readonly now: () => number;
+  readonly reapAfterMs?: number;
+}
+
+/** Stores of several clients over the same (fresh, empty) tables. */
+export interface SpecGroup {
+  membership(options: SpecStoreOptions): MembershipStore;
+  metadata(options: SpecStoreOptions): MetadataStore;
+}
+
+/** Builds a group with fresh tables for each test. */
+export type SpecHarness = () => Promise<SpecGroup>;
+
+// Nanosecond timestamps of today are beyond 2^53: every comparison below exercises BigInt.
+const T0 = 1_764_694_956_123;
+const TTL = 15_000;
+
+function setup(harness: SpecHarness) {
+  const clock = { now: T0 };
+  let group: SpecGroup;
+  beforeEach(async () => {
+    clock.now = T0;
+    group = await harness();
+  });
+  const options = (clientId: string, extra: Partial<SpecStoreOptions> = {}): SpecStoreOptions => ({
+    clientId, clientName: `${clientId}-host`, leaseTtlMs: TTL, now: () => clock.now, ...extra,
+  });
+  return {
+    clock,
+    membership: (clientId: string, extra?: Partial<SpecStoreOptions>) => group.membership(options(clientId, extra)),
+    metadata: (clientId: string, extra?: Partial<SpecStoreOptions>) => group.metadata(options(clientId, extra)),
+  };
+}
+
+const run = <T>(observable: Observable<T>) => firstValueFrom(observable);
+
+/** The MembershipStore contract. */
+export function membershipSpec(harness: SpecHarness): void {
+  describe('MembershipStore behaviour', () => {
+    const { clock, membership } = setup(harness);
+
+    it('heartbeat registers the client with its name, time and held shards (sorted, once each); liveClients lists by id', async () => {
+      await run(membership('b').heartbeat(['shardId-2', 'shardId-1', 'shardId-2']));
+      clock.now += 10;
+      await run(membership('a').heartbeat([]));
+      const live = await run(membership('c').liveClients());
+      expect(live).to.deep.equal([
+        { id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 10), shardIds: [] },
+        { id: 'b', name: 'b-host', lastUpdateNs: nanosFromMillis(T0), shardIds: ['shardId-1', 'shardId-2'] },
+      ]);
+    });
+
+    it('a heartbeat replaces the previous row (held shards are not appended)', async () => {
+      const a = membership('a');
+      await run(a.heartbeat(['s1', 's2']));
+      clock.now += 1000;
+      await run(a.heartbeat(['s3']));
+      expect(await run(a.liveClients())).to.deep.equal([{ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 1000), shardIds: ['s3'] }]);
+    });
+
+    it('a row is live while LastUpdate > now − leaseTtlMs on the reader\'s clock', async () => {
+      await run(membership('a').heartbeat([]));
+      const reader = membership('r');
+      clock.now = T0 + TTL - 1;
+      expect((await run(reader.liveClients())).map((c) => c.id)).to.deep.equal(['a']);
+      clock.now = T0 + TTL;
+      expect(await run(reader.liveClients())).to.deep.equal([]);
+    });
+
+    it('a client whose clock runs ahead stays live longer by the skew (W10: liveness trusts the writers\' clocks)', async () => {
+      await run(membership('ahead', { now: () => clock.now + 5000 }).heartbeat([]));
+      clock.now = T0 + TTL + 4999;
+      expect((await run(membership('r').liveClients())).map((c) => c.id)).to.deep.equal(['ahead']);
+    });
+
+    it('deregister deletes only this client\'s row, and may be repeated', async () => {
+      await run(membership('a').heartbeat([]));
+      await run(membership('b').heartbeat([]));
+      await run(membership('a').deregister());
+      await run(membership('a').deregister());
+      expect((await run(membership('r').liveClients())).map((c) => c.id)).to.deep.equal(['b']);
+    });
+
+    it('reapStale deletes rows older than the reap age (strictly), keeps the others, and names what it deleted', async () => {
+      const reapAfterMs = 60_000;
+      await run(membership('old-2').heartbeat([]));
+      await run(membership('old-1').heartbeat([]));
+      clock.now = T0 + 1;
+      await run(membership('edge').heartbeat([]));
+      clock.now = T0 + 2;
+      await run(membership('recent').heartbeat([]));
+      clock.now = T0 + 1 + reapAfterMs;
+      const leader = membership('leader', { reapAfterMs });
+      await run(leader.heartbeat([]));
+      expect(await run(leader.reapStale())).to.deep.equal(['old-1', 'old-2']);
+      expect(await run(leader.reapStale())).to.deep.equal([]);
+      // Rows too young to reap are still there: a reader whose clock is back at T0 + 1 sees them live.
+      clock.now = T0 + 1;
+      expect((await run(membership('r').liveClients())).map((c) => c.id)).to.deep.equal(['edge', 'leader', 'recent']);
+    });
+  });
+}
+
+/** The MetadataStore contract. */
+export function metadataSpec(harness: SpecHarness): void {
+  describe('MetadataStore behaviour', () => {
+    const { clock, metadata } = setup(harness);
+
+    it('acquires a free lock, renews it, and names the holder', async () => {
+      const a = metadata('a');
+      expect(await run(a.leader())).to.equal(undefined);
+      expect(await run(a.acquireLeadership())).to.equal(true);
+      expect(await run(metadata('b').leader())).to.deep.equal({ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0) });
+      clock.now += 5000;
+      expect(await run(a.acquireLeadership())).to.equal(true);
+      expect((await run(a.leader()))?.lastUpdateNs).to.equal(nanosFromMillis(T0 + 5000));
+    });
+
+    it('refuses a lock held and renewed by another client (an answer, not an error)', async () => {
+      expect(await run(metadata('a').acquireLeadership())).to.equal(true);
+      clock.now = T0 + TTL - 1;
+      expect(await run(metadata('b').acquireLeadership())).to.equal(false);
+      expect((await run(metadata('b').leader()))?.id).to.equal('a');
+    });
+
+    it('takes over a lock not renewed for leaseTtlMs (LastUpdate <= now − leaseTtlMs)', async () => {
+      expect(await run(metadata('a').acquireLeadership())).to.equal(true);
+      clock.now = T0 + TTL;
+      expect(await run(metadata('b').leader()), 'an expired lock has no leader').to.equal(undefined);
+      expect(await run(metadata('b').acquireLeadership())).to.equal(true);
+      expect(await run(metadata('a').acquireLeadership()), 'the old holder lost it').to.equal(false);
+      expect((await run(metadata('a').leader()))?.id).to.equal('b');
+    });
+
+    it('steps down: the lock is free at once; only the holder can step down', async () => {
+      const a = metadata('a');
+      expect(await run(a.stepDown()), 'no lock yet').to.equal(false);
+      await run(a.acquireLeadership());
+      expect(await run(metadata('b').stepDown()), 'not the holder').to.equal(false);
+      expect((await run(a.leader()))?.id).to.equal('a');
+      clock.now += 10;
+      expect(await run(a.stepDown())).to.equal(true);
+      expect(await run(a.leader())).to.equal(undefined);
+      expect(await run(a.stepDown()), 'already stepped down').to.equal(false);
+      expect(await run(metadata('b').acquireLeadership())).to.equal(true);
+      expect(await run(a.acquireLeadership())).to.equal(false);
+    });
+
+    it('a client that stepped down can take the lock again', async () => {
+      const a = metadata('a');
+      await run(a.acquireLeadership());
+      await run(a.stepDown());
+      expect(await run(a.acquireLeadership())).to.equal(true);
+    });
+
+    const shards: CachedShard[] = [
+      { shardId: 'shardId-000000000003', parentShardIds: ['shardId-000000000000', 'shardId-000000000001'], open: true, finished: false },
+      { shardId: 'shardId-000000000000', parentShardIds: [], open: false, finished: true },
+      { shardId: 'shardId-000000000002', parentShardIds: [], open: true, finished: false },
+      { shardId: 'shardId-000000000001', parentShardIds: [], open: false, finished: false },
+    ];
+
+    it('has no shard cache until one is written', async () => {
+      expect(await run(metadata('a').readShardCache())).to.equal(undefined);
+    });
+
+    it('round-trips the shard cache with parents and states; ShardIDs lists the unfinished shards, sorted', async () => {
+      await run(metadata('leader').writeShardCache(shards));
+      const cache = await run(metadata('a').readShardCache());
+      expect(cache).to.deep.equal({
+        shardIds: ['shardId-000000000001', 'shardId-000000000002', 'shardId-000000000003'],
+        shards: [...shards].sort((x, y) => (x.shardId < y.shardId ? -1 : 1)),
+        lastUpdateNs: nanosFromMillis(T0),
+      });
+    });
+
+    it('a write replaces the cache; an empty list is a cache with no shards (not a missing one)', async () => {
+      const leader = metadata('leader');
+      await run(leader.writeShardCache(shards));
+      clock.now += 1;
+      await run(leader.writeShardCache([{ shardId: 'only', parentShardIds: [], open: true, finished: false }]));
+      expect((await run(leader.readShardCache()))?.shardIds).to.deep.equal(['only']);
+      clock.now += 1;
+      await run(leader.writeShardCache([]));
+      expect(await run(leader.readShardCache())).to.deep.equal({ shardIds: [], shards: [], lastUpdateNs: nanosFromMillis(T0 + 2) });
+    });
+
+    it('refuses a shard list with a repeated id or an open finished shard', async () => {
+      const leader = metadata('leader');
+      const again = await run(leader.writeShardCache([shards[0] as CachedShard, shards[0] as CachedShard])).catch((e: unknown) => e);
+      expect(again).to.be.instanceOf(TypeError);
+      const impossible = await run(leader.writeShardCache([{ shardId: 's', parentShardIds: [], open: true, finished: true }])).catch((e: unknown) => e);
+      expect(impossible).to.be.instanceOf(TypeError);
+      expect(await run(leader.readShardCache())).to.equal(undefined);
+    });
+  });
+}
