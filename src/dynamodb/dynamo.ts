@@ -1,9 +1,9 @@
 // The only module that imports the DynamoDB client at run time: every DynamoDB call of the
 // library goes through here, so the rest is plain logic over these cold Observables.
 import {
-  CreateTableCommand, DeleteItemCommand, DeleteTableCommand, DescribeTableCommand, GetItemCommand,
+  BatchGetItemCommand, CreateTableCommand, DeleteItemCommand, DeleteTableCommand, DescribeTableCommand, GetItemCommand,
   PutItemCommand, ScanCommand, UpdateItemCommand,
-  type AttributeValue, type CreateTableCommandInput, type DeleteItemCommandInput, type DynamoDBClient,
+  type AttributeValue, type BatchGetItemCommandInput, type BatchGetItemCommandOutput, type CreateTableCommandInput, type DeleteItemCommandInput, type DynamoDBClient,
   type GetItemCommandInput, type PutItemCommandInput, type ScanCommandInput, type TableDescription,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
@@ -19,6 +19,12 @@ export class Dynamo {
 
   getItem(input: GetItemCommandInput): Observable<Item | undefined> {
     return request((signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
+  }
+
+  /** One BatchGetItem call (at most 100 keys); the caller retries what comes back in `UnprocessedKeys`. */
+  batchGetItem(input: BatchGetItemCommandInput): Observable<Pick<BatchGetItemCommandOutput, 'Responses' | 'UnprocessedKeys'>> {
+    return request((signal) => this.client.send(new BatchGetItemCommand(input), { abortSignal: signal }))
+      .pipe(map((out) => ({ Responses: out.Responses, UnprocessedKeys: out.UnprocessedKeys })));
   }
 
   putItem(input: PutItemCommandInput): Observable<void> {

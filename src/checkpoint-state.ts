@@ -1,0 +1,194 @@
+// The checkpoint of one leased shard, as pure state: no I/O, no RxJS, no clock. The checkpointer
+// feeds it acks and asks it what to write; tests drive it directly.
+import type { CheckpointWrite, StoredCheckpoint } from './ports.js';
+import { comparePositions, isSequenceNumber, type Position } from './sequence-number.js';
+
+/** A record registered with {@link CheckpointState.track}; the record keeps it so its ack costs O(1). */
+export interface TrackedRecord {
+  readonly position: Position;
+}
+
+/** What a commit (or release) should write, snapshotted from the state before the write starts. */
+export interface CommitDecision {
+  readonly write: CheckpointWrite;
+  /** Something new to write: the position moved since the last successful write, or `Finished` is due. */
+  readonly changed: boolean;
+  /** The state's version at the snapshot; {@link CheckpointState.committed} compares it. */
+  readonly version: number;
+}
+
+// A plain record stands for its whole aggregate, so it sorts after every sub-record (as in comparePositions).
+const WHOLE = Number.POSITIVE_INFINITY;
+
+class Entry implements TrackedRecord {
+  acked = false;
+
+  constructor(readonly position: Position, readonly sequence: bigint, readonly sub: number) {}
+}
+
+function compare(aSequence: bigint, aSub: number, bSequence: bigint, bSub: number): number {
+  if (aSequence !== bSequence) return aSequence < bSequence ? -1 : 1;
+  return aSub < bSub ? -1 : aSub > bSub ? 1 : 0;
+}
+
+/**
+ * A shard's checkpoint: the contiguous-ack watermark, `dirty` and the Go kinsumer's Finished rule.
+ *
+ * Records are tracked in emission (sequence) order and acked in any order; the position only
+ * advances to the highest record whose predecessors are all acked, so a gap holds it back.
+ * The position never moves backwards through acks.
+ */
+export class CheckpointState {
+  #position: StoredCheckpoint | undefined;
+  // The position as numbers, so comparisons on the hot path parse no strings.
+  #sequence: bigint | undefined;
+  #sub = WHOLE;
+  #version = 0;
+  #committedVersion = 0;
+  // Tracked records beyond the watermark, oldest first; entries before #head are already released.
+  #queue: (Entry | undefined)[] = [];
+  #head = 0;
+  #unacked = 0;
+  #lastTracked: Entry | undefined;
+  #finished = false;
+  #final: Position | undefined;
+  #finishedWritten = false;
+
+  /** @param initial the checkpoint stored at capture (`LATEST` stays `LATEST` until a record is acked). */
+  constructor(initial: StoredCheckpoint | undefined) {
+    this.#position = initial;
+    if (initial?.type === 'position') this.#cache(initial.position);
+  }
+
+  /** The checkpoint to store: the watermark, or the initial checkpoint until something was acked. */
+  get position(): StoredCheckpoint | undefined {
+    return this.#position;
+  }
+
+  /** The position moved since the last successful write. */
+  get dirty(): boolean {
+    return this.#version !== this.#committedVersion;
+  }
+
+  /** {@link finish} was called: the shard is closed. */
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** `Finished` was written (a commit or release with `finished: true` succeeded). */
+  get finishedWritten(): boolean {
+    return this.#finishedWritten;
+  }
+
+  /**
+   * The Go rule allows writing `Finished`: the shard is closed, every tracked record is acked,
+   * and the position is the final record (or nothing was read since the capture).
+   */
+  get finishable(): boolean {
+    if (!this.#finished || this.pending > 0) return false;
+    if (this.#final === undefined) return true;
+    return this.#position?.type === 'position' && comparePositions(this.#position.position, this.#final) === 0;
+  }
+
+  /** Tracked records not yet acked. */
+  get inFlight(): number {
+    return this.#unacked;
+  }
+
+  /** Tracked records beyond the watermark (not yet acked, or acked behind a gap). */
+  get pending(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /**
+   * Registers a record about to be emitted. Positions must strictly increase, and start after the
+   * current position: a record at or before the checkpoint was consumed already.
+   * @throws RangeError on a malformed or out-of-order position, or after {@link finish}.
+   */
+  track(position: Position): TrackedRecord {
+    if (this.#finished) throw new RangeError('cannot track a record after finish()');
+    if (!isSequenceNumber(position.sequenceNumber)) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+    const sub = position.subSequenceNumber ?? WHOLE;
+    if (sub !== WHOLE && !(Number.isSafeInteger(sub) && sub >= 0)) throw new RangeError(`not a sub-sequence number: ${sub}`);
+    const sequence = BigInt(position.sequenceNumber);
+    const before = this.#lastTracked ?? (this.#sequence === undefined ? undefined : { sequence: this.#sequence, sub: this.#sub });
+    if (before !== undefined && compare(sequence, sub, before.sequence, before.sub) <= 0) {
+      throw new RangeError(`record ${describe(position)} is not after ${this.#lastTracked === undefined ? 'the checkpoint' : 'the previous record'}`);
+    }
+    const entry = new Entry(position, sequence, sub);
+    this.#queue.push(entry);
+    this.#unacked += 1;
+    this.#lastTracked = entry;
+    return entry;
+  }
+
+  /**
+   * Acks a tracked record; idempotent. Returns `true` when this call changed something
+   * (the first ack of that record), whether or not the watermark moved.
+   */
+  ack(record: TrackedRecord): boolean {
+    if (!(record instanceof Entry) || record.acked) return false;
+    record.acked = true;
+    this.#unacked -= 1;
+    if (this.#queue[this.#head] === record) this.#advance();
+    return true;
+  }
+
+  /** Moves the position directly, the Go kinsumer's way (auto-checkpoint on hand-off); no tracking. */
+  update(position: Position): void {
+    if (this.#position?.type === 'position' && comparePositions(this.#position.position, position) === 0) return;
+    this.#position = { type: 'position', position };
+    this.#cache(position);
+    this.#version += 1;
+  }
+
+  /** The shard is closed; `last` is its last record read since the capture (`undefined`: none). */
+  finish(last: Position | undefined): void {
+    this.#finished = true;
+    this.#final = last;
+  }
+
+  /** The write to make now. Snapshot it before the write starts; a later ack must not be swallowed. */
+  decide(): CommitDecision {
+    const finished = this.finishable && !this.#finishedWritten;
+    return { write: { checkpoint: this.#position, finished }, changed: this.dirty || finished, version: this.#version };
+  }
+
+  /** A write of `decision` succeeded: clears `dirty` only if the position did not move since the snapshot. */
+  committed(decision: CommitDecision): void {
+    if (decision.version > this.#committedVersion) this.#committedVersion = decision.version;
+    if (decision.write.finished) this.#finishedWritten = true;
+  }
+
+  #advance(): void {
+    let last: Entry | undefined;
+    for (let entry = this.#queue[this.#head]; entry?.acked === true; entry = this.#queue[this.#head]) {
+      last = entry;
+      this.#queue[this.#head] = undefined;
+      this.#head += 1;
+    }
+    // Release memory as the watermark moves: cheap reset when drained, else compact once half is dead.
+    if (this.#head === this.#queue.length) {
+      this.#queue.length = 0;
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    if (last === undefined) return;
+    if (this.#sequence !== undefined && compare(last.sequence, last.sub, this.#sequence, this.#sub) <= 0) return;
+    this.#position = { type: 'position', position: last.position };
+    this.#sequence = last.sequence;
+    this.#sub = last.sub;
+    this.#version += 1;
+  }
+
+  #cache(position: Position): void {
+    this.#sequence = BigInt(position.sequenceNumber);
+    this.#sub = position.subSequenceNumber ?? WHOLE;
+  }
+}
+
+function describe(position: Position): string {
+  return position.subSequenceNumber === undefined ? position.sequenceNumber : `${position.sequenceNumber}/${position.subSequenceNumber}`;
+}

@@ -1,0 +1,348 @@
+// The checkpoints table (`<app>_checkpoints`) as a lease store, reading and writing the rows the
+// Go kinsumer writes. Every write after a capture is fenced on owner AND lease counter, and the
+// capture itself never rewrites the checkpoint, so a stale owner can never move it backwards (W9).
+import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
+  reduce, throwError, timer,
+} from 'rxjs';
+import { classifyAwsError } from '../aws-errors.js';
+import { backoffDelay } from '../backoff.js';
+import { KinsumerError, LeaseLostError, TableNotFoundError } from '../errors.js';
+import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
+import { isSequenceNumber } from '../sequence-number.js';
+import { nanosFromMillis, stringOrNull, timestampAttributes } from './codec.js';
+import type { Dynamo, Item } from './dynamo.js';
+
+/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`. */
+export const CHECKPOINT_ATTRIBUTES = {
+  shard: 'Shard',
+  sequenceNumber: 'SequenceNumber',
+  subSequenceNumber: 'SubSequenceNumber',
+  lastUpdate: 'LastUpdate',
+  ownerId: 'OwnerID',
+  ownerName: 'OwnerName',
+  finished: 'Finished',
+  leaseCounter: 'LeaseCounter',
+  lastOwnerId: 'LastOwnerID',
+} as const;
+
+const A = CHECKPOINT_ATTRIBUTES;
+/** The Go kinsumer's operator-written "start at LATEST" sequence value. */
+const LATEST = 'LATEST';
+/** BatchGetItem takes at most this many keys per call. */
+const BATCH_GET_LIMIT = 100;
+/** Consecutive BatchGetItem calls that made no progress before readMany gives up. */
+const BATCH_GET_MAX_STALLS = 8;
+
+/** A checkpoint row whose attributes cannot be what kinsumer (or the Go kinsumer) wrote. */
+export class CorruptCheckpointError extends KinsumerError {
+  readonly shardId: string;
+  readonly attribute: string;
+
+  constructor(shardId: string, attribute: string, problem: string) {
+    super(`checkpoint row of shard ${shardId} is corrupt: ${attribute} ${problem}`, { retriable: false });
+    this.shardId = shardId;
+    this.attribute = attribute;
+  }
+}
+
+/**
+ * The capture rule, on the capturer's clock: a lease is available when it has no owner, is this
+ * client's own, or was not renewed since `cutoffNs` (now − leaseTtlMs). An owner without any
+ * `LastUpdate` never renewed, so it counts as expired (the Go kinsumer would wait forever).
+ */
+export function leaseAvailable(row: CheckpointRow | undefined, clientId: string, cutoffNs: bigint): boolean {
+  if (row === undefined || row.ownerId === undefined || row.ownerId === clientId) return true;
+  return row.lastUpdateNs === undefined || row.lastUpdateNs <= cutoffNs;
+}
+
+/** Options of {@link DynamoLeaseStore}. */
+export interface DynamoLeaseStoreOptions {
+  readonly dynamo: Dynamo;
+  /** The checkpoints table, `<app>_checkpoints`. */
+  readonly table: string;
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly leaseTtlMs: number;
+  /** Milliseconds since the epoch; pass `() => scheduler.now()` so virtual time moves leases too. */
+  readonly now: () => number;
+  /** Timers of readMany's retries of unprocessed keys. Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
+  /** Receives each corrupt row that {@link DynamoLeaseStore.readMany} leaves out. */
+  readonly onCorruptRow?: (error: CorruptCheckpointError) => void;
+}
+
+/**
+ * {@link LeaseStore} on the DynamoDB checkpoints table. AWS errors pass through untouched (classify
+ * them with `classifyAwsError`) except: a missing table becomes `TableNotFoundError`, a failed
+ * fence `LeaseLostError` (the AWS error as `cause`), and a corrupt row `CorruptCheckpointError`.
+ */
+export class DynamoLeaseStore implements LeaseStore {
+  readonly #options: DynamoLeaseStoreOptions;
+  readonly #scheduler: SchedulerLike;
+
+  constructor(options: DynamoLeaseStoreOptions) {
+    this.#options = options;
+    this.#scheduler = options.scheduler ?? asyncScheduler;
+  }
+
+  read(shardId: string): Observable<CheckpointRow | undefined> {
+    return this.#get(shardId).pipe(map((item) => (item === undefined ? undefined : decodeCheckpointRow(item, shardId))));
+  }
+
+  /** Corrupt rows are left out (and handed to `onCorruptRow`): one bad row must not hide the others. */
+  readMany(shardIds: readonly string[]): Observable<CheckpointRow[]> {
+    const unique = [...new Set(shardIds)];
+    const chunks: string[][] = [];
+    for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) chunks.push(unique.slice(i, i + BATCH_GET_LIMIT));
+    const order = new Map(unique.map((id, index) => [id, index]));
+    return from(chunks).pipe(
+      concatMap((chunk) => this.#batchGet(chunk.map((id) => ({ [A.shard]: { S: id } })), 0)),
+      reduce((all: Item[], items) => all.concat(items), []),
+      map((items) => {
+        const rows: CheckpointRow[] = [];
+        for (const item of items) {
+          try {
+            rows.push(decodeCheckpointRow(item));
+          } catch (error) {
+            if (!(error instanceof CorruptCheckpointError)) throw error;
+            this.#options.onCorruptRow?.(error);
+          }
+        }
+        return rows.sort((a, b) => (order.get(a.shardId) ?? 0) - (order.get(b.shardId) ?? 0));
+      }),
+      catchError((error: unknown) => this.#tableError(error)),
+    );
+  }
+
+  capture(shardId: string): Observable<HeldLease | undefined> {
+    const { clientId, clientName, leaseTtlMs, now } = this.#options;
+    return this.#get(shardId).pipe(
+      mergeMap((item) => {
+        const nowMs = now();
+        const row = item === undefined ? undefined : decodeCheckpointRow(item, shardId);
+        if (!leaseAvailable(row, clientId, nanosFromMillis(nowMs - leaseTtlMs))) return of(undefined);
+        const update = new UpdateExpression();
+        update.set(A.ownerId, { S: clientId });
+        update.set(A.ownerName, stringOrNull(clientName));
+        update.setTimestamp(A.lastUpdate, nowMs);
+        update.set(A.leaseCounter, { N: String((row?.leaseCounter ?? 0) + 1) });
+        // Conditioned on the row being exactly as read: a release or capture in between (which
+        // moves LastUpdate, the owner or the counter) fails this write instead of being overwritten.
+        if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
+        else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
+        return this.#options.dynamo.updateItem(update.input(this.#options.table, shardId)).pipe(
+          map((attributes): HeldLease => {
+            const held = decodeCheckpointRow(attributes ?? {}, shardId);
+            return { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
+          }),
+          catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
+        );
+      }),
+      catchError((error: unknown) => this.#tableError(error)),
+    );
+  }
+
+  commit(lease: HeldLease, write: CheckpointWrite): Observable<void> {
+    return this.#fenced(lease, (update, nowMs) => {
+      setCheckpoint(update, write.checkpoint);
+      if (write.finished) update.setTimestamp(A.finished, nowMs);
+    });
+  }
+
+  renew(lease: HeldLease): Observable<void> {
+    return this.#fenced(lease, () => undefined);
+  }
+
+  release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
+    return this.#fenced(lease, (update, nowMs) => {
+      setCheckpoint(update, write.checkpoint);
+      if (write.finished) update.setTimestamp(A.finished, nowMs);
+      update.set(A.lastOwnerId, { S: this.#options.clientId });
+      update.remove(A.ownerId);
+      update.remove(A.ownerName);
+    });
+  }
+
+  /** An UpdateItem that renews `LastUpdate`, conditioned on this lease still being the row's. */
+  #fenced(lease: HeldLease, build: (update: UpdateExpression, nowMs: number) => void): Observable<void> {
+    return defer(() => {
+      const nowMs = this.#options.now();
+      const update = new UpdateExpression();
+      update.setTimestamp(A.lastUpdate, nowMs);
+      build(update, nowMs);
+      update.condition(`${update.name(A.ownerId)} = ${update.value('me', { S: lease.ownerId })}`);
+      update.condition(`${update.name(A.leaseCounter)} = ${update.value('counter', { N: String(lease.leaseCounter) })}`);
+      return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, lease.shardId), ReturnValues: 'NONE' });
+    }).pipe(
+      map(() => undefined),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
+        ? throwError(() => new LeaseLostError(lease.shardId, { cause: error }))
+        : this.#tableError(error))),
+    );
+  }
+
+  #get(shardId: string): Observable<Item | undefined> {
+    return this.#options.dynamo.getItem({ TableName: this.#options.table, Key: { [A.shard]: { S: shardId } }, ConsistentRead: true })
+      .pipe(catchError((error: unknown) => this.#tableError(error)));
+  }
+
+  #batchGet(keys: Record<string, AttributeValue>[], stalls: number): Observable<Item[]> {
+    const { dynamo, table } = this.#options;
+    return dynamo.batchGetItem({ RequestItems: { [table]: { Keys: keys, ConsistentRead: true } } }).pipe(
+      mergeMap((out) => {
+        const items = out.Responses?.[table] ?? [];
+        const left = out.UnprocessedKeys?.[table]?.Keys ?? [];
+        if (left.length === 0) return of(items);
+        // Unprocessed keys mean throttling: back off; give up only after repeated calls that read nothing.
+        const nextStalls = items.length > 0 ? 0 : stalls + 1;
+        if (nextStalls > BATCH_GET_MAX_STALLS) {
+          return throwError(() => new KinsumerError(`BatchGetItem on ${table} left ${left.length} keys unprocessed ${nextStalls} times in a row`, { retriable: true }));
+        }
+        return timer(backoffDelay(nextStalls + 1), this.#scheduler).pipe(
+          mergeMap(() => this.#batchGet(left, nextStalls)),
+          map((more) => items.concat(more)),
+        );
+      }),
+    );
+  }
+
+  #tableError(error: unknown): Observable<never> {
+    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
+    return throwError(() => error);
+  }
+}
+
+// ---------------------------------------------------------------- decoding
+
+/**
+ * Decodes a checkpoints row as the Go kinsumer or kinsumer wrote it: NULL-typed or absent
+ * empties, nanosecond timestamps beyond 2^53, the magic `LATEST`.
+ * @throws CorruptCheckpointError naming the shard and the attribute.
+ */
+export function decodeCheckpointRow(item: Item, expectedShardId?: string): CheckpointRow {
+  const shardId = decodeString(item, A.shard, expectedShardId ?? '(unknown)') ?? expectedShardId;
+  if (shardId === undefined) throw new CorruptCheckpointError('(unknown)', A.shard, 'is missing');
+  const counter = decodeInteger(item, A.leaseCounter, shardId) ?? 0n;
+  if (counter > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.leaseCounter, 'is out of range');
+  return {
+    shardId,
+    checkpoint: decodeCheckpoint(item, shardId),
+    ownerId: decodeString(item, A.ownerId, shardId),
+    ownerName: decodeString(item, A.ownerName, shardId),
+    lastUpdateNs: decodeInteger(item, A.lastUpdate, shardId),
+    finished: decodeInteger(item, A.finished, shardId) !== undefined,
+    leaseCounter: Number(counter),
+    lastOwnerId: decodeString(item, A.lastOwnerId, shardId),
+  };
+}
+
+function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undefined {
+  const sequenceNumber = decodeString(item, A.sequenceNumber, shardId);
+  const sub = decodeInteger(item, A.subSequenceNumber, shardId);
+  if (sequenceNumber === undefined) return undefined;
+  if (sequenceNumber === LATEST) return { type: 'LATEST' };
+  if (!isSequenceNumber(sequenceNumber)) {
+    throw new CorruptCheckpointError(shardId, A.sequenceNumber, `is not a sequence number: ${JSON.stringify(String(sequenceNumber).slice(0, 40))}`);
+  }
+  if (sub === undefined) return { type: 'position', position: { sequenceNumber } };
+  if (sub < 0n || sub > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.subSequenceNumber, 'is out of range');
+  return { type: 'position', position: { sequenceNumber, subSequenceNumber: Number(sub) } };
+}
+
+function isNull(value: AttributeValue): boolean {
+  return value.NULL === true;
+}
+
+/** An S attribute; `undefined` when absent, NULL or empty (the Go kinsumer's empties). */
+function decodeString(item: Item, attribute: string, shardId: string): string | undefined {
+  const value = item[attribute];
+  if (value === undefined || isNull(value)) return undefined;
+  if (typeof value.S !== 'string') throw new CorruptCheckpointError(shardId, attribute, 'is not a string');
+  return value.S === '' ? undefined : value.S;
+}
+
+/** An N attribute holding an integer; `undefined` when absent or NULL. */
+function decodeInteger(item: Item, attribute: string, shardId: string): bigint | undefined {
+  const value = item[attribute];
+  if (value === undefined || isNull(value)) return undefined;
+  const text: unknown = value.N;
+  if (typeof text !== 'string') throw new CorruptCheckpointError(shardId, attribute, 'is not a number');
+  if (!/^-?\d{1,40}$/.test(text)) throw new CorruptCheckpointError(shardId, attribute, `is not an integer: ${JSON.stringify(text.slice(0, 40))}`);
+  return BigInt(text);
+}
+
+// ---------------------------------------------------------------- encoding
+
+function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | undefined): void {
+  if (checkpoint === undefined) return;
+  if (checkpoint.type === 'LATEST') {
+    update.set(A.sequenceNumber, { S: LATEST });
+    update.remove(A.subSequenceNumber);
+    return;
+  }
+  update.set(A.sequenceNumber, { S: checkpoint.position.sequenceNumber });
+  const sub = checkpoint.position.subSequenceNumber;
+  if (sub === undefined) update.remove(A.subSequenceNumber);
+  else update.set(A.subSequenceNumber, { N: String(sub) });
+}
+
+/** Builds an UpdateItem's expressions with a placeholder for every name and value. */
+class UpdateExpression {
+  readonly #names: Record<string, string> = {};
+  readonly #values: Record<string, AttributeValue> = {};
+  readonly #sets: string[] = [];
+  readonly #removes: string[] = [];
+  readonly #conditions: string[] = [];
+
+  name(attribute: string): string {
+    this.#names[`#${attribute}`] = attribute;
+    return `#${attribute}`;
+  }
+
+  value(key: string, value: AttributeValue): string {
+    this.#values[`:${key}`] = value;
+    return `:${key}`;
+  }
+
+  set(attribute: string, value: AttributeValue): void {
+    this.#sets.push(`${this.name(attribute)} = ${this.value(attribute, value)}`);
+  }
+
+  /** `<name>` (N, Unix ns) and `<name>RFC` (S), as the Go kinsumer writes timestamps. */
+  setTimestamp(attribute: string, ms: number): void {
+    for (const [name, value] of Object.entries(timestampAttributes(attribute, ms))) this.set(name, value);
+  }
+
+  remove(attribute: string): void {
+    this.#removes.push(this.name(attribute));
+  }
+
+  condition(expression: string): void {
+    this.#conditions.push(expression);
+  }
+
+  /** Conditions on `attribute` still being `read` (absent, NULL, or that value). */
+  unchanged(attribute: string, read: AttributeValue | undefined): void {
+    const name = this.name(attribute);
+    if (read === undefined) this.condition(`attribute_not_exists(${name})`);
+    else if (isNull(read)) this.condition(`attribute_type(${name}, ${this.value('null', { S: 'NULL' })})`);
+    else this.condition(`${name} = ${this.value(`was${attribute}`, read)}`);
+  }
+
+  input(table: string, shardId: string): UpdateItemCommandInput {
+    const clauses = [
+      ...(this.#sets.length > 0 ? [`SET ${this.#sets.join(', ')}`] : []),
+      ...(this.#removes.length > 0 ? [`REMOVE ${this.#removes.join(', ')}`] : []),
+    ];
+    return {
+      TableName: table,
+      Key: { [A.shard]: { S: shardId } },
+      UpdateExpression: clauses.join(' '),
+      ...(this.#conditions.length > 0 ? { ConditionExpression: this.#conditions.map((c) => `(${c})`).join(' AND ') } : {}),
+      ExpressionAttributeNames: this.#names,
+      ...(Object.keys(this.#values).length > 0 ? { ExpressionAttributeValues: this.#values } : {}),
+    };
+  }
+}

@@ -1,0 +1,175 @@
+// A LeaseStore in memory with the DynamoDB store's semantics (capture rule, owner + counter fence,
+// LATEST, Finished kept on release, LastOwnerID), for model tests, virtual-time tests of the
+// layers above, and benchmarks that must not measure DynamoDB.
+import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
+import { leaseAvailable } from '../dynamodb/lease-store.js';
+import { nanosFromMillis } from '../dynamodb/codec.js';
+import { LeaseLostError } from '../errors.js';
+import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore } from '../ports.js';
+
+/** The rows of one checkpoints table, shared by the stores of several simulated clients. */
+export class MemoryCheckpointTable {
+  readonly #rows = new Map<string, CheckpointRow>();
+
+  /** The row of a shard, as the DynamoDB store would decode it. */
+  row(shardId: string): CheckpointRow | undefined {
+    return this.#rows.get(shardId);
+  }
+
+  /** Every row, in no particular order. */
+  rows(): CheckpointRow[] {
+    return [...this.#rows.values()];
+  }
+
+  /** Writes a row as is (seeding a test, or playing an operator or another writer). */
+  put(row: CheckpointRow): void {
+    this.#rows.set(row.shardId, row);
+  }
+
+  delete(shardId: string): void {
+    this.#rows.delete(shardId);
+  }
+}
+
+/** The operations of {@link MemoryLeaseStore}, for fault injection and call counts. */
+export type MemoryLeaseOperation = 'read' | 'readMany' | 'capture' | 'commit' | 'renew' | 'release';
+
+/** Options of {@link MemoryLeaseStore}. */
+export interface MemoryLeaseStoreOptions {
+  readonly clientId: string;
+  readonly clientName?: string;
+  readonly leaseTtlMs: number;
+  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`). */
+  readonly now: () => number;
+  /** Shared with other clients' stores; default: a table of its own. */
+  readonly table?: MemoryCheckpointTable;
+  /** Each call answers after this long on `scheduler` (writes apply then). Default 0: synchronously. */
+  readonly latencyMs?: number;
+  readonly scheduler?: SchedulerLike;
+}
+
+/**
+ * {@link LeaseStore} in memory. A capture reads when subscribed and writes when it answers, under
+ * the same "row unchanged since the read" condition as the DynamoDB store, so races between
+ * clients with latency behave alike.
+ */
+export class MemoryLeaseStore implements LeaseStore {
+  readonly table: MemoryCheckpointTable;
+  /** Calls made, by operation (each subscription counts, faults included). */
+  readonly calls: Record<MemoryLeaseOperation, number> = { read: 0, readMany: 0, capture: 0, commit: 0, renew: 0, release: 0 };
+  readonly #options: MemoryLeaseStoreOptions;
+  readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly MemoryLeaseOperation[] | undefined }> = [];
+
+  constructor(options: MemoryLeaseStoreOptions) {
+    this.#options = options;
+    this.table = options.table ?? new MemoryCheckpointTable();
+  }
+
+  /** The row of a shard (shorthand for `table.row`). */
+  row(shardId: string): CheckpointRow | undefined {
+    return this.table.row(shardId);
+  }
+
+  /**
+   * Makes the next call of one of `operations` (default: any write — capture, commit, renew,
+   * release) fail with `error` without touching the table. Faults queue up in order.
+   */
+  failNext(error: unknown, operations?: readonly MemoryLeaseOperation[]): void {
+    this.#faults.push({ error, operations });
+  }
+
+  read(shardId: string): Observable<CheckpointRow | undefined> {
+    return this.#call('read', () => () => this.table.row(shardId));
+  }
+
+  readMany(shardIds: readonly string[]): Observable<CheckpointRow[]> {
+    return this.#call('readMany', () => () => [...new Set(shardIds)].flatMap((id) => this.table.row(id) ?? []));
+  }
+
+  capture(shardId: string): Observable<HeldLease | undefined> {
+    const { clientId, clientName, leaseTtlMs, now } = this.#options;
+    return this.#call('capture', () => {
+      const read = this.table.row(shardId);
+      const available = leaseAvailable(read, clientId, nanosFromMillis(now() - leaseTtlMs));
+      return () => {
+        // Written when the call answers, and only if nobody wrote the row since the read.
+        const current = this.table.row(shardId);
+        if (!available || !sameLeaseState(read, current)) return undefined;
+        const leaseCounter = (read?.leaseCounter ?? 0) + 1;
+        const row: CheckpointRow = {
+          shardId,
+          checkpoint: read?.checkpoint,
+          ownerId: clientId,
+          ownerName: clientName === '' ? undefined : clientName,
+          lastUpdateNs: nanosFromMillis(now()),
+          finished: read?.finished ?? false,
+          leaseCounter,
+          lastOwnerId: read?.lastOwnerId,
+        };
+        this.table.put(row);
+        return { shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished };
+      };
+    });
+  }
+
+  commit(lease: HeldLease, write: CheckpointWrite): Observable<void> {
+    return this.#fenced('commit', lease, (row) => ({ ...row, ...written(row, write) }));
+  }
+
+  renew(lease: HeldLease): Observable<void> {
+    return this.#fenced('renew', lease, (row) => row);
+  }
+
+  release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
+    return this.#fenced('release', lease, (row) => ({
+      ...row, ...written(row, write), ownerId: undefined, ownerName: undefined, lastOwnerId: this.#options.clientId,
+    }));
+  }
+
+  #fenced(operation: MemoryLeaseOperation, lease: HeldLease, change: (row: CheckpointRow) => CheckpointRow): Observable<void> {
+    return this.#call(operation, () => () => {
+      const row = this.table.row(lease.shardId);
+      if (row?.ownerId !== lease.ownerId || row.leaseCounter !== lease.leaseCounter) {
+        throw new LeaseLostError(lease.shardId, { cause: conditionalCheckFailed() });
+      }
+      this.table.put({ ...change(row), lastUpdateNs: nanosFromMillis(this.#options.now()) });
+    });
+  }
+
+  /** Counts the call, applies a queued fault, then answers after the latency with `answer()`. */
+  #call<T>(operation: MemoryLeaseOperation, start: () => () => T): Observable<T> {
+    return defer(() => {
+      this.calls[operation] += 1;
+      const fault = this.#takeFault(operation);
+      if (fault !== undefined) return throwError(() => fault.error);
+      const answer = start();
+      const latencyMs = this.#options.latencyMs ?? 0;
+      return latencyMs > 0 ? timer(latencyMs, this.#options.scheduler).pipe(map(() => answer())) : defer(() => of(answer()));
+    });
+  }
+
+  #takeFault(operation: MemoryLeaseOperation): { readonly error: unknown } | undefined {
+    const index = this.#faults.findIndex((f) => (f.operations === undefined ? isWrite(operation) : f.operations.includes(operation)));
+    if (index < 0) return undefined;
+    return this.#faults.splice(index, 1)[0];
+  }
+}
+
+function isWrite(operation: MemoryLeaseOperation): boolean {
+  return operation !== 'read' && operation !== 'readMany';
+}
+
+/** What a commit or release changes: the checkpoint when given, and `Finished` (never cleared). */
+function written(row: CheckpointRow, write: CheckpointWrite): Pick<CheckpointRow, 'checkpoint' | 'finished'> {
+  return { checkpoint: write.checkpoint ?? row.checkpoint, finished: row.finished || write.finished };
+}
+
+function sameLeaseState(a: CheckpointRow | undefined, b: CheckpointRow | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.leaseCounter === b.leaseCounter && a.lastUpdateNs === b.lastUpdateNs && a.ownerId === b.ownerId;
+}
+
+/** The error DynamoDB's SDK raises on a failed condition, kept as the `cause` of `LeaseLostError` like the real store does. */
+function conditionalCheckFailed(): Error {
+  return Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
+}

@@ -1,0 +1,156 @@
+import { GetItemCommand, PutItemCommand, type AttributeValue, type DynamoDBClient, type GetItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { expect } from 'chai';
+import { type Observable, Subject, firstValueFrom, lastValueFrom, mergeMap, take } from 'rxjs';
+import { createTables } from '../../src/dynamodb/tables.js';
+import { Dynamo, type Item } from '../../src/dynamodb/dynamo.js';
+import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
+import { LeaseLostError, TableNotFoundError } from '../../src/errors.js';
+import type { HeldLease, StoredCheckpoint } from '../../src/ports.js';
+import { startLocalAws, type LocalAws } from '../../src/testing/index.js';
+import { uniqueName } from '../support/local.js';
+import { TIERS, skipUnless } from '../support/tiers.js';
+
+// The lease store's capture / commit / release / fencing semantics, on each tier of local DynamoDB
+// (dynalite, and Amazon's DynamoDB Local): the conditions, NULL types and big nanosecond numbers
+// it relies on must behave the same on both.
+
+const SEQ = '49590338271490256608559692538361571095921575989136588898';
+const LATER = '49590338271490256608559692538361571095921575989136589000';
+const NOW_MS = 1_764_694_956_789;
+const TTL_MS = 10_000;
+const ns = (ms: number) => `${ms}000000`;
+const at = (sequenceNumber: string): StoredCheckpoint => ({ type: 'position', position: { sequenceNumber } });
+
+/** Dynamo whose GetItem answers only after `hook` ran: puts a competing write between a capture's read and write. */
+class HookedDynamo extends Dynamo {
+  constructor(client: DynamoDBClient, private readonly hook: () => Promise<void>) {
+    super(client);
+  }
+
+  override getItem(input: GetItemCommandInput): Observable<Item | undefined> {
+    return super.getItem(input).pipe(mergeMap(async (item) => {
+      await this.hook();
+      return item;
+    }));
+  }
+}
+
+for (const tier of TIERS) {
+  describe(`conformance: lease store on ${tier.name}`, function () {
+    this.timeout(180_000);
+    skipUnless(tier);
+    let local: LocalAws;
+    let table: string;
+    before(async () => {
+      local = await startLocalAws(tier.options);
+      const app = uniqueName('conf-lease');
+      await createTables({ dynamodb: local.dynamodb, applicationName: app });
+      table = `${app}_checkpoints`;
+    });
+    after(async () => { await local?.stop(); });
+
+    const store = (clientId: string, nowMs = NOW_MS, dynamo: Dynamo = new Dynamo(local.dynamodb)) =>
+      new DynamoLeaseStore({ dynamo, table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now: () => nowMs });
+    const raw = async (shard: string) => (await local.dynamodb.send(new GetItemCommand({ TableName: table, Key: { Shard: { S: shard } }, ConsistentRead: true }))).Item;
+    const put = (item: Record<string, AttributeValue>) => local.dynamodb.send(new PutItemCommand({ TableName: table, Item: item }));
+    const write = (o: Observable<void>) => lastValueFrom(o, { defaultValue: undefined });
+    const capture = (s: DynamoLeaseStore, shard: string) => firstValueFrom(s.capture(shard));
+    const held = async (s: DynamoLeaseStore, shard: string): Promise<HeldLease> => {
+      const lease = await capture(s, shard);
+      if (lease === undefined) throw new Error(`capture of ${shard} failed`);
+      return lease;
+    };
+
+    it('capture: a shard without a row, a NULL-typed owner, an expired owner; not a live foreign owner; its own live lease', async () => {
+      const fresh = uniqueName('fresh');
+      expect(await held(store('a'), fresh)).to.deep.equal({ shardId: fresh, ownerId: 'a', leaseCounter: 1, checkpoint: undefined, finished: false });
+      expect(await capture(store('b'), fresh), 'live foreign owner').to.equal(undefined);
+      expect((await held(store('b', NOW_MS + TTL_MS), fresh)).leaseCounter, 'expired at exactly one TTL').to.equal(2);
+      expect((await held(store('b', NOW_MS + TTL_MS), fresh)).leaseCounter, 'its own lease').to.equal(3);
+
+      const nullOwner = uniqueName('null-owner');
+      await put({ Shard: { S: nullOwner }, SequenceNumber: { S: SEQ }, OwnerID: { NULL: true }, OwnerName: { NULL: true }, LastUpdate: { N: ns(NOW_MS) }, Finished: { NULL: true } });
+      expect(await held(store('a'), nullOwner)).to.deep.include({ leaseCounter: 1, checkpoint: at(SEQ), finished: false });
+    });
+
+    it('stores LastUpdate in Unix nanoseconds beyond 2^53 exactly, and compares it exactly', async () => {
+      const shard = uniqueName('nanos');
+      await held(store('a'), shard);
+      expect((await raw(shard))?.LastUpdate).to.deep.equal({ N: ns(NOW_MS) });
+      // One millisecond before the TTL is up the lease is still live.
+      expect(await capture(store('b', NOW_MS + TTL_MS - 1), shard)).to.equal(undefined);
+    });
+
+    it('commit and release are fenced on owner and lease counter', async () => {
+      const shard = uniqueName('fence');
+      const a = store('a');
+      const old = await held(a, shard);
+      const current = await held(a, shard);
+      for (const fenced of [
+        () => write(a.commit(old, { checkpoint: at(LATER), finished: false })),
+        () => write(a.renew(old)),
+        () => write(a.release(old, { checkpoint: at(LATER), finished: false })),
+        () => write(store('b').commit({ ...current, ownerId: 'b' }, { checkpoint: at(LATER), finished: false })),
+      ]) {
+        const error = await fenced().catch((e: unknown) => e);
+        expect(error).to.be.instanceOf(LeaseLostError);
+        expect(((error as LeaseLostError).cause as Error).name).to.equal('ConditionalCheckFailedException');
+      }
+      expect((await raw(shard))?.SequenceNumber).to.equal(undefined);
+      await write(a.commit(current, { checkpoint: at(SEQ), finished: false }));
+      expect((await raw(shard))?.SequenceNumber).to.deep.equal({ S: SEQ });
+    });
+
+    it('release removes the owner, writes the final position and LastOwnerID, keeps Finished; the next owner resumes there', async () => {
+      const shard = uniqueName('release');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: true }));
+      await write(a.release(lease, { checkpoint: at(LATER), finished: false }));
+      const row = await raw(shard);
+      expect([row?.OwnerID, row?.OwnerName]).to.deep.equal([undefined, undefined]);
+      expect(row).to.deep.include({ SequenceNumber: { S: LATER }, LastOwnerID: { S: 'a' }, Finished: { N: ns(NOW_MS) } });
+      expect(await held(store('b'), shard)).to.deep.include({ ownerId: 'b', leaseCounter: 2, checkpoint: at(LATER), finished: true });
+    });
+
+    it('two clients capturing at once (both read before either writes): exactly one wins', async () => {
+      for (let round = 0; round < 5; round += 1) {
+        const shard = uniqueName('race');
+        let arrived = 0;
+        const both = new Subject<void>();
+        const barrier = async () => {
+          arrived += 1;
+          if (arrived === 2) both.next();
+          else await firstValueFrom(both.pipe(take(1)));
+        };
+        const results = await Promise.all(['a', 'b'].map((id) => capture(store(id, NOW_MS, new HookedDynamo(local.dynamodb, barrier)), shard)));
+        expect(results.filter((r) => r !== undefined), `round ${round}`).to.have.length(1);
+        expect((await raw(shard))?.LeaseCounter).to.deep.equal({ N: '1' });
+      }
+    });
+
+    it('a release between a capture\'s read and its write fails the capture instead of rewinding the checkpoint (W9)', async () => {
+      const shard = uniqueName('w9');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false }));
+      const b = store('b', NOW_MS + TTL_MS, new HookedDynamo(local.dynamodb, () => write(a.release(lease, { checkpoint: at(LATER), finished: false }))));
+      expect(await capture(b, shard)).to.equal(undefined);
+      expect((await raw(shard))?.SequenceNumber).to.deep.equal({ S: LATER });
+    });
+
+    it('readMany reads more than 100 rows (several BatchGetItem calls)', async () => {
+      const prefix = uniqueName('many');
+      const ids = Array.from({ length: 120 }, (_, i) => `${prefix}-${i}`);
+      await Promise.all(ids.map((id) => put({ Shard: { S: id }, SequenceNumber: { S: SEQ } })));
+      const rows = await firstValueFrom(store('a').readMany([...ids, `${prefix}-missing`]));
+      expect(rows.map((r) => r.shardId)).to.deep.equal(ids);
+    });
+
+    it('a missing table is a TableNotFoundError', async () => {
+      const s = new DynamoLeaseStore({ dynamo: new Dynamo(local.dynamodb), table: 'missing_checkpoints', clientId: 'a', clientName: 'h', leaseTtlMs: TTL_MS, now: () => NOW_MS });
+      expect(await firstValueFrom(s.capture('x')).catch((e: unknown) => e)).to.be.instanceOf(TableNotFoundError);
+      expect(await firstValueFrom(s.readMany(['x'])).catch((e: unknown) => e)).to.be.instanceOf(TableNotFoundError);
+    });
+  });
+}

@@ -1,0 +1,242 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { CheckpointState, type TrackedRecord } from '../../src/checkpoint-state.js';
+import type { StoredCheckpoint } from '../../src/ports.js';
+import type { Position } from '../../src/sequence-number.js';
+
+// Real Kinesis sequence numbers are 56 digits: far beyond 2^53, so only BigInt orders them.
+const BASE = 49590338271490256608559692538361571095921575989136588898n;
+const seq = (offset: number | bigint): string => (BASE + BigInt(offset)).toString();
+const at = (offset: number, sub?: number): Position => (sub === undefined ? { sequenceNumber: seq(offset) } : { sequenceNumber: seq(offset), subSequenceNumber: sub });
+const stored = (position: Position): StoredCheckpoint => ({ type: 'position', position });
+
+describe('CheckpointState', () => {
+  describe('contiguous-ack watermark', () => {
+    it('holds the position back behind a gap and jumps once the gap is acked', () => {
+      const state = new CheckpointState(undefined);
+      const [a, b, c] = [state.track(at(1)), state.track(at(2)), state.track(at(3))] as [TrackedRecord, TrackedRecord, TrackedRecord];
+      expect(state.ack(b)).to.equal(true);
+      expect(state.position).to.equal(undefined);
+      expect(state.dirty).to.equal(false);
+      expect(state.ack(a)).to.equal(true);
+      expect(state.position).to.deep.equal(stored(at(2)));
+      expect(state.dirty).to.equal(true);
+      expect(state.inFlight).to.equal(1);
+      expect(state.ack(c)).to.equal(true);
+      expect(state.position).to.deep.equal(stored(at(3)));
+      expect([state.inFlight, state.pending]).to.deep.equal([0, 0]);
+    });
+
+    it('acks are idempotent: a second ack changes nothing and says so', () => {
+      const state = new CheckpointState(undefined);
+      const a = state.track(at(1));
+      state.track(at(2));
+      expect(state.ack(a)).to.equal(true);
+      const { version } = state.decide();
+      expect(state.ack(a)).to.equal(false);
+      expect(state.decide().version).to.equal(version);
+      expect(state.inFlight).to.equal(1);
+    });
+
+    it('ignores objects it did not hand out', () => {
+      const state = new CheckpointState(undefined);
+      state.track(at(1));
+      expect(state.ack({ position: at(1) })).to.equal(false);
+      expect(state.position).to.equal(undefined);
+    });
+
+    it('orders sequence numbers as BigInt beyond 2^53 (they differ only in the last digits)', () => {
+      const state = new CheckpointState(stored({ sequenceNumber: '9007199254740993000' }));
+      const record = state.track({ sequenceNumber: '9007199254740993001' });
+      expect(() => state.track({ sequenceNumber: '9007199254740993000' })).to.throw(RangeError);
+      state.ack(record);
+      expect(state.position).to.deep.equal(stored({ sequenceNumber: '9007199254740993001' }));
+    });
+
+    it('KPL: sub-records advance one by one; the plain record of the same sequence number sorts after them', () => {
+      const state = new CheckpointState(undefined);
+      const subs = [0, 1, 2].map((i) => state.track(at(5, i)));
+      const whole = state.track(at(5));
+      expect(() => state.track(at(5, 3)), 'a sub-record after its whole aggregate').to.throw(RangeError);
+      state.ack(subs[1] as TrackedRecord);
+      state.ack(subs[0] as TrackedRecord);
+      expect(state.position).to.deep.equal(stored(at(5, 1)));
+      state.ack(whole);
+      expect(state.position).to.deep.equal(stored(at(5, 1)));
+      state.ack(subs[2] as TrackedRecord);
+      expect(state.position).to.deep.equal(stored(at(5)));
+    });
+
+    it('refuses records out of order, at or before the checkpoint, malformed, or after finish', () => {
+      const state = new CheckpointState(stored(at(10, 4)));
+      expect(() => state.track(at(10, 4)), 'the checkpoint itself').to.throw(RangeError, /checkpoint/);
+      expect(() => state.track(at(9)), 'before the checkpoint').to.throw(RangeError);
+      state.track(at(10, 5));
+      expect(() => state.track(at(10, 5)), 'twice').to.throw(RangeError, /previous record/);
+      expect(() => state.track({ sequenceNumber: '12ab' })).to.throw(RangeError, /not a sequence number/);
+      expect(() => state.track({ sequenceNumber: seq(11), subSequenceNumber: -1 })).to.throw(RangeError, /sub-sequence/);
+      state.finish(at(10, 5));
+      expect(() => state.track(at(12))).to.throw(RangeError, /finish/);
+    });
+
+    it('an initial LATEST stays LATEST until a record is acked', () => {
+      const state = new CheckpointState({ type: 'LATEST' });
+      const record = state.track(at(1));
+      expect(state.position).to.deep.equal({ type: 'LATEST' });
+      expect(state.decide().write.checkpoint).to.deep.equal({ type: 'LATEST' });
+      state.ack(record);
+      expect(state.position).to.deep.equal(stored(at(1)));
+    });
+
+    it('holds 10,000 records in flight and advances once when the first of them is acked last', () => {
+      const state = new CheckpointState(undefined);
+      const records = Array.from({ length: 10_000 }, (_, i) => state.track(at(i)));
+      for (let i = records.length - 1; i >= 1; i -= 1) state.ack(records[i] as TrackedRecord);
+      expect(state.position).to.equal(undefined);
+      expect([state.inFlight, state.pending]).to.deep.equal([1, 10_000]);
+      state.ack(records[0] as TrackedRecord);
+      expect(state.position).to.deep.equal(stored(at(9_999)));
+      expect([state.inFlight, state.pending]).to.deep.equal([0, 0]);
+    });
+  });
+
+  describe('dirty and commit decisions', () => {
+    it('a write clears dirty only when nothing moved since its snapshot', () => {
+      const state = new CheckpointState(undefined);
+      const [a, b] = [state.track(at(1)), state.track(at(2))];
+      state.ack(a);
+      const first = state.decide();
+      expect(first).to.deep.include({ changed: true, write: { checkpoint: stored(at(1)), finished: false } });
+      state.ack(b); // while the write of `first` is in flight
+      expect(first.write.checkpoint, 'the snapshot does not follow later acks').to.deep.equal(stored(at(1)));
+      state.committed(first);
+      expect(state.dirty).to.equal(true);
+      const second = state.decide();
+      expect(second.write.checkpoint).to.deep.equal(stored(at(2)));
+      state.committed(second);
+      expect(state.dirty).to.equal(false);
+      expect(state.decide().changed).to.equal(false);
+      state.committed(first); // a late, older success must not make it dirty again or clean anything newer
+      expect(state.dirty).to.equal(false);
+    });
+
+    it('update() moves the position directly (Go style) and only a real move makes it dirty', () => {
+      const state = new CheckpointState(stored(at(1)));
+      state.update(at(1));
+      expect(state.dirty).to.equal(false);
+      state.update(at(7));
+      expect(state.dirty).to.equal(true);
+      expect(state.decide().write.checkpoint).to.deep.equal(stored(at(7)));
+    });
+
+    it('acks never move the position backwards past an update()', () => {
+      const state = new CheckpointState(undefined);
+      const a = state.track(at(1));
+      state.update(at(5));
+      state.ack(a);
+      expect(state.position).to.deep.equal(stored(at(5)));
+    });
+  });
+
+  describe('the Finished rule (Go): written only when the position is the final record, or nothing was read', () => {
+    it('waits for every record up to the final one to be acked', () => {
+      const state = new CheckpointState(stored(at(0)));
+      const [a, b] = [state.track(at(1)), state.track(at(2))];
+      state.finish(at(2));
+      expect(state.finished).to.equal(true);
+      state.ack(b);
+      expect(state.finishable).to.equal(false);
+      expect(state.decide().write.finished).to.equal(false);
+      state.ack(a);
+      expect(state.finishable).to.equal(true);
+      const decision = state.decide();
+      expect(decision).to.deep.include({ changed: true, write: { checkpoint: stored(at(2)), finished: true } });
+      state.committed(decision);
+      expect(state.finishedWritten).to.equal(true);
+      expect(state.decide(), 'Finished is written once').to.deep.include({ changed: false, write: { checkpoint: stored(at(2)), finished: false } });
+    });
+
+    it('nothing read since the capture: Finished at once, even with no checkpoint', () => {
+      const state = new CheckpointState(undefined);
+      state.finish(undefined);
+      expect(state.decide()).to.deep.include({ changed: true, write: { checkpoint: undefined, finished: true } });
+    });
+
+    it('a final record that is not the position keeps Finished back (Go: position must equal the final sequence number)', () => {
+      const state = new CheckpointState(stored(at(3)));
+      state.finish(at(4));
+      expect(state.finishable).to.equal(false);
+      state.update(at(4));
+      expect(state.finishable).to.equal(true);
+    });
+  });
+
+  describe('properties', () => {
+    // Aggregates of 0 (plain record) or 1..4 sub-records, at increasing sequence numbers.
+    const positionsArb = fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 0, max: 4 })), { maxLength: 40 })
+      .map((groups) => {
+        let offset = 0n;
+        const positions: Position[] = [];
+        for (const [gap, subs] of groups) {
+          offset += BigInt(gap);
+          if (subs === 0) positions.push({ sequenceNumber: seq(offset) });
+          else for (let i = 0; i < subs; i += 1) positions.push({ sequenceNumber: seq(offset), subSequenceNumber: i });
+        }
+        return positions;
+      });
+
+    it('after any acks in any order, the position is the last record of the longest fully acked prefix', () => {
+      const arb = positionsArb.chain((positions) => fc.tuple(
+        fc.constant(positions),
+        fc.shuffledSubarray(positions.map((_, i) => i)),
+      ));
+      fc.assert(fc.property(arb, ([positions, order]) => {
+        const state = new CheckpointState(undefined);
+        const records = positions.map((p) => state.track(p));
+        const acked = new Set<number>();
+        for (const index of order) {
+          state.ack(records[index] as TrackedRecord);
+          acked.add(index);
+          let prefix = 0;
+          while (acked.has(prefix)) prefix += 1;
+          const expected = prefix === 0 ? undefined : stored(positions[prefix - 1] as Position);
+          expect(state.position).to.deep.equal(expected);
+          expect(state.inFlight).to.equal(positions.length - acked.size);
+          expect(state.pending).to.equal(positions.length - prefix);
+        }
+      }));
+    });
+
+    it('tracking and acking interleaved: the same watermark, and dirty exactly when it moved since the last commit', () => {
+      const ops = fc.array(fc.oneof(
+        fc.constant({ kind: 'emit' as const }),
+        fc.record({ kind: fc.constant('ack' as const), pick: fc.nat() }),
+        fc.constant({ kind: 'commit' as const }),
+      ), { maxLength: 80 });
+      fc.assert(fc.property(ops, (script) => {
+        const state = new CheckpointState(stored(at(0)));
+        const records: TrackedRecord[] = [];
+        const acked: boolean[] = [];
+        let committed: StoredCheckpoint | undefined = stored(at(0));
+        for (const op of script) {
+          if (op.kind === 'emit') {
+            records.push(state.track(at(records.length + 1)));
+            acked.push(false);
+          } else if (op.kind === 'ack' && records.length > 0) {
+            const index = op.pick % records.length;
+            expect(state.ack(records[index] as TrackedRecord)).to.equal(!acked[index]);
+            acked[index] = true;
+          } else if (op.kind === 'commit') {
+            const decision = state.decide();
+            state.committed(decision);
+            committed = decision.write.checkpoint;
+          }
+          const prefix = acked.indexOf(false) === -1 ? acked.length : acked.indexOf(false);
+          const expected = stored(at(prefix));
+          expect(state.position).to.deep.equal(expected);
+          expect(state.dirty).to.equal(JSON.stringify(committed) !== JSON.stringify(expected));
+        }
+      }));
+    });
+  });
+});
