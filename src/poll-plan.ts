@@ -1,0 +1,64 @@
+// The shard reader's pure decisions: how many records to ask for, when the next GetRecords may
+// go out, and when an iterator is too old to use. No I/O, no RxJS, no clock: times come in.
+
+/** Kinesis refuses a GetRecords `Limit` above this. */
+export const MAX_RECORDS_PER_CALL = 10_000;
+
+/** Kinesis allows this many GetRecords per second per shard (shared by every reader of the shard). */
+export const MAX_CALLS_PER_SECOND = 5;
+
+/** A shard iterator expires this long after it was issued. */
+export const ITERATOR_LIFETIME_MS = 300_000;
+
+/**
+ * A held iterator older than this is rebuilt before use instead of being sent to expire: the
+ * lifetime less a margin for the request's own latency and clock drift.
+ */
+export const DEFAULT_ITERATOR_MAX_AGE_MS = 270_000;
+
+/**
+ * The `Limit` of the next GetRecords: the room left under `maxInFlightRecords`, at most
+ * {@link MAX_RECORDS_PER_CALL}; 0 when the reader must wait for acks.
+ */
+export function recordsLimit(maxInFlightRecords: number, inFlight: number): number {
+  return Math.max(0, Math.min(MAX_RECORDS_PER_CALL, maxInFlightRecords - inFlight));
+}
+
+/** What decides when the next GetRecords may go out. */
+export interface PollTiming {
+  readonly nowMs: number;
+  /** Start times of the latest GetRecords calls, oldest first (see {@link rememberCall}). */
+  readonly recentCallsMs: readonly number[];
+  readonly throttleDelayMs: number;
+  /** The last answer said `MillisBehindLatest > 0`: there is more to read right away. */
+  readonly behind: boolean;
+}
+
+/**
+ * Milliseconds to wait before the next GetRecords. The first call goes at once; then calls are
+ * `throttleDelayMs` apart, except while behind, when the next call goes at once as long as no
+ * second holds more than {@link MAX_CALLS_PER_SECOND} calls.
+ */
+export function pollDelayMs(timing: PollTiming): number {
+  const { nowMs, recentCallsMs, throttleDelayMs, behind } = timing;
+  const last = recentCallsMs[recentCallsMs.length - 1];
+  if (last === undefined) return 0;
+  let earliest = behind ? nowMs : last + throttleDelayMs;
+  if (recentCallsMs.length >= MAX_CALLS_PER_SECOND) {
+    const windowStart = recentCallsMs[recentCallsMs.length - MAX_CALLS_PER_SECOND] ?? last;
+    earliest = Math.max(earliest, windowStart + 1000);
+  }
+  return Math.max(0, earliest - nowMs);
+}
+
+/** The call history with a call at `nowMs` added, keeping only what {@link pollDelayMs} looks at. */
+export function rememberCall(recentCallsMs: readonly number[], nowMs: number): number[] {
+  const kept = recentCallsMs.length >= MAX_CALLS_PER_SECOND ? recentCallsMs.slice(1 - MAX_CALLS_PER_SECOND) : [...recentCallsMs];
+  kept.push(nowMs);
+  return kept;
+}
+
+/** `true` when an iterator issued at `issuedAtMs` should be rebuilt rather than used. */
+export function iteratorTooOld(nowMs: number, issuedAtMs: number, maxAgeMs: number): boolean {
+  return nowMs - issuedAtMs >= maxAgeMs;
+}

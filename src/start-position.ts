@@ -1,0 +1,82 @@
+// Where a shard's reading starts, and where it resumes when an iterator must be rebuilt.
+// Pure: the captured checkpoint and the option in, a GetShardIterator request out.
+import type { IteratorStart, StoredCheckpoint } from './ports.js';
+import { comparePositions, type Position } from './sequence-number.js';
+import type { InitialPosition, StartingPosition } from './types.js';
+
+/** A GetShardIterator request and the sub-records to drop from the first aggregate it returns. */
+export interface IteratorPlan {
+  readonly iteratorStart: IteratorStart;
+  /**
+   * Resuming inside a KPL aggregate: the iterator starts AT that aggregate, and every user record
+   * at or before this position was consumed already and is skipped.
+   */
+  readonly skipThrough?: Position;
+}
+
+/** How a freshly captured lease starts reading, and how it says so publicly. */
+export interface StartPlan extends IteratorPlan {
+  readonly startingPosition: StartingPosition;
+}
+
+/**
+ * From the checkpoint stored at capture (a stored checkpoint always wins) or, for a shard never
+ * consumed, from the `initialPosition` option.
+ */
+export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
+  if (checkpoint === undefined) return fromInitialPosition(initialPosition);
+  if (checkpoint.type === 'LATEST') return { iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } };
+  const { sequenceNumber, subSequenceNumber } = checkpoint.position;
+  return {
+    ...startAfter(checkpoint.position, false),
+    startingPosition: subSequenceNumber === undefined
+      ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
+      : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber },
+  };
+}
+
+function fromInitialPosition(initialPosition: InitialPosition): StartPlan {
+  if (initialPosition === 'TRIM_HORIZON' || initialPosition === 'LATEST') {
+    return { iteratorStart: { type: initialPosition }, startingPosition: { type: initialPosition } };
+  }
+  const { timestamp } = initialPosition;
+  return { iteratorStart: { type: 'AT_TIMESTAMP', timestamp }, startingPosition: { type: 'AT_TIMESTAMP', timestamp } };
+}
+
+/**
+ * Reading resumes right after `position`. A plain record, or the last sub-record of its
+ * aggregate (`aggregateDone`), resumes AFTER its sequence number; a sub-record inside an
+ * aggregate resumes AT the aggregate and skips through the sub-record. (A stored sub-sequence
+ * checkpoint does not say whether it was the last one, so it always takes the second way.)
+ */
+export function startAfter(position: Position, aggregateDone: boolean): IteratorPlan {
+  const { sequenceNumber, subSequenceNumber } = position;
+  if (subSequenceNumber === undefined || aggregateDone) return { iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber } };
+  return { iteratorStart: { type: 'AT_SEQUENCE_NUMBER', sequenceNumber }, skipThrough: { sequenceNumber, subSequenceNumber } };
+}
+
+/** The last record a reader delivered, as far as rebuilding its iterator is concerned. */
+export interface Delivered {
+  readonly position: Position;
+  /** `true` for a plain record or the last sub-record of its aggregate. */
+  readonly aggregateDone: boolean;
+}
+
+/**
+ * Where a rebuilt iterator starts (after an expired iterator or a long pause): right after the
+ * last delivered record; before any delivery, where reading started. A LATEST start that
+ * delivered nothing resumes AT_TIMESTAMP of its first request, so records that arrived while the
+ * iterator was being replaced are not skipped.
+ */
+export function planResume(origin: IteratorPlan, last: Delivered | undefined, originRequestedAt: Date | undefined): IteratorPlan {
+  if (last !== undefined) return startAfter(last.position, last.aggregateDone);
+  if (origin.iteratorStart.type === 'LATEST' && originRequestedAt !== undefined) {
+    return { iteratorStart: { type: 'AT_TIMESTAMP', timestamp: originRequestedAt } };
+  }
+  return origin;
+}
+
+/** `true` when a record at `position` was consumed already (at or before `skipThrough`). */
+export function isSkipped(position: Position, skipThrough: Position | undefined): boolean {
+  return skipThrough !== undefined && comparePositions(position, skipThrough) <= 0;
+}

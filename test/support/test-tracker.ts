@@ -1,0 +1,81 @@
+import { type Observable, Subject, defer, filter, ignoreElements, startWith, take, tap } from 'rxjs';
+import type { ShardTracker } from '../../src/ports.js';
+import { comparePositions, type Position } from '../../src/sequence-number.js';
+
+/**
+ * A small, honest ShardTracker for reader tests (the real one is the checkpointer): it counts
+ * records in flight, remembers what was tracked and acked, insists on strictly increasing
+ * positions, and `finish` completes once everything tracked is acked.
+ */
+export class TestTracker implements ShardTracker {
+  /** Every tracked position, in tracking order. */
+  readonly tracked: Position[] = [];
+  /** Every acked position, in ack order (each once). */
+  readonly acked: Position[] = [];
+  /** The arguments of every `finish` call. */
+  readonly finishCalls: (Position | undefined)[] = [];
+  /** How many times something subscribed to `acks$`: a reader out of room subscribes to wait. */
+  ackWaits = 0;
+  /** A `finish` completed: everything tracked was acked after the end of the shard. */
+  finished = false;
+
+  private readonly acks = new Subject<void>();
+  private readonly ackFns: (() => boolean)[] = [];
+  private firstUnacked = 0;
+  private unacked = 0;
+
+  readonly acks$: Observable<void> = defer(() => {
+    this.ackWaits += 1;
+    return this.acks.asObservable();
+  });
+
+  track(position: Position): () => void {
+    const previous = this.tracked[this.tracked.length - 1];
+    if (previous !== undefined && comparePositions(position, previous) <= 0) {
+      throw new RangeError(`tracked ${describe(position)} after ${describe(previous)}`);
+    }
+    this.tracked.push(position);
+    this.unacked += 1;
+    let done = false;
+    const ack = (): boolean => {
+      if (done) return false;
+      done = true;
+      this.unacked -= 1;
+      this.acked.push(position);
+      this.acks.next();
+      return true;
+    };
+    this.ackFns.push(ack);
+    return () => { ack(); };
+  }
+
+  inFlight(): number {
+    return this.unacked;
+  }
+
+  finish(last: Position | undefined): Observable<void> {
+    return defer(() => {
+      this.finishCalls.push(last);
+      return this.acks.pipe(startWith(undefined), filter(() => this.unacked === 0), take(1), ignoreElements());
+    }).pipe(tap({ complete: () => { this.finished = true; } }));
+  }
+
+  /** Acks the oldest `count` records not acked yet, in order. */
+  ackFirst(count: number): void {
+    let left = count;
+    while (left > 0 && this.firstUnacked < this.ackFns.length) {
+      const ack = this.ackFns[this.firstUnacked] as () => boolean;
+      this.firstUnacked += 1;
+      if (ack()) left -= 1;
+    }
+  }
+
+  /** Acks everything tracked so far. */
+  ackAll(): void {
+    this.ackFirst(Number.POSITIVE_INFINITY);
+  }
+}
+
+function describe(position: Position): string {
+  return position.subSequenceNumber === undefined ? position.sequenceNumber : `${position.sequenceNumber}/${position.subSequenceNumber}`;
+}

@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { isSkipped, planResume, planStart, startAfter } from '../../src/start-position.js';
+
+const SEQ = '49590338271490256608559692538361571095921575989136588898';
+
+describe('start position', () => {
+  describe('planStart: from the checkpoint captured with the lease', () => {
+    it('a checkpointed record resumes AFTER_SEQUENCE_NUMBER, whatever the initial position', () => {
+      const plan = planStart({ type: 'position', position: { sequenceNumber: SEQ } }, 'LATEST');
+      expect(plan).to.deep.equal({
+        iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ },
+        startingPosition: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ },
+      });
+    });
+
+    it('a checkpoint inside a KPL aggregate resumes AT the aggregate and skips through the sub-record', () => {
+      const plan = planStart({ type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 41 } }, 'TRIM_HORIZON');
+      expect(plan).to.deep.equal({
+        iteratorStart: { type: 'AT_SEQUENCE_NUMBER', sequenceNumber: SEQ },
+        skipThrough: { sequenceNumber: SEQ, subSequenceNumber: 41 },
+        startingPosition: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ, subSequenceNumber: 41 },
+      });
+    });
+
+    it('a stored LATEST reads from LATEST', () => {
+      expect(planStart({ type: 'LATEST' }, 'TRIM_HORIZON')).to.deep.equal({
+        iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' },
+      });
+    });
+
+    it('no checkpoint: the initial position (TRIM_HORIZON, LATEST, AT_TIMESTAMP)', () => {
+      expect(planStart(undefined, 'TRIM_HORIZON')).to.deep.equal({ iteratorStart: { type: 'TRIM_HORIZON' }, startingPosition: { type: 'TRIM_HORIZON' } });
+      expect(planStart(undefined, 'LATEST')).to.deep.equal({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } });
+      const timestamp = new Date('2025-06-01T00:00:00Z');
+      expect(planStart(undefined, { timestamp })).to.deep.equal({
+        iteratorStart: { type: 'AT_TIMESTAMP', timestamp }, startingPosition: { type: 'AT_TIMESTAMP', timestamp },
+      });
+    });
+  });
+
+  describe('startAfter / planResume: rebuilding an iterator', () => {
+    it('after a plain record, or the last sub-record of an aggregate: AFTER its sequence number, nothing to skip', () => {
+      expect(startAfter({ sequenceNumber: SEQ }, true)).to.deep.equal({ iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ } });
+      expect(startAfter({ sequenceNumber: SEQ, subSequenceNumber: 99 }, true)).to.deep.equal({ iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ } });
+    });
+
+    it('after a sub-record in the middle of an aggregate: AT the aggregate, skipping through it', () => {
+      expect(startAfter({ sequenceNumber: SEQ, subSequenceNumber: 7 }, false)).to.deep.equal({
+        iteratorStart: { type: 'AT_SEQUENCE_NUMBER', sequenceNumber: SEQ },
+        skipThrough: { sequenceNumber: SEQ, subSequenceNumber: 7 },
+      });
+    });
+
+    it('after a delivery: from the last delivered record', () => {
+      const origin = { iteratorStart: { type: 'TRIM_HORIZON' as const } };
+      expect(planResume(origin, { position: { sequenceNumber: SEQ }, aggregateDone: true }, new Date(0))).to.deep.equal({
+        iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ },
+      });
+    });
+
+    it('before any delivery: the original start, with its skip', () => {
+      const origin = { iteratorStart: { type: 'AT_SEQUENCE_NUMBER' as const, sequenceNumber: SEQ }, skipThrough: { sequenceNumber: SEQ, subSequenceNumber: 3 } };
+      expect(planResume(origin, undefined, new Date(5))).to.equal(origin);
+    });
+
+    it('a LATEST start that delivered nothing resumes AT_TIMESTAMP of its first request, so nothing that arrived since is skipped', () => {
+      const requested = new Date('2025-06-01T12:00:00Z');
+      expect(planResume({ iteratorStart: { type: 'LATEST' } }, undefined, requested)).to.deep.equal({
+        iteratorStart: { type: 'AT_TIMESTAMP', timestamp: requested },
+      });
+    });
+  });
+
+  describe('isSkipped', () => {
+    it('skips sub-records at or before the checkpointed one, not after, and compares sequence numbers as numbers', () => {
+      const skip = { sequenceNumber: SEQ, subSequenceNumber: 4 };
+      expect(isSkipped({ sequenceNumber: SEQ, subSequenceNumber: 4 }, skip)).to.equal(true);
+      expect(isSkipped({ sequenceNumber: SEQ, subSequenceNumber: 5 }, skip)).to.equal(false);
+      // A plain record at the same number stands for the whole aggregate: it is after every sub-record.
+      expect(isSkipped({ sequenceNumber: SEQ }, skip)).to.equal(false);
+      expect(isSkipped({ sequenceNumber: '9', subSequenceNumber: 0 }, { sequenceNumber: '10', subSequenceNumber: 0 })).to.equal(true);
+      expect(isSkipped({ sequenceNumber: SEQ }, undefined)).to.equal(false);
+    });
+  });
+});
