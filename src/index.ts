@@ -1,4 +1,4 @@
-export { Kinsumer } from './kinsumer.js';
+export { Kinsumer, kinsumer } from './kinsumer.js';
 export { createTables, deleteTables, type TablesOptions } from './dynamodb/tables.js';
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError,

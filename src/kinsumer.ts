@@ -1,18 +1,154 @@
-import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './options.js';
+import { EMPTY, Observable, Subject, catchError, firstValueFrom, mergeMap, throwError } from 'rxjs';
+import { ClientRuntime, after, type ClientDeps } from './client-runtime.js';
+import { DynamoMembershipStore } from './dynamodb/membership-store.js';
+import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
+import { Dynamo } from './dynamodb/dynamo.js';
+import { DynamoLeaseStore } from './dynamodb/lease-store.js';
+import { checkTables } from './dynamodb/tables.js';
+import { KinsumerError, LeaseLostError, ShutdownTimeoutError } from './errors.js';
+import { logEvent } from './event-log.js';
+import { KinesisStream } from './kinesis/kinesis.js';
+import { resolveOptions, tableNames, type KinsumerOptions, type ResolvedOptions } from './options.js';
+import type { KinsumerEvent, KinsumerRecord, ShardLease } from './types.js';
+
+type State = 'idle' | 'running' | 'stopping' | 'stopped';
 
 /**
  * One member of a consumer group reading one Kinesis stream. Shards are leased through DynamoDB;
- * records flow through {@link Kinsumer.records$}; the application acks each record.
+ * records flow through {@link Kinsumer.records$}; the application acks each record, and each
+ * shard's checkpoint follows the acks.
+ *
+ * Nothing happens until something subscribes to {@link Kinsumer.leases$} or
+ * {@link Kinsumer.records$}. The last unsubscribe stops the client gracefully, like {@link Kinsumer.stop}.
  */
 export class Kinsumer {
   /** The options with defaults filled in. */
   readonly options: ResolvedOptions;
 
   /**
+   * Each shard lease as it is captured (and, to a late subscriber, the leases held now). Shared by
+   * all subscribers; subscribing starts the client. Completes after {@link Kinsumer.stop}; errors
+   * with a typed error on a fault that stops the client (missing table or stream, access denied).
+   */
+  readonly leases$: Observable<ShardLease>;
+
+  /**
+   * All leases' records merged: per shard in sequence order, parents before children. A lease lost
+   * to another client ends that shard's part quietly (see `lease-lost` on {@link Kinsumer.events$}).
+   */
+  readonly records$: Observable<KinsumerRecord>;
+
+  /** What happens inside, as it happens (hot: subscribe before starting to see everything). */
+  readonly events$: Observable<KinsumerEvent>;
+
+  private readonly events = new Subject<KinsumerEvent>();
+  private state: State = 'idle';
+  private runtime: ClientRuntime | undefined;
+  private stopping: Promise<void> | undefined;
+  private subscribers = 0;
+
+  /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
    * Does no I/O: nothing happens until something subscribes.
    */
-  constructor(options: KinsumerOptions) {
+  constructor(options: KinsumerOptions, deps?: (options: ResolvedOptions, emit: (event: KinsumerEvent) => void) => Omit<ClientDeps, 'options' | 'emit'>) {
     this.options = resolveOptions(options);
+    this.events$ = this.events.asObservable();
+    const emit = (event: KinsumerEvent) => {
+      logEvent(this.options.logger, event);
+      this.events.next(event);
+    };
+    const build = deps ?? awsDeps;
+    this.leases$ = new Observable<ShardLease>((subscriber) => {
+      if (this.state === 'stopping' || this.state === 'stopped') {
+        subscriber.error(new KinsumerError('this Kinsumer was stopped; create a new one'));
+        return undefined;
+      }
+      if (this.runtime === undefined) {
+        this.state = 'running';
+        this.runtime = new ClientRuntime({ ...build(this.options, emit), options: this.options, emit });
+      }
+      this.subscribers += 1;
+      const subscription = this.runtime.leases$.subscribe(subscriber);
+      return () => {
+        subscription.unsubscribe();
+        this.subscribers -= 1;
+        // The last unsubscribe is a graceful stop, the same as stop().
+        if (this.subscribers === 0 && this.state === 'running') void this.stop().catch(() => undefined);
+      };
+    });
+    this.records$ = this.leases$.pipe(
+      mergeMap((lease) => lease.records$.pipe(
+        catchError((error: unknown) => (error instanceof LeaseLostError ? EMPTY : throwError(() => error))),
+      )),
+    );
   }
+
+  /**
+   * Stops gracefully: no new captures; every lease stops reading, waits for its emitted records to
+   * be acked, writes its final checkpoint and is released; the client leaves the group. Idempotent.
+   * Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs` (the releases still go on).
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.runStop();
+    return this.stopping;
+  }
+
+  private async runStop(): Promise<void> {
+    const runtime = this.runtime;
+    this.state = 'stopping';
+    if (runtime === undefined) {
+      this.state = 'stopped';
+      this.events.complete();
+      return;
+    }
+    const { shutdownTimeoutMs, scheduler } = this.options;
+    const outcome = await Promise.race([
+      runtime.stop().then(() => 'done' as const),
+      after(shutdownTimeoutMs, scheduler).then(() => 'timeout' as const),
+    ]);
+    this.state = 'stopped';
+    if (outcome === 'timeout') {
+      const error = new ShutdownTimeoutError(shutdownTimeoutMs, runtime.pending().map((shardId) => `release of ${shardId}`));
+      void runtime.stop().finally(() => this.events.complete());
+      throw error;
+    }
+    this.events.complete();
+  }
+}
+
+/** The production wiring: the user's clients behind the DynamoDB and Kinesis adapters. */
+function awsDeps(options: ResolvedOptions): Omit<ClientDeps, 'options' | 'emit'> {
+  const dynamo = new Dynamo(options.dynamodb);
+  const tables = tableNames(options.applicationName);
+  const now = () => options.scheduler.now();
+  const stream = new KinesisStream(options.kinesis, options.stream);
+  const common = { dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs, now };
+  return {
+    store: new DynamoLeaseStore({ ...common, table: tables.checkpoints, scheduler: options.scheduler }),
+    membership: new DynamoMembershipStore({ ...common, table: tables.clients }),
+    metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
+    stream,
+    prepare: async () => {
+      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables });
+      // Fails fast with StreamNotFoundError rather than at the first read.
+      await firstValueFrom(stream.listShards());
+    },
+  };
+}
+
+/**
+ * The one-liner: a cold Observable of the stream's records. Each subscription builds its own
+ * {@link Kinsumer} and subscribes to its `records$`; unsubscribing stops it gracefully (final
+ * commits, releases). For apps that need neither `leases$`, `events$` nor `stop()`.
+ *
+ * ```ts
+ * const kinsumer$ = kinsumer({ streamName, applicationName, kinesis, dynamodb });
+ * kinsumer$.pipe(concatMap(async (r) => { await handle(r); r.ack(); })).subscribe();
+ * ```
+ */
+export function kinsumer(options: KinsumerOptions): Observable<KinsumerRecord> {
+  // Validate now, so a bad option throws where the Observable is built, not where it is subscribed.
+  resolveOptions(options);
+  return new Observable<KinsumerRecord>((subscriber) => new Kinsumer(options).records$.subscribe(subscriber));
 }

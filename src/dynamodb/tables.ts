@@ -1,7 +1,7 @@
 import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb';
 import { firstValueFrom } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
-import { ConfigError, KinsumerError } from '../errors.js';
+import { ConfigError, KinsumerError, TableNotFoundError } from '../errors.js';
 import { checkApplicationName, tableNames } from '../options.js';
 import { Dynamo } from './dynamo.js';
 
@@ -84,6 +84,22 @@ export async function deleteTables(options: TablesOptions): Promise<void> {
     }
     await waitFor(dynamo, table, 'GONE', timeoutMs);
   }));
+}
+
+/**
+ * Checks that the application's tables exist: creates them when `create` is set, throws
+ * `TableNotFoundError` naming the first missing one otherwise.
+ */
+export async function checkTables(options: { dynamodb: DynamoDBClient; applicationName: string; create: boolean }): Promise<void> {
+  if (options.create) {
+    await createTables({ dynamodb: options.dynamodb, applicationName: options.applicationName });
+    return;
+  }
+  const dynamo = new Dynamo(options.dynamodb);
+  for (const { table } of tableKeys(options.applicationName)) {
+    const description = await describe(dynamo, table);
+    if (description === undefined || description.TableStatus === 'DELETING') throw new TableNotFoundError(table);
+  }
 }
 
 function checkTablesOptions(options: TablesOptions): { dynamo: Dynamo; timeoutMs: number } {

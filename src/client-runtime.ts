@@ -1,0 +1,107 @@
+import {
+  type Observable, type Subscription, Subject, concat, defer, firstValueFrom, from, ignoreElements, map, merge,
+  takeUntil, timer,
+} from 'rxjs';
+import type { MembershipStore, MetadataStore } from './coordination-ports.js';
+import { coordinate, leaveGroup } from './coordinator.js';
+import { asError } from './failure.js';
+import { LeaseManager } from './leases.js';
+import type { ResolvedOptions } from './options.js';
+import type { LeaseStore, StreamPort } from './ports.js';
+import type { KinsumerEvent, ShardLease } from './types.js';
+
+/** Everything a running client talks to; the AWS adapters in production, in-memory stores in tests. */
+export interface ClientDeps {
+  readonly store: LeaseStore;
+  readonly membership: MembershipStore;
+  readonly metadata: MetadataStore;
+  readonly stream: StreamPort;
+  readonly options: ResolvedOptions;
+  readonly emit: (event: KinsumerEvent) => void;
+  /** Runs once before coordination starts: table and stream checks (or creation). */
+  readonly prepare: () => Promise<void>;
+  /** Jitter source. Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+/**
+ * One started client: prepare, then coordinate and hold leases until stopped or failed.
+ * `leases$` replays the leases held now to each new subscriber, then emits new captures;
+ * it completes after a stop and errors on a fault that stops the client.
+ */
+export class ClientRuntime {
+  readonly leases$: Observable<ShardLease>;
+  private readonly manager: LeaseManager;
+  private readonly failed = new Subject<never>();
+  private readonly halted = new Subject<void>();
+  private coordination: Subscription | undefined;
+  private stopPromise: Promise<void> | undefined;
+  private failure: Error | undefined;
+
+  constructor(private readonly deps: ClientDeps) {
+    this.manager = new LeaseManager({
+      store: deps.store,
+      stream: deps.stream,
+      options: deps.options,
+      emit: deps.emit,
+      fail: (error) => this.fail(error),
+      ...(deps.random === undefined ? {} : { random: deps.random }),
+    });
+    this.leases$ = merge(
+      defer(() => concat(from(this.manager.active()), this.manager.captured$)),
+      this.failed,
+    );
+    this.start();
+  }
+
+  private start(): void {
+    const { deps } = this;
+    this.coordination = defer(() => from(deps.prepare())).pipe(
+      map(() => undefined),
+      (prepared$) => concat(prepared$.pipe(ignoreElements()), coordinate({
+        membership: deps.membership,
+        metadata: deps.metadata,
+        store: deps.store,
+        stream: deps.stream,
+        options: deps.options,
+        emit: deps.emit,
+        held: () => this.manager.held(),
+        want: (wanted) => this.manager.want(wanted),
+      })),
+      takeUntil(this.halted),
+    ).subscribe({ error: (error: unknown) => this.fail(asError(error)) });
+  }
+
+  /** Shards still held (for a timeout message). */
+  pending(): string[] {
+    return this.manager.pending();
+  }
+
+  /** Stops coordinating, ends every lease gracefully, leaves the group. Idempotent. */
+  stop(): Promise<void> {
+    this.stopPromise ??= this.runStop();
+    return this.stopPromise;
+  }
+
+  private async runStop(): Promise<void> {
+    this.halted.next();
+    this.coordination?.unsubscribe();
+    await this.manager.stop();
+    await leaveGroup(this.deps);
+  }
+
+  private fail(error: Error): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    this.deps.emit({ type: 'error', error });
+    this.deps.options.logger.error({ err: error }, 'kinsumer: stopping after a fatal error');
+    this.failed.error(error);
+    // Release what can be released; the subscriber already has the error.
+    void this.stop();
+  }
+}
+
+/** Resolves after `ms` on the scheduler (so stop()'s bound runs on virtual time in tests). */
+export function after(ms: number, scheduler: ResolvedOptions['scheduler']): Promise<void> {
+  return firstValueFrom(timer(ms, scheduler).pipe(map(() => undefined)), { defaultValue: undefined });
+}

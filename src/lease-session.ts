@@ -1,0 +1,139 @@
+import {
+  type Observable, EMPTY, Subject, defer, filter, firstValueFrom, map, merge, share, startWith, take, takeUntil,
+  throwError, timeout, catchError, ignoreElements, finalize,
+} from 'rxjs';
+import { createCheckpointer, type Checkpointer } from './checkpointer.js';
+import { KinsumerError, LeaseLostError } from './errors.js';
+import type { ResolvedOptions } from './options.js';
+import type { HeldLease, LeaseStore, StreamPort } from './ports.js';
+import { readShard } from './shard-reader.js';
+import { planStart } from './start-position.js';
+import type { KinsumerEvent, KinsumerRecord, ShardLease, StartingPosition } from './types.js';
+
+/** What a session needs from the client that captured the lease. */
+export interface SessionDeps {
+  readonly store: LeaseStore;
+  readonly stream: StreamPort;
+  readonly options: ResolvedOptions;
+  readonly emit: (event: KinsumerEvent) => void;
+}
+
+/** How a session ended. */
+export type SessionEnd = 'released' | 'finished' | 'lost' | 'failed';
+
+/**
+ * One captured lease, from capture to release: the checkpointer renews and commits from the
+ * start (even before anyone reads), the reader runs while `records$` is subscribed, and the end
+ * — given up, stopped, fully consumed, lost — always goes through drain → final commit → release
+ * unless the lease was lost.
+ */
+export class LeaseSession {
+  readonly lease: ShardLease;
+  /** Resolves with how the session ended, after the release (or the loss) is settled. Never rejects. */
+  readonly done: Promise<SessionEnd>;
+
+  private readonly checkpointer: Checkpointer;
+  private readonly stopReading = new Subject<void>();
+  private readonly lost = new Subject<never>();
+  private readerStarted = false;
+  private ending: Promise<SessionEnd> | undefined;
+  private resolveDone!: (end: SessionEnd) => void;
+  private lostError: Error | undefined;
+
+  constructor(held: HeldLease, parentShardIds: readonly string[], private readonly deps: SessionDeps) {
+    const { options, emit } = deps;
+    this.done = new Promise((resolve) => { this.resolveDone = resolve; });
+    this.checkpointer = createCheckpointer({
+      store: deps.store,
+      lease: held,
+      commitFrequencyMs: options.commitFrequencyMs,
+      renewIntervalMs: Math.max(1, Math.floor(options.leaseTtlMs / 3)),
+      scheduler: options.scheduler,
+      emit,
+      stats: options.stats,
+    });
+    const plan = planStart(held.checkpoint, options.initialPosition);
+    const startingPosition: StartingPosition = plan.startingPosition;
+
+    // Renewal must not wait for a reader: an idle or not-yet-read lease stays ours.
+    this.checkpointer.run$.subscribe({
+      error: (error: unknown) => {
+        this.lostError = error instanceof Error ? error : new KinsumerError(String(error));
+        this.lost.error(this.lostError);
+        this.stopReading.next();
+        this.settle(error instanceof LeaseLostError ? 'lost' : 'failed');
+      },
+    });
+
+    const records$ = defer((): Observable<KinsumerRecord> => {
+      if (this.lostError !== undefined) return throwError(() => this.lostError);
+      if (this.ending !== undefined || this.readerStarted) return EMPTY;
+      this.readerStarted = true;
+      return readShard({
+        shardId: held.shardId,
+        stream: deps.stream,
+        tracker: this.checkpointer,
+        start: plan.iteratorStart,
+        ...(plan.skipThrough === undefined ? {} : { skipThrough: plan.skipThrough }),
+        throttleDelayMs: options.throttleDelayMs,
+        maxInFlightRecords: options.maxInFlightRecords,
+        scheduler: options.scheduler,
+        emit,
+        stats: options.stats,
+      }).pipe(
+        takeUntil(this.stopReading),
+        (source: Observable<KinsumerRecord>) => merge(source, this.lost),
+        catchError((error: unknown) => {
+          if (!(error instanceof LeaseLostError)) emit({ type: 'error', error: error instanceof Error ? error : new Error(String(error)), shardId: held.shardId });
+          return throwError(() => error);
+        }),
+        finalize(() => { void this.end(); }),
+      );
+    }).pipe(share({ resetOnError: false, resetOnComplete: false, resetOnRefCountZero: false }));
+
+    this.lease = {
+      shardId: held.shardId,
+      parentShardIds,
+      startingPosition,
+      fencingToken: held.leaseCounter,
+      records$,
+    };
+  }
+
+  /**
+   * Gives the lease up gracefully: stop reading, wait (at most `drainMs`) for the records already
+   * emitted to be acked, write the final checkpoint and release. Idempotent.
+   */
+  end(drainMs = Math.min(this.deps.options.shutdownTimeoutMs, this.deps.options.leaseTtlMs)): Promise<SessionEnd> {
+    this.ending ??= this.drainAndRelease(drainMs);
+    return this.ending;
+  }
+
+  private async drainAndRelease(drainMs: number): Promise<SessionEnd> {
+    this.stopReading.next();
+    if (this.lostError !== undefined) return this.done;
+    const checkpointer = this.checkpointer;
+    try {
+      await firstValueFrom(checkpointer.acks$.pipe(
+        startWith(undefined),
+        filter(() => checkpointer.inFlight() === 0),
+        take(1),
+        timeout({ first: drainMs, scheduler: this.deps.options.scheduler }),
+        map(() => true),
+        catchError(() => [false]),
+        takeUntil(this.lost.pipe(ignoreElements(), catchError(() => [undefined]))),
+      ), { defaultValue: false });
+    } catch {
+      // drain is best effort: what was acked is committed below either way
+    }
+    if (this.lostError !== undefined) return this.done;
+    // close() never rejects: a failed release is reported as an event and the lease then expires.
+    await checkpointer.close();
+    if (this.lostError === undefined) this.settle(checkpointer.finishedWritten() ? 'finished' : 'released');
+    return this.done;
+  }
+
+  private settle(end: SessionEnd): void {
+    this.resolveDone(end);
+  }
+}

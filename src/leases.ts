@@ -1,0 +1,154 @@
+import {
+  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, first, of, repeat, timer,
+} from 'rxjs';
+import { asError, stopsTheClient } from './failure.js';
+import { LeaseSession, type SessionDeps } from './lease-session.js';
+import type { HeldLease } from './ports.js';
+import type { ShardLease } from './types.js';
+
+/** What the lease manager needs beyond a session's needs. */
+export interface LeaseManagerDeps extends SessionDeps {
+  /** A fatal error (missing table, access denied): the whole client must stop. */
+  readonly fail: (error: Error) => void;
+  /** Jitter source (tests make it deterministic). Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+interface Slot {
+  readonly shardId: string;
+  parentShardIds: readonly string[];
+  wanted: boolean;
+  capture: Subscription | undefined;
+  session: LeaseSession | undefined;
+}
+
+/**
+ * Keeps this client's leases in line with what the assignment wants: a capture loop for each
+ * wanted shard it does not hold, a graceful end (drain, final commit, release) for each shard it
+ * holds and is no longer given — and nothing else moves. Shards that stay keep flowing.
+ */
+export class LeaseManager {
+  private readonly slots = new Map<string, Slot>();
+  private readonly captured = new Subject<ShardLease>();
+  private stopping = false;
+  private readonly random: () => number;
+
+  /** Each lease when captured (hot). */
+  readonly captured$: Observable<ShardLease> = this.captured.asObservable();
+
+  constructor(private readonly deps: LeaseManagerDeps) {
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** Shards this client holds and is not giving up (what its heartbeat reports). */
+  held(): string[] {
+    return [...this.slots.values()].filter((s) => s.session !== undefined && s.wanted).map((s) => s.shardId).sort();
+  }
+
+  /** The leases held now, for late subscribers. */
+  active(): ShardLease[] {
+    return [...this.slots.values()].flatMap((s) => (s.session === undefined ? [] : [s.session.lease]));
+  }
+
+  /** Makes `wanted` (shard id → parent ids) the set of shards this client reads. */
+  want(wanted: ReadonlyMap<string, readonly string[]>): void {
+    if (this.stopping) return;
+    for (const [shardId, parentShardIds] of wanted) {
+      const slot = this.slots.get(shardId);
+      if (slot === undefined) {
+        const created: Slot = { shardId, parentShardIds, wanted: true, capture: undefined, session: undefined };
+        this.slots.set(shardId, created);
+        this.startCapture(created, this.firstDelayMs());
+      } else {
+        slot.parentShardIds = parentShardIds;
+        slot.wanted = true;
+        if (slot.session === undefined && slot.capture === undefined) this.startCapture(slot, this.firstDelayMs());
+      }
+    }
+    for (const slot of this.slots.values()) {
+      if (wanted.has(slot.shardId)) continue;
+      slot.wanted = false;
+      slot.capture?.unsubscribe();
+      slot.capture = undefined;
+      if (slot.session === undefined) this.slots.delete(slot.shardId);
+      else void slot.session.end();
+    }
+  }
+
+  /** Stops every capture loop and ends every session gracefully; resolves when all are settled. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const endings: Promise<unknown>[] = [];
+    for (const slot of this.slots.values()) {
+      slot.wanted = false;
+      slot.capture?.unsubscribe();
+      slot.capture = undefined;
+      if (slot.session !== undefined) endings.push(slot.session.end());
+    }
+    await Promise.all(endings);
+    this.captured.complete();
+  }
+
+  /** Shard ids still being released (for a timeout message). */
+  pending(): string[] {
+    return [...this.slots.values()].filter((s) => s.session !== undefined).map((s) => s.shardId).sort();
+  }
+
+  // The first attempt soon (a released shard is taken within one poll), but spread, so clients
+  // that saw the same change do not hit the same rows in the same millisecond.
+  private firstDelayMs(): number {
+    return Math.floor(this.random() * (this.deps.options.throttleDelayMs / 2));
+  }
+
+  private pollDelayMs(): number {
+    return Math.floor(this.deps.options.throttleDelayMs * (0.75 + this.random() * 0.5));
+  }
+
+  private startCapture(slot: Slot, initialDelayMs: number): void {
+    const { store, options, emit } = this.deps;
+    const attempt$ = defer(() => store.capture(slot.shardId)).pipe(
+      catchError((error: unknown) => {
+        const err = asError(error);
+        if (stopsTheClient(error)) {
+          this.deps.fail(err);
+        } else {
+          // Transient faults and corrupt rows: report, keep polling; other shards are unaffected.
+          emit({ type: 'error', error: err, shardId: slot.shardId });
+        }
+        return of(undefined);
+      }),
+    );
+    slot.capture = timer(initialDelayMs, options.scheduler).pipe(
+      concatMap(() => attempt$.pipe(repeat({ delay: () => timer(this.pollDelayMs(), options.scheduler) }))),
+      filter((lease): lease is HeldLease => lease !== undefined),
+      first(),
+    ).subscribe({
+      next: (lease) => {
+        slot.capture = undefined;
+        this.open(slot, lease);
+      },
+      error: (error: unknown) => this.deps.fail(asError(error)),
+    });
+  }
+
+  private open(slot: Slot, held: HeldLease): void {
+    const { emit } = this.deps;
+    const session = new LeaseSession(held, slot.parentShardIds, this.deps);
+    slot.session = session;
+    emit({ type: 'lease-acquired', shardId: slot.shardId, fencingToken: held.leaseCounter, startingPosition: session.lease.startingPosition });
+    void session.done.then((end) => {
+      if (slot.session === session) slot.session = undefined;
+      if (this.stopping || !slot.wanted || end === 'finished') {
+        if (slot.session === undefined && slot.capture === undefined) this.slots.delete(slot.shardId);
+        return;
+      }
+      // Lost or failed while still wanted: try again (capture fails until the lease is free or ours).
+      this.startCapture(slot, this.pollDelayMs());
+    });
+    if (!slot.wanted || this.stopping) {
+      void session.end();
+      return;
+    }
+    this.captured.next(session.lease);
+  }
+}

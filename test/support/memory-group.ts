@@ -1,0 +1,115 @@
+import { BehaviorSubject, type Observable, filter, switchMap, take } from 'rxjs';
+import { Kinsumer, type KinsumerOptions } from '../../src/index.js';
+import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
+import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
+import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
+import { MemoryStream } from '../../src/testing/memory-stream.js';
+import { SteppedScheduler } from './stepped-scheduler.js';
+
+/** Small timings, as the tests and the demo use them. */
+export const FAST = {
+  throttleDelayMs: 200,
+  commitFrequencyMs: 200,
+  shardCheckFrequencyMs: 500,
+  leaderActionFrequencyMs: 1000,
+  leaseTtlMs: 3000,
+  shutdownTimeoutMs: 5000,
+} as const;
+
+/** A client of a {@link MemoryGroup}, with what it received. */
+export interface Member {
+  readonly id: string;
+  readonly kinsumer: Kinsumer;
+  readonly events: KinsumerEvent[];
+  readonly received: KinsumerRecord[];
+  /** Freezes every call the member makes to the stores and the stream (a paused process); `resume` lets them through. */
+  pause(): void;
+  resume(): void;
+}
+
+/**
+ * Several Kinsumer clients on one in-memory stream and one set of in-memory tables, on a
+ * {@link SteppedScheduler}: whole-group behaviour (balance, handoff, reshards, zombies) in virtual
+ * time, with the real client code and only the AWS adapters replaced.
+ */
+export class MemoryGroup {
+  readonly scheduler = new SteppedScheduler();
+  readonly stream: MemoryStream;
+  readonly checkpoints = new MemoryCheckpointTable();
+  readonly coordination = new MemoryCoordinationTables();
+  readonly members: Member[] = [];
+  private seed = 1;
+
+  constructor(shardCount: number, readonly options: Partial<KinsumerOptions> = {}) {
+    this.stream = new MemoryStream({ shardCount, clock: () => this.scheduler.now() });
+  }
+
+  /** A deterministic jitter source per client. */
+  private random(): () => number {
+    let state = this.seed++ * 7919;
+    return () => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state / 2147483648;
+    };
+  }
+
+  /** Starts a client that acks every record as soon as it is received (unless `ack` says otherwise). */
+  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerOptions> } = {}): Member {
+    const gate = new BehaviorSubject(true);
+    const gated = <T extends object>(target: T): T => new Proxy(target, {
+      get(object, property, receiver) {
+        const value: unknown = Reflect.get(object, property, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          const result: unknown = (value as (...a: unknown[]) => unknown).apply(object, args);
+          if (typeof result !== 'object' || result === null || !('subscribe' in result)) return result;
+          return gate.pipe(filter(Boolean), take(1), switchMap(() => result as Observable<unknown>));
+        };
+      },
+    });
+    const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => this.scheduler.now() };
+    const kinsumer = new Kinsumer({
+      streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
+      scheduler: this.scheduler,
+      // The Kinsumer checks that these are SDK clients; the deps below replace every use of them.
+      kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
+      dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
+    }, () => ({
+      store: gated(new MemoryLeaseStore({ ...common, table: this.checkpoints })),
+      membership: gated(new MemoryMembershipStore({ ...common, tables: this.coordination })),
+      metadata: gated(new MemoryMetadataStore({ ...common, tables: this.coordination })),
+      stream: gated(this.stream),
+      prepare: () => Promise.resolve(),
+      random: this.random(),
+    }));
+    const member: Member = {
+      id, kinsumer, events: [], received: [],
+      pause: () => gate.next(false),
+      resume: () => gate.next(true),
+    };
+    kinsumer.events$.subscribe((event) => member.events.push(event));
+    kinsumer.records$.subscribe((record) => {
+      member.received.push(record);
+      if (options.ack?.(record) ?? true) record.ack();
+    });
+    this.members.push(member);
+    return member;
+  }
+
+  /** Which client holds each shard now, from the checkpoint rows. */
+  owners(): Map<string, string | undefined> {
+    return new Map(this.checkpoints.rows().map((row) => [row.shardId, row.ownerId]));
+  }
+
+  /** Shards held per client id. */
+  counts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const owner of this.owners().values()) if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+    return counts;
+  }
+
+  /** Every record received by any member, as `data` strings. */
+  receivedData(): string[] {
+    return this.members.flatMap((m) => m.received.map((r) => new TextDecoder().decode(r.data)));
+  }
+}

@@ -1,0 +1,92 @@
+import { expect } from 'chai';
+import { FAST, MemoryGroup } from '../support/memory-group.js';
+
+function balanced(group: MemoryGroup, counts: number[]): boolean {
+  return JSON.stringify([...group.counts().values()].sort()) === JSON.stringify(counts);
+}
+
+// Whole-group behaviour on virtual time: the real client code (coordinator, assignment, leases,
+// checkpointer, reader) with in-memory stores and stream in place of the AWS adapters.
+describe('group coordination on virtual time (in-memory stores and stream)', function () {
+  this.timeout(30_000);
+
+  it('two clients split 6 shards 3/3 and receive every record exactly once', async () => {
+    const group = new MemoryGroup(6);
+    group.stream.putRecords(Array.from({ length: 120 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
+    group.join('a');
+    group.join('b');
+    await group.scheduler.until(() => group.receivedData().length >= 120 && balanced(group, [3, 3]), 'all records, 3/3', 20_000);
+    expect(new Set(group.receivedData()).size).to.equal(120);
+    expect(group.receivedData()).to.have.length(120);
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+
+  it('a third client joining takes exactly two shards (2/2/2), moved without redelivering acked records', async () => {
+    const group = new MemoryGroup(6);
+    group.stream.putRecords(Array.from({ length: 60 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
+    group.join('a');
+    group.join('b');
+    await group.scheduler.until(() => group.receivedData().length >= 60, 'first batch', 20_000);
+    const before = group.owners();
+    group.join('c');
+    await group.scheduler.until(() => group.counts().get('c') === 2 && [...group.counts().values()].every((n) => n === 2), 'balance 2/2/2', 20_000);
+    const after = group.owners();
+    const moved = [...after].filter(([shard, owner]) => before.get(shard) !== owner);
+    expect(moved.map(([, owner]) => owner)).to.deep.equal(['c', 'c']);
+    group.stream.putRecords(Array.from({ length: 60 }, (_, i) => ({ partitionKey: `k${i}`, data: `s${i}` })));
+    await group.scheduler.until(() => group.receivedData().length >= 120, 'second batch', 20_000);
+    expect(group.receivedData()).to.have.length(120);
+    expect(new Set(group.receivedData()).size).to.equal(120);
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+
+  it('idle shards keep their owner across many lease TTLs (the lease is renewed without new data)', async () => {
+    const group = new MemoryGroup(4);
+    group.join('a');
+    group.join('b');
+    await group.scheduler.until(() => balanced(group, [2, 2]), 'all shards owned, 2/2', 20_000);
+    const owners = group.owners();
+    const counters = new Map(group.checkpoints.rows().map((r) => [r.shardId, r.leaseCounter]));
+    await group.scheduler.advanceBy(10 * FAST.leaseTtlMs);
+    expect(group.owners()).to.deep.equal(owners);
+    expect(new Map(group.checkpoints.rows().map((r) => [r.shardId, r.leaseCounter]))).to.deep.equal(counters);
+    expect(group.members.flatMap((m) => m.events).filter((e) => e.type === 'lease-lost')).to.deep.equal([]);
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+
+  it('a graceful stop hands every shard over with no acked record delivered again', async () => {
+    const group = new MemoryGroup(4);
+    group.stream.putRecords(Array.from({ length: 40 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
+    const a = group.join('a');
+    group.join('b');
+    await group.scheduler.until(() => group.receivedData().length >= 40, 'all records', 20_000);
+    await a.kinsumer.stop();
+    expect([...group.owners().values()].filter((o) => o === 'a')).to.deep.equal([]);
+    const handoff = await group.scheduler.until(() => group.counts().get('b') === 4, 'b owns all', 20_000);
+    expect(handoff).to.be.at.most(FAST.shardCheckFrequencyMs * 2 + FAST.throttleDelayMs * 2);
+    group.stream.putRecords(Array.from({ length: 40 }, (_, i) => ({ partitionKey: `k${i}`, data: `s${i}` })));
+    await group.scheduler.until(() => group.receivedData().length >= 80, 'second batch', 20_000);
+    expect(group.receivedData()).to.have.length(80);
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+
+  it('a paused client (zombie) loses its shards after the TTL and, resumed, cannot move their checkpoints', async () => {
+    const group = new MemoryGroup(2);
+    const a = group.join('a');
+    const b = group.join('b');
+    await group.scheduler.until(() => group.counts().get('a') === 1 && group.counts().get('b') === 1, 'one shard each', 20_000);
+    const aShard = [...group.owners()].find(([, owner]) => owner === 'a')?.[0] ?? '';
+    a.pause();
+    await group.scheduler.until(() => group.owners().get(aShard) === 'b', 'b takes a\'s shard', 4 * FAST.leaseTtlMs);
+    group.stream.putRecords([{ partitionKey: 'x', data: 'after takeover' }], { shardId: aShard });
+    await group.scheduler.until(() => b.received.some((r) => r.shardId === aShard), 'b reads it', 20_000);
+    const rowBefore = group.checkpoints.row(aShard);
+    a.resume();
+    await group.scheduler.until(() => a.events.some((e) => e.type === 'lease-lost' && e.shardId === aShard), 'a learns it lost the lease', 20_000);
+    await group.scheduler.advanceBy(2000);
+    const row = group.checkpoints.row(aShard);
+    expect(row?.ownerId).to.equal('b');
+    expect(row?.leaseCounter).to.equal(rowBefore?.leaseCounter);
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+});
