@@ -70,3 +70,13 @@ export class ShutdownTimeoutError extends KinsumerError {
     this.timeoutMs = timeoutMs;
   }
 }
+
+/** An operation that needs a shard without a live owner (such as `reset`) found one. */
+export class LeaseHeldError extends KinsumerError {
+  readonly shardId: string;
+
+  constructor(shardId: string, options: { cause?: unknown } = {}) {
+    super(`shard ${shardId} is leased by a live client (stop the consumers first, or force it)`, options);
+    this.shardId = shardId;
+  }
+}

@@ -1,8 +1,10 @@
 export { Kinsumer, kinsumer } from './kinsumer.js';
 export { createTables, deleteTables, type TablesOptions } from './dynamodb/tables.js';
 export {
-  KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError,
+  KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
 } from './errors.js';
+export { CorruptCheckpointError } from './dynamodb/lease-store.js';
+export { ShardReadError } from './shard-reader.js';
 export { DEFAULTS, type KinsumerOptions, type ResolvedOptions, type StreamRef } from './options.js';
 export type {
   InitialPosition, StartingPosition, KinsumerRecord, ShardLease, CheckpointPosition, KinsumerEvent,

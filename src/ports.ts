@@ -8,10 +8,15 @@ import type { Position } from './sequence-number.js';
 // ---------------------------------------------------------------- checkpoints and leases
 
 /**
- * A shard's stored checkpoint: a position, or the operator-written magic `LATEST`
- * (the Go kinsumer's convention), or none (`undefined`, the shard was never consumed).
+ * A shard's stored checkpoint: a position, or the operator-written magic `LATEST` (the Go
+ * kinsumer's convention), or a start set by `reset` (`TRIM_HORIZON`, `AT_TIMESTAMP`), or none
+ * (`undefined`: never consumed, the `initialPosition` option decides).
  */
-export type StoredCheckpoint = { readonly type: 'position'; readonly position: Position } | { readonly type: 'LATEST' };
+export type StoredCheckpoint =
+  | { readonly type: 'position'; readonly position: Position }
+  | { readonly type: 'LATEST' }
+  | { readonly type: 'TRIM_HORIZON' }
+  | { readonly type: 'AT_TIMESTAMP'; readonly timestamp: Date };
 
 /** A row of `<app>_checkpoints`, decoded. */
 export interface CheckpointRow {
@@ -73,6 +78,13 @@ export interface LeaseStore {
   renew(lease: HeldLease): Observable<void>;
   /** Writes the final checkpoint and removes the owner (keeps `Finished`). Errors with `LeaseLostError` when fenced. */
   release(lease: HeldLease, write: CheckpointWrite): Observable<void>;
+  /**
+   * Moves a shard's checkpoint (operator's `reset`), creating the row if needed; keeps `Finished`.
+   * Refused with `LeaseHeldError` while a live owner holds the lease, unless `force`: then the
+   * lease counter moves too, so the owner's next write is fenced and it reads from the new place
+   * after capturing again.
+   */
+  resetCheckpoint(shardId: string, checkpoint: StoredCheckpoint | undefined, options: { readonly force: boolean }): Observable<void>;
 }
 
 // ---------------------------------------------------------------- the stream

@@ -26,6 +26,9 @@ export interface StartPlan extends IteratorPlan {
 export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
   if (checkpoint === undefined) return fromInitialPosition(initialPosition);
   if (checkpoint.type === 'LATEST') return { iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } };
+  // Set by an operator's reset: a start, whatever the initialPosition option says.
+  if (checkpoint.type === 'TRIM_HORIZON') return fromInitialPosition('TRIM_HORIZON');
+  if (checkpoint.type === 'AT_TIMESTAMP') return fromInitialPosition({ timestamp: checkpoint.timestamp });
   const { sequenceNumber, subSequenceNumber } = checkpoint.position;
   return {
     ...startAfter(checkpoint.position, false),

@@ -8,7 +8,7 @@ import {
 } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
 import { backoffDelay } from '../backoff.js';
-import { KinsumerError, LeaseLostError, TableNotFoundError } from '../errors.js';
+import { KinsumerError, LeaseHeldError, LeaseLostError, TableNotFoundError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 import { isSequenceNumber } from '../sequence-number.js';
 import { nanosFromMillis, stringOrNull, timestampAttributes } from './codec.js';
@@ -25,6 +25,9 @@ export const CHECKPOINT_ATTRIBUTES = {
   finished: 'Finished',
   leaseCounter: 'LeaseCounter',
   lastOwnerId: 'LastOwnerID',
+  /** Set by `reset` with a NULL SequenceNumber (the Go kinsumer then reads from TRIM_HORIZON: more, never less). */
+  startPosition: 'StartPosition',
+  startTimestamp: 'StartTimestamp',
 } as const;
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -155,6 +158,43 @@ export class DynamoLeaseStore implements LeaseStore {
     return this.#fenced(lease, () => undefined);
   }
 
+  resetCheckpoint(shardId: string, checkpoint: StoredCheckpoint | undefined, options: { readonly force: boolean }): Observable<void> {
+    const { leaseTtlMs, now } = this.#options;
+    const write = (item: Item | undefined) => defer(() => {
+      const nowMs = now();
+      const update = new UpdateExpression();
+      if (checkpoint === undefined) {
+        update.set(A.sequenceNumber, { NULL: true });
+        for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp]) update.remove(attribute);
+      } else {
+        setCheckpoint(update, checkpoint);
+      }
+      if (options.force) {
+        // Fence whoever holds it: their next write fails, and they (or another) capture again
+        // and read from the new checkpoint.
+        const counter = item === undefined ? 0 : decodeCheckpointRow(item, shardId).leaseCounter;
+        update.set(A.leaseCounter, { N: String(counter + 1) });
+        update.remove(A.ownerId);
+        update.remove(A.ownerName);
+        update.setTimestamp(A.lastUpdate, nowMs);
+        if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
+        else update.unchanged(A.leaseCounter, item[A.leaseCounter]);
+      } else {
+        // LastUpdate is the lease heartbeat: left alone, so an expired owner stays expired.
+        const owner = update.name(A.ownerId);
+        update.condition(`attribute_not_exists(${owner}) OR attribute_type(${owner}, ${update.value('null', { S: 'NULL' })}) OR ${update.name(A.lastUpdate)} <= ${update.value('cutoff', { N: nanosFromMillis(nowMs - leaseTtlMs).toString() })}`);
+      }
+      return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, shardId), ReturnValues: 'NONE' });
+    });
+    const attempt$ = options.force ? this.#get(shardId).pipe(mergeMap((item) => write(item))) : write(undefined);
+    return attempt$.pipe(
+      map(() => undefined),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
+        ? throwError(() => new LeaseHeldError(shardId, { cause: error }))
+        : this.#tableError(error))),
+    );
+  }
+
   release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
     return this.#fenced(lease, (update, nowMs) => {
       setCheckpoint(update, write.checkpoint);
@@ -241,7 +281,7 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
 function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undefined {
   const sequenceNumber = decodeString(item, A.sequenceNumber, shardId);
   const sub = decodeInteger(item, A.subSequenceNumber, shardId);
-  if (sequenceNumber === undefined) return undefined;
+  if (sequenceNumber === undefined) return decodeStart(item, shardId);
   if (sequenceNumber === LATEST) return { type: 'LATEST' };
   if (!isSequenceNumber(sequenceNumber)) {
     throw new CorruptCheckpointError(shardId, A.sequenceNumber, `is not a sequence number: ${JSON.stringify(String(sequenceNumber).slice(0, 40))}`);
@@ -249,6 +289,16 @@ function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undef
   if (sub === undefined) return { type: 'position', position: { sequenceNumber } };
   if (sub < 0n || sub > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.subSequenceNumber, 'is out of range');
   return { type: 'position', position: { sequenceNumber, subSequenceNumber: Number(sub) } };
+}
+
+function decodeStart(item: Item, shardId: string): StoredCheckpoint | undefined {
+  const start = decodeString(item, A.startPosition, shardId);
+  if (start === undefined) return undefined;
+  if (start === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
+  if (start !== 'AT_TIMESTAMP') throw new CorruptCheckpointError(shardId, A.startPosition, `is not TRIM_HORIZON or AT_TIMESTAMP: ${JSON.stringify(start.slice(0, 40))}`);
+  const ms = decodeInteger(item, A.startTimestamp, shardId);
+  if (ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n) throw new CorruptCheckpointError(shardId, A.startTimestamp, 'is missing or out of range');
+  return { type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) };
 }
 
 function isNull(value: AttributeValue): boolean {
@@ -277,6 +327,12 @@ function decodeInteger(item: Item, attribute: string, shardId: string): bigint |
 
 function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | undefined): void {
   if (checkpoint === undefined) return;
+  if (checkpoint.type === 'TRIM_HORIZON' || checkpoint.type === 'AT_TIMESTAMP') {
+    setStart(update, checkpoint);
+    return;
+  }
+  update.remove(A.startPosition);
+  update.remove(A.startTimestamp);
   if (checkpoint.type === 'LATEST') {
     update.set(A.sequenceNumber, { S: LATEST });
     update.remove(A.subSequenceNumber);
@@ -286,6 +342,14 @@ function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | 
   const sub = checkpoint.position.subSequenceNumber;
   if (sub === undefined) update.remove(A.subSequenceNumber);
   else update.set(A.subSequenceNumber, { N: String(sub) });
+}
+
+// A start instead of a position: SequenceNumber NULL, as the Go kinsumer writes "nothing read".
+function setStart(update: UpdateExpression, start: { readonly type: 'TRIM_HORIZON' } | { readonly type: 'AT_TIMESTAMP'; readonly timestamp: Date }): void {
+  update.set(A.sequenceNumber, { NULL: true });
+  update.remove(A.subSequenceNumber);
+  update.set(A.startPosition, { S: start.type });
+  if (start.type === 'AT_TIMESTAMP') update.set(A.startTimestamp, { N: String(start.timestamp.getTime()) });
 }
 
 /** Builds an UpdateItem's expressions with a placeholder for every name and value. */

@@ -4,8 +4,8 @@
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
 import { leaseAvailable } from '../dynamodb/lease-store.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
-import { LeaseLostError } from '../errors.js';
-import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore } from '../ports.js';
+import { LeaseHeldError, LeaseLostError } from '../errors.js';
+import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 
 /** The rows of one checkpoints table, shared by the stores of several simulated clients. */
 export class MemoryCheckpointTable {
@@ -32,7 +32,7 @@ export class MemoryCheckpointTable {
 }
 
 /** The operations of {@link MemoryLeaseStore}, for fault injection and call counts. */
-export type MemoryLeaseOperation = 'read' | 'readMany' | 'capture' | 'commit' | 'renew' | 'release';
+export type MemoryLeaseOperation = 'read' | 'readMany' | 'capture' | 'commit' | 'renew' | 'release' | 'resetCheckpoint';
 
 /** Options of {@link MemoryLeaseStore}. */
 export interface MemoryLeaseStoreOptions {
@@ -56,7 +56,7 @@ export interface MemoryLeaseStoreOptions {
 export class MemoryLeaseStore implements LeaseStore {
   readonly table: MemoryCheckpointTable;
   /** Calls made, by operation (each subscription counts, faults included). */
-  readonly calls: Record<MemoryLeaseOperation, number> = { read: 0, readMany: 0, capture: 0, commit: 0, renew: 0, release: 0 };
+  readonly calls: Record<MemoryLeaseOperation, number> = { read: 0, readMany: 0, capture: 0, commit: 0, renew: 0, release: 0, resetCheckpoint: 0 };
   readonly #options: MemoryLeaseStoreOptions;
   readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly MemoryLeaseOperation[] | undefined }> = [];
 
@@ -124,6 +124,24 @@ export class MemoryLeaseStore implements LeaseStore {
     return this.#fenced('release', lease, (row) => ({
       ...row, ...written(row, write), ownerId: undefined, ownerName: undefined, lastOwnerId: this.#options.clientId,
     }));
+  }
+
+  resetCheckpoint(shardId: string, checkpoint: StoredCheckpoint | undefined, options: { readonly force: boolean }): Observable<void> {
+    return this.#call('resetCheckpoint', () => () => {
+      const nowMs = this.#options.now();
+      const row = this.table.row(shardId) ?? {
+        shardId, checkpoint: undefined, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined,
+        finished: false, leaseCounter: 0, lastOwnerId: undefined,
+      };
+      if (options.force) {
+        this.table.put({ ...row, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
+        return;
+      }
+      if (!leaseAvailable(row, '', nanosFromMillis(nowMs - this.#options.leaseTtlMs))) {
+        throw new LeaseHeldError(shardId, { cause: conditionalCheckFailed() });
+      }
+      this.table.put({ ...row, checkpoint });
+    });
   }
 
   #fenced(operation: MemoryLeaseOperation, lease: HeldLease, change: (row: CheckpointRow) => CheckpointRow): Observable<void> {

@@ -109,6 +109,7 @@ function settling(inner: LeaseStore) {
     commit: (lease, write) => track(() => inner.commit(lease, write)),
     renew: (lease) => track(() => inner.renew(lease)),
     release: (lease, write) => track(() => inner.release(lease, write)),
+    resetCheckpoint: (id, checkpoint, options) => track(() => inner.resetCheckpoint(id, checkpoint, options)),
   };
   const settled = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => { waiters.push(resolve); }));
   return { store, settled };
@@ -292,7 +293,7 @@ describe('checkpointer model (fc.commands + asyncModelRun)', function () {
         store: (now) => new DynamoLeaseStore({ dynamo: new Dynamo(dynamodb), table, clientId: 'me', clientName: 'model', leaseTtlMs: 60_000, now }),
         seed: async (shard, initial) => {
           // As the Go kinsumer leaves a released row: NULL for an empty sequence number, no owner.
-          const sequence: AttributeValue = initial === undefined ? { NULL: true } : { S: initial.type === 'LATEST' ? 'LATEST' : initial.position.sequenceNumber };
+          const sequence: AttributeValue = initial === undefined ? { NULL: true } : { S: initial.type === 'position' ? initial.position.sequenceNumber : 'LATEST' };
           await dynamodb.send(new PutItemCommand({ TableName: table, Item: { Shard: { S: shard }, SequenceNumber: sequence, LastUpdate: { N: '1' } } }));
         },
       }), 100);

@@ -60,6 +60,7 @@ function scheduledStore(inner: LeaseStore, s: fc.Scheduler, watermark: () => Sto
     capture: (id) => inner.capture(id),
     commit: (lease, write) => held('commit', write, () => inner.commit(lease, write)),
     renew: (lease) => held('renew', undefined, () => inner.renew(lease)),
+    resetCheckpoint: (id, checkpoint, options) => inner.resetCheckpoint(id, checkpoint, options),
     release: (lease, write) => held('release', write, () => inner.release(lease, write)),
   };
   return { store, calls, applied, maxInFlight: () => maxInFlight };

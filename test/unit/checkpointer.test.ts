@@ -56,6 +56,7 @@ function scriptedStore(answer: (op: WriteOp, attempt: number) => Observable<void
     commit: (_lease, write) => tracked('commit', write),
     renew: () => tracked('renew'),
     release: (_lease, write) => tracked('release', write),
+    resetCheckpoint: () => of(undefined),
   };
   return { store, writes$, log, maxInFlight: () => maxInFlight };
 }
