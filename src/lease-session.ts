@@ -18,6 +18,16 @@ export interface SessionDeps {
   readonly emit: (event: KinsumerEvent) => void;
 }
 
+/**
+ * How long a lease being given up waits for its emitted records to be acked: three quarters of
+ * the shorter of the shutdown bound and the lease TTL, which leaves the last quarter for the final
+ * commit and the release (so a slow handler does not turn a graceful stop into a timeout) and
+ * keeps a handoff within one lease TTL.
+ */
+export function drainBoundMs(options: Pick<ResolvedOptions, 'shutdownTimeoutMs' | 'leaseTtlMs'>): number {
+  return Math.floor(0.75 * Math.min(options.shutdownTimeoutMs, options.leaseTtlMs));
+}
+
 /** How a session ended. */
 export type SessionEnd = 'released' | 'finished' | 'lost' | 'failed';
 
@@ -104,7 +114,7 @@ export class LeaseSession {
    * Gives the lease up gracefully: stop reading, wait (at most `drainMs`) for the records already
    * emitted to be acked, write the final checkpoint and release. Idempotent.
    */
-  end(drainMs = Math.min(this.deps.options.shutdownTimeoutMs, this.deps.options.leaseTtlMs)): Promise<SessionEnd> {
+  end(drainMs = drainBoundMs(this.deps.options)): Promise<SessionEnd> {
     this.ending ??= this.drainAndRelease(drainMs);
     return this.ending;
   }

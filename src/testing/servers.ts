@@ -77,18 +77,37 @@ async function listen(server: Server): Promise<RunningServer> {
   });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('server has no TCP address');
-  // Idle keep-alive sockets from SDK clients would hold close() open for the keep-alive timeout.
+  // Idle keep-alive sockets from SDK clients would hold close() open for the keep-alive timeout;
+  // a request still being served when the store closes would crash the server ("Database is
+  // closed", uncaught): stop takes new connections away, lets running requests finish (briefly),
+  // then drops what is left.
   const sockets = new Set<Socket>();
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
   server.on('connection', (socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
+  server.on('request', (_request, response) => {
+    inFlight += 1;
+    response.once('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) drained?.();
+    });
+  });
   return {
     endpoint: `http://127.0.0.1:${address.port}`,
-    stop: () => new Promise<void>((resolve, reject) => {
-      server.close((error) => (error ? reject(error) : resolve()));
+    stop: async () => {
+      const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          setTimeout(resolve, 2000).unref();
+        });
+      }
       for (const socket of sockets) socket.destroy();
-    }),
+      await closed;
+    },
   };
 }
 

@@ -90,3 +90,24 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await Promise.all(group.members.map((m) => m.kinsumer.stop()));
   });
 });
+
+describe('graceful end of a lease with records never acked (virtual time)', () => {
+  it('stop() waits at most the drain bound, commits what was acked and releases, without a timeout error', async () => {
+    const group = new MemoryGroup(1, { shutdownTimeoutMs: 4000 });
+    group.stream.putRecords(Array.from({ length: 10 }, (_, i) => ({ partitionKey: 'k', data: `r${i}` })));
+    // Acks r0..r5; r6 is never acked, so the checkpoint must stop at r5 whatever comes after.
+    const member = group.join('a', { ack: (r) => Number(new TextDecoder().decode(r.data).slice(1)) !== 6 });
+    await group.scheduler.until(() => member.received.length === 10, 'all received', 20_000);
+    const started = group.scheduler.now();
+    let settled: unknown = 'pending';
+    void member.kinsumer.stop().then(() => { settled = 'resolved'; }, (e: unknown) => { settled = e; });
+    await group.scheduler.until(() => settled !== 'pending', 'stop to settle', 10_000);
+    expect(settled).to.equal('resolved');
+    // 0.75 × min(shutdownTimeoutMs 4000, leaseTtlMs 3000) = 2250 ms of waiting for the missing ack.
+    expect(group.scheduler.now() - started).to.be.within(2250, 4000);
+    const row = group.checkpoints.rows()[0];
+    expect(row?.ownerId).to.equal(undefined);
+    const fifth = member.received[5];
+    expect(row?.checkpoint).to.deep.equal({ type: 'position', position: { sequenceNumber: fifth?.sequenceNumber } });
+  });
+});
