@@ -2,20 +2,19 @@
 // (how many to ask for, when to call, where to resume, what a page holds) are pure functions in
 // poll-plan.ts, start-position.ts and user-records.ts; this module only wires them to time and I/O.
 import {
-  type SchedulerLike, type Subscriber, EMPTY, Observable, catchError, concat, defer, expand, filter, ignoreElements, map, of,
-  switchMap, take, tap, throwError, timer,
+  type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
 } from 'rxjs';
-import { classifyAwsError } from './aws-errors.js';
 import { type BackoffPolicy, retryTransient } from './backoff.js';
-import { KinsumerError } from './errors.js';
 import {
   DEFAULT_ITERATOR_MAX_AGE_MS, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
 } from './poll-plan.js';
 import type { IteratorStart, RecordsPage, ShardTracker, StreamPort } from './ports.js';
 import type { Position } from './sequence-number.js';
-import { type Delivered, type IteratorPlan, planResume } from './start-position.js';
+import { ShardDelivery, isRetriableReadError as isRetriable, readError } from './shard-delivery.js';
+import { type IteratorPlan, planResume } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from './types.js';
-import { type UserRecord, unpackRecords } from './user-records.js';
+
+export { ShardReadError } from './shard-delivery.js';
 
 /** Options of {@link readShard}. */
 export interface ReadShardOptions {
@@ -41,19 +40,6 @@ export interface ReadShardOptions {
   readonly backoff?: BackoffPolicy;
   /** Jitter source of the backoff (tests). */
   readonly random?: () => number;
-}
-
-/** Reading a shard failed for good (access denied, KMS, a bad request): the AWS error is the cause. */
-export class ShardReadError extends KinsumerError {
-  readonly shardId: string;
-  /** The Kinesis operation that failed: `GetShardIterator` or `GetRecords`. */
-  readonly operation: string;
-
-  constructor(shardId: string, operation: string, cause: unknown) {
-    super(`${operation} on shard ${shardId} failed${cause instanceof Error ? ` (${cause.name})` : ''}`, { cause });
-    this.shardId = shardId;
-    this.operation = operation;
-  }
 }
 
 /**
@@ -86,31 +72,24 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     ? { iteratorStart: options.start }
     : { iteratorStart: options.start, skipThrough: options.skipThrough };
 
+  const delivery = new ShardDelivery({ shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough }, subscriber);
+  const { roomFreed$ } = delivery;
   let originRequestedAt: Date | undefined;
   let iterator: string | undefined;
   let iteratorIssuedAtMs = 0;
-  let skipThrough = options.skipThrough;
-  let last: Delivered | undefined;
-  // The rest of one page, when a KPL page held more user records than there was room for.
-  let pending: UserRecord[] = [];
-  let head = 0;
-  let retrievedAt = new Date(0);
   let childShardIds: readonly string[] | undefined;
   let recentCallsMs: number[] = [];
   let behind = false;
 
-  const room = (): number => maxInFlightRecords - tracker.inFlight();
-  const roomFreed$ = defer(() => (room() > 0 ? of(undefined) : tracker.acks$.pipe(filter(() => room() > 0), take(1))));
-
   const iterator$ = defer(() => {
     const now = scheduler.now();
     if (iterator !== undefined && !iteratorTooOld(now, iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
-    const plan = planResume(origin, last, originRequestedAt);
+    const plan = planResume(origin, delivery.last, originRequestedAt);
     originRequestedAt ??= new Date(now);
     return stream.getShardIterator(shardId, plan.iteratorStart).pipe(tap((issued) => {
       iterator = issued;
       iteratorIssuedAtMs = scheduler.now();
-      skipThrough = plan.skipThrough;
+      delivery.skipThrough = plan.skipThrough;
     }));
   }).pipe(
     retryTransient({ operation: 'GetShardIterator', ...retryOptions }),
@@ -139,86 +118,31 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
 
   const absorb = (page: RecordsPage): void => {
     const now = scheduler.now();
-    retrievedAt = new Date(now);
     behind = (page.millisBehindLatest ?? 0) > 0;
     stats?.eventsFromKinesis?.(page.records.length, shardId, page.millisBehindLatest ?? 0);
     iterator = page.nextShardIterator;
     iteratorIssuedAtMs = now;
     if (page.nextShardIterator === undefined) childShardIds = page.childShardIds ?? [];
-    const unpacked = unpackRecords(page.records, skipThrough);
-    skipThrough = unpacked.skipThrough;
-    pending = unpacked.records;
-    head = 0;
-    for (const { sequenceNumber, error } of unpacked.undecodable) emit({ type: 'record-undecodable', shardId, sequenceNumber, error });
+    delivery.load(page.records, new Date(now));
   };
 
-  // Emits while there is room; a consumer that acks synchronously keeps the loop going.
-  const deliver = (): void => {
-    while (head < pending.length && room() > 0 && !subscriber.closed) {
-      const next = pending[head] as UserRecord;
-      head += 1;
-      const ack = tracker.track(next.position);
-      last = next;
-      stats?.eventToClient?.(next.approximateArrivalTimestamp, retrievedAt);
-      subscriber.next(new ShardRecord(shardId, next, ack));
-    }
-    if (head >= pending.length) {
-      pending = [];
-      head = 0;
-    }
-  };
-
-  const nextStep = (): Step => (head < pending.length ? 'deliver' : childShardIds !== undefined ? 'finish' : 'poll');
+  const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'poll');
 
   const poll$ = roomFreed$.pipe(switchMap(() => page$), map((page) => {
     absorb(page);
-    deliver();
+    delivery.deliver();
     return nextStep();
   }));
   const deliver$ = roomFreed$.pipe(map(() => {
-    deliver();
+    delivery.deliver();
     return nextStep();
   }));
-  const finish$ = concat(
-    defer(() => tracker.finish(last?.position)).pipe(ignoreElements()),
-    defer(() => {
-      emit({ type: 'shard-finished', shardId, childShardIds: childShardIds ?? [] });
-      return EMPTY;
-    }),
-  );
+  const finish$ = defer(() => delivery.finish(childShardIds ?? []));
 
   const step = (current: Step): Observable<Step> => (current === 'poll' ? poll$ : current === 'deliver' ? deliver$ : finish$);
   return step('poll').pipe(expand(step));
 }
 
-/** A record as the application receives it; `ack` is the tracker's. */
-class ShardRecord implements KinsumerRecord {
-  readonly sequenceNumber: string;
-  readonly subSequenceNumber: number | undefined;
-  readonly partitionKey: string;
-  declare readonly explicitHashKey?: string;
-  readonly data: Uint8Array;
-  readonly approximateArrivalTimestamp: Date;
-
-  constructor(readonly shardId: string, user: UserRecord, readonly ack: () => void) {
-    this.sequenceNumber = user.position.sequenceNumber;
-    this.subSequenceNumber = user.position.subSequenceNumber;
-    this.partitionKey = user.partitionKey;
-    if (user.explicitHashKey !== undefined) this.explicitHashKey = user.explicitHashKey;
-    this.data = user.data;
-    this.approximateArrivalTimestamp = user.approximateArrivalTimestamp;
-  }
-}
-
-function isRetriable(error: unknown): boolean {
-  return error instanceof KinsumerError ? error.retriable : classifyAwsError(error) === 'transient';
-}
-
 function isExpiredIterator(error: unknown): boolean {
   return error instanceof Error && error.name === 'ExpiredIteratorException';
-}
-
-/** Typed errors (stream not found, lease lost) pass as they are; the rest is wrapped, cause kept. */
-function readError(shardId: string, operation: string, error: unknown): KinsumerError {
-  return error instanceof KinsumerError ? error : new ShardReadError(shardId, operation, error);
 }

@@ -1,0 +1,145 @@
+// What every shard reader does with the records it fetched, however it fetched them (GetRecords
+// pages or SubscribeToShard events): unpack them, emit them while the tracker has room, remember
+// the last one emitted (where a rebuilt iterator or a new subscription resumes), and at the end of
+// the shard wait for the tracker to finish. One place, so polling and fan-out behave the same.
+import { type Observable, type Subscriber, EMPTY, concat, defer, filter, ignoreElements, of, take } from 'rxjs';
+import { classifyAwsError } from './aws-errors.js';
+import { KinsumerError } from './errors.js';
+import type { RawRecord, ShardTracker } from './ports.js';
+import type { Position } from './sequence-number.js';
+import type { KinsumerEvent, KinsumerRecord, StatReceiver } from './types.js';
+import { type UserRecord, unpackRecords } from './user-records.js';
+
+/** Reading a shard failed for good (access denied, KMS, a bad request): the AWS error is the cause. */
+export class ShardReadError extends KinsumerError {
+  readonly shardId: string;
+  /** The Kinesis operation that failed: `GetShardIterator`, `GetRecords` or `SubscribeToShard`. */
+  readonly operation: string;
+
+  constructor(shardId: string, operation: string, cause: unknown) {
+    super(`${operation} on shard ${shardId} failed${cause instanceof Error ? ` (${cause.name})` : ''}`, { cause });
+    this.shardId = shardId;
+    this.operation = operation;
+  }
+}
+
+/** What a {@link ShardDelivery} needs. */
+export interface ShardDeliveryOptions {
+  readonly shardId: string;
+  readonly tracker: ShardTracker;
+  /** Records emitted and not acked before emission pauses. */
+  readonly maxInFlightRecords: number;
+  readonly emit: (event: KinsumerEvent) => void;
+  readonly stats?: StatReceiver | undefined;
+  /** Resuming inside a KPL aggregate: sub-records at or before this position are skipped. */
+  readonly skipThrough?: Position | undefined;
+}
+
+/** The records of one fetch on their way to the application, gated on acks. */
+export class ShardDelivery {
+  /** The last record emitted; `undefined` before the first. */
+  last: UserRecord | undefined;
+  /** What is still to skip (a resumed KPL aggregate); a reader moves it when it restarts elsewhere. */
+  skipThrough: Position | undefined;
+  /** Emits (once, then completes) as soon as there is room for one more record in flight. */
+  readonly roomFreed$: Observable<void>;
+
+  // The rest of one fetch, when it held more user records than there was room for.
+  private pending: UserRecord[] = [];
+  private head = 0;
+  private retrievedAt = new Date(0);
+
+  constructor(private readonly options: ShardDeliveryOptions, private readonly subscriber: Subscriber<KinsumerRecord>) {
+    this.skipThrough = options.skipThrough;
+    const { tracker } = options;
+    this.roomFreed$ = defer(() => (this.room() > 0 ? of(undefined) : tracker.acks$.pipe(filter(() => this.room() > 0), take(1))));
+  }
+
+  /** How many more records may be emitted before acks must come back. */
+  room(): number {
+    return this.options.maxInFlightRecords - this.options.tracker.inFlight();
+  }
+
+  /** `true` while records of the last fetch wait for room. */
+  hasPending(): boolean {
+    return this.head < this.pending.length;
+  }
+
+  /**
+   * Takes the raw records of one fetch (replacing what was left of the previous one): KPL
+   * aggregates are split, consumed sub-records skipped, corrupt aggregates reported.
+   */
+  load(records: readonly RawRecord[], retrievedAt: Date): void {
+    const { shardId, emit } = this.options;
+    this.retrievedAt = retrievedAt;
+    const unpacked = unpackRecords(records, this.skipThrough);
+    this.skipThrough = unpacked.skipThrough;
+    this.pending = unpacked.records;
+    this.head = 0;
+    for (const { sequenceNumber, error } of unpacked.undecodable) emit({ type: 'record-undecodable', shardId, sequenceNumber, error });
+  }
+
+  /** Drops what is left of the last fetch (a reader about to fetch again from {@link ShardDelivery.last}). */
+  discardPending(): void {
+    this.pending = [];
+    this.head = 0;
+  }
+
+  /** Emits while there is room; a consumer that acks synchronously keeps the loop going. */
+  deliver(): void {
+    const { shardId, tracker, stats } = this.options;
+    while (this.head < this.pending.length && this.room() > 0 && !this.subscriber.closed) {
+      const next = this.pending[this.head] as UserRecord;
+      this.head += 1;
+      const ack = tracker.track(next.position);
+      this.last = next;
+      stats?.eventToClient?.(next.approximateArrivalTimestamp, this.retrievedAt);
+      this.subscriber.next(new ShardRecord(shardId, next, ack));
+    }
+    if (this.head >= this.pending.length) this.discardPending();
+  }
+
+  /**
+   * The end of a closed shard: completes once every emitted record is acked and `Finished` is
+   * written, then reports `shard-finished`.
+   */
+  finish(childShardIds: readonly string[]): Observable<never> {
+    const { shardId, tracker, emit } = this.options;
+    return concat(
+      defer(() => tracker.finish(this.last?.position)).pipe(ignoreElements()),
+      defer(() => {
+        emit({ type: 'shard-finished', shardId, childShardIds });
+        return EMPTY;
+      }),
+    );
+  }
+}
+
+/** A record as the application receives it; `ack` is the tracker's. */
+class ShardRecord implements KinsumerRecord {
+  readonly sequenceNumber: string;
+  readonly subSequenceNumber: number | undefined;
+  readonly partitionKey: string;
+  declare readonly explicitHashKey?: string;
+  readonly data: Uint8Array;
+  readonly approximateArrivalTimestamp: Date;
+
+  constructor(readonly shardId: string, user: UserRecord, readonly ack: () => void) {
+    this.sequenceNumber = user.position.sequenceNumber;
+    this.subSequenceNumber = user.position.subSequenceNumber;
+    this.partitionKey = user.partitionKey;
+    if (user.explicitHashKey !== undefined) this.explicitHashKey = user.explicitHashKey;
+    this.data = user.data;
+    this.approximateArrivalTimestamp = user.approximateArrivalTimestamp;
+  }
+}
+
+/** Typed kinsumer errors say whether they are retriable; AWS errors are classified. */
+export function isRetriableReadError(error: unknown): boolean {
+  return error instanceof KinsumerError ? error.retriable : classifyAwsError(error) === 'transient';
+}
+
+/** Typed errors (stream not found, lease lost) pass as they are; the rest is wrapped, cause kept. */
+export function readError(shardId: string, operation: string, error: unknown): KinsumerError {
+  return error instanceof KinsumerError ? error : new ShardReadError(shardId, operation, error);
+}
