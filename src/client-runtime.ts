@@ -1,6 +1,6 @@
 import {
-  type Observable, type Subscription, Subject, concat, defer, firstValueFrom, from, ignoreElements, map, merge,
-  takeUntil, timer,
+  type Observable, type Subscription, Subject, concat, defer, from, ignoreElements, map, merge,
+  takeUntil,
 } from 'rxjs';
 import type { MembershipStore, MetadataStore } from './coordination-ports.js';
 import { coordinate, leaveGroup } from './coordinator.js';
@@ -87,6 +87,9 @@ export class ClientRuntime {
     this.halted.next();
     this.coordination?.unsubscribe();
     await this.manager.stop();
+    // `leases$` merges in `failed`, which only ever errors: without this, leases$ (and records$)
+    // would never complete after a graceful stop, and `lastValueFrom(records$)` would hang.
+    this.failed.complete();
     await leaveGroup(this.deps);
   }
 
@@ -99,9 +102,4 @@ export class ClientRuntime {
     // Release what can be released; the subscriber already has the error.
     void this.stop();
   }
-}
-
-/** Resolves after `ms` on the scheduler (so stop()'s bound runs on virtual time in tests). */
-export function after(ms: number, scheduler: ResolvedOptions['scheduler']): Promise<void> {
-  return firstValueFrom(timer(ms, scheduler).pipe(map(() => undefined)), { defaultValue: undefined });
 }

@@ -1,5 +1,5 @@
-import { EMPTY, Observable, Subject, catchError, firstValueFrom, mergeMap, throwError } from 'rxjs';
-import { ClientRuntime, after, type ClientDeps } from './client-runtime.js';
+import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
+import { ClientRuntime, type ClientDeps } from './client-runtime.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
 import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
 import { Dynamo } from './dynamodb/dynamo.js';
@@ -103,10 +103,11 @@ export class Kinsumer {
       return;
     }
     const { shutdownTimeoutMs, scheduler } = this.options;
-    const outcome = await Promise.race([
-      runtime.stop().then(() => 'done' as const),
-      after(shutdownTimeoutMs, scheduler).then(() => 'timeout' as const),
-    ]);
+    // race() unsubscribes the loser: the bound's timer must not hold the process open once stopped.
+    const outcome = await firstValueFrom(race(
+      from(runtime.stop()).pipe(map(() => 'done' as const)),
+      timer(shutdownTimeoutMs, scheduler).pipe(map(() => 'timeout' as const)),
+    ));
     this.state = 'stopped';
     if (outcome === 'timeout') {
       const error = new ShutdownTimeoutError(shutdownTimeoutMs, runtime.pending().map((shardId) => `release of ${shardId}`));

@@ -21,6 +21,15 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await Promise.all(group.members.map((m) => m.kinsumer.stop()));
   });
 
+  it('a stopped client leaves nothing scheduled (no timer holds the process open after stop())', async () => {
+    const group = new MemoryGroup(2);
+    group.stream.putRecords(Array.from({ length: 10 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
+    group.join('a');
+    await group.scheduler.until(() => group.receivedData().length >= 10, 'all records', 20_000);
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    expect(group.scheduler.actions.map((a) => a.delay)).to.deep.equal([]);
+  });
+
   it('a third client joining takes exactly two shards (2/2/2), moved without redelivering acked records', async () => {
     const group = new MemoryGroup(6);
     group.stream.putRecords(Array.from({ length: 60 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
