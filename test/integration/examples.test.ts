@@ -1,0 +1,57 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+
+const run = promisify(execFile);
+
+/** Runs `examples/<name>.ts` as its own process (as a reader would) and returns what it printed. */
+async function example(name: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${name}.ts`], {
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    timeout: 90_000,
+  });
+  return stdout;
+}
+
+// Each example starts its own local servers, consumes a stream it filled and exits 0 on its own
+// (a non-zero exit or a hang fails the test). They are type-checked by test/static.test.ts.
+describe('examples/ run against the local servers', function () {
+  this.timeout(120_000);
+
+  it('basic: every record handled once (the sum of the payloads matches)', async () => {
+    // 200 records with n = 0..199: sum 19900 only if each was handled exactly once.
+    expect(await example('basic')).to.contain('basic: 200 records handled, sum of n = 19900');
+  });
+
+  it('batches: all records in per-shard batches of at most 100', async () => {
+    const out = await example('batches');
+    const match = /batches: (\d+) records in (\d+) batches \(largest (\d+)\)/.exec(out);
+    expect(match, out).to.not.equal(null);
+    const [, records, batches, largest] = match!.map(Number);
+    expect(records).to.equal(1000);
+    expect(batches).to.be.at.least(10);
+    expect(largest).to.be.at.most(100);
+  });
+
+  it('out-of-order: all records acked through mergeMap(…, 8) with checkpoints written', async () => {
+    const out = await example('out-of-order');
+    const match = /out-of-order: (\d+) records, (\d+) finished after a later one, (\d+) checkpoints written/.exec(out);
+    expect(match, out).to.not.equal(null);
+    expect(Number(match![1])).to.equal(300);
+    expect(Number(match![3])).to.be.at.least(1);
+  });
+
+  it('graceful-shutdown: SIGTERM stops, releasing both leases with their final checkpoint', async () => {
+    expect(await example('graceful-shutdown')).to.contain('graceful-shutdown: SIGTERM: 100 records handled, 2 leases released');
+  });
+
+  it('metrics: Prometheus counters fed from events$ and the StatReceiver', async () => {
+    const out = await example('metrics');
+    expect(out).to.match(/^kinsumer_delivery_seconds_count 200$/m);
+    expect(out).to.match(/^kinsumer_events_total\{type="lease-acquired"\} 2$/m);
+    expect(out).to.match(/^kinsumer_leases 0$/m);
+    const read = [...out.matchAll(/^kinsumer_records_read_total\{shard="[^"]+"\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    expect(read).to.equal(200);
+    expect(out).to.match(/^kinsumer_checkpoints_total [1-9]\d*$/m);
+  });
+});
