@@ -80,3 +80,21 @@ export class LeaseHeldError extends KinsumerError {
     this.shardId = shardId;
   }
 }
+
+/**
+ * A shard's checkpoint row holds what kinsumer (or the Go kinsumer) cannot have written: an
+ * attribute of the wrong type, a sequence number that is not one, or one Kinesis refuses as a
+ * position in that shard. Affects that shard only: it is reported (an `error` event with the
+ * shard id) and the shard is left unread, its row untouched, until an operator fixes the row.
+ */
+export class CorruptCheckpointError extends KinsumerError {
+  readonly shardId: string;
+  /** The attribute at fault (`SequenceNumber`, `LeaseCounter`, ...). */
+  readonly attribute: string;
+
+  constructor(shardId: string, attribute: string, problem: string, options: { cause?: unknown } = {}) {
+    super(`checkpoint row of shard ${shardId} is corrupt: ${attribute} ${problem}`, { ...options, retriable: false });
+    this.shardId = shardId;
+    this.attribute = attribute;
+  }
+}

@@ -5,10 +5,11 @@ import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
 import { checkTables } from './dynamodb/tables.js';
-import { KinsumerError, LeaseLostError, ShutdownTimeoutError } from './errors.js';
+import { CorruptCheckpointError, KinsumerError, LeaseLostError, ShutdownTimeoutError } from './errors.js';
 import { logEvent } from './event-log.js';
 import { KinesisStream } from './kinesis/kinesis.js';
 import { resolveOptions, tableNames, type KinsumerOptions, type ResolvedOptions } from './options.js';
+import { prepareReadMode } from './read-mode.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease } from './types.js';
 
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
@@ -79,7 +80,8 @@ export class Kinsumer {
     });
     this.records$ = this.leases$.pipe(
       mergeMap((lease) => lease.records$.pipe(
-        catchError((error: unknown) => (error instanceof LeaseLostError ? EMPTY : throwError(() => error))),
+        // Errors of one shard end that shard's part (reported on events$); the others keep flowing.
+        catchError((error: unknown) => (error instanceof LeaseLostError || error instanceof CorruptCheckpointError ? EMPTY : throwError(() => error))),
       )),
     );
   }
@@ -119,7 +121,7 @@ export class Kinsumer {
 }
 
 /** The production wiring: the user's clients behind the DynamoDB and Kinesis adapters. */
-function awsDeps(options: ResolvedOptions): Omit<ClientDeps, 'options' | 'emit'> {
+function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void): Omit<ClientDeps, 'options' | 'emit'> {
   const dynamo = new Dynamo(options.dynamodb);
   const tables = tableNames(options.applicationName);
   const now = () => options.scheduler.now();
@@ -134,6 +136,7 @@ function awsDeps(options: ResolvedOptions): Omit<ClientDeps, 'options' | 'emit'>
       await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables });
       // Fails fast with StreamNotFoundError rather than at the first read.
       await firstValueFrom(stream.listShards());
+      await prepareReadMode(options, stream, emit);
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
 } from 'rxjs';
 import { type BackoffPolicy, retryTransient } from './backoff.js';
+import { CorruptCheckpointError } from './errors.js';
 import {
   DEFAULT_ITERATOR_MAX_AGE_MS, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
 } from './poll-plan.js';
@@ -86,11 +87,15 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     if (iterator !== undefined && !iteratorTooOld(now, iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
     const plan = planResume(origin, delivery.last, originRequestedAt);
     originRequestedAt ??= new Date(now);
-    return stream.getShardIterator(shardId, plan.iteratorStart).pipe(tap((issued) => {
-      iterator = issued;
-      iteratorIssuedAtMs = scheduler.now();
-      delivery.skipThrough = plan.skipThrough;
-    }));
+    return stream.getShardIterator(shardId, plan.iteratorStart).pipe(
+      // Before any delivery, a sequence-number start can only come from the stored checkpoint.
+      catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
+      tap((issued) => {
+        iterator = issued;
+        iteratorIssuedAtMs = scheduler.now();
+        delivery.skipThrough = plan.skipThrough;
+      }),
+    );
   }).pipe(
     retryTransient({ operation: 'GetShardIterator', ...retryOptions }),
     catchError((error: unknown) => throwError(() => readError(shardId, 'GetShardIterator', error))),
@@ -145,4 +150,16 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
 
 function isExpiredIterator(error: unknown): boolean {
   return error instanceof Error && error.name === 'ExpiredIteratorException';
+}
+
+/**
+ * A stored checkpoint that Kinesis refuses as a start (InvalidArgumentException: not a sequence
+ * number of this shard) is a corrupt checkpoint row of that shard, not a fault of the stream:
+ * the error then ends that shard only. Other errors pass as they are.
+ */
+export function checkpointRejected(shardId: string, start: IteratorStart, error: unknown): unknown {
+  if (start.type !== 'AFTER_SEQUENCE_NUMBER' && start.type !== 'AT_SEQUENCE_NUMBER') return error;
+  if (!(error instanceof Error) || error.name !== 'InvalidArgumentException') return error;
+  const shown = JSON.stringify(start.sequenceNumber.slice(0, 40));
+  return new CorruptCheckpointError(shardId, 'SequenceNumber', `${shown} is not a position in this shard (GetShardIterator: ${error.name})`, { cause: error });
 }

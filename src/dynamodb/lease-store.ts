@@ -8,7 +8,7 @@ import {
 } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
 import { backoffDelay } from '../backoff.js';
-import { KinsumerError, LeaseHeldError, LeaseLostError, TableNotFoundError } from '../errors.js';
+import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError, TableNotFoundError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 import { isSequenceNumber } from '../sequence-number.js';
 import { nanosFromMillis, stringOrNull, timestampAttributes } from './codec.js';
@@ -38,17 +38,8 @@ const BATCH_GET_LIMIT = 100;
 /** Consecutive BatchGetItem calls that made no progress before readMany gives up. */
 const BATCH_GET_MAX_STALLS = 8;
 
-/** A checkpoint row whose attributes cannot be what kinsumer (or the Go kinsumer) wrote. */
-export class CorruptCheckpointError extends KinsumerError {
-  readonly shardId: string;
-  readonly attribute: string;
-
-  constructor(shardId: string, attribute: string, problem: string) {
-    super(`checkpoint row of shard ${shardId} is corrupt: ${attribute} ${problem}`, { retriable: false });
-    this.shardId = shardId;
-    this.attribute = attribute;
-  }
-}
+// Defined with the other errors (the shard reader raises it too); exported here as before.
+export { CorruptCheckpointError };
 
 /**
  * The capture rule, on the capturer's clock: a lease is available when it has no owner, is this

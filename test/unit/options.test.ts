@@ -112,6 +112,42 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['stats with a non-function', { stats: { checkpoint: 1 } }, 'stats', /checkpoint must be a function/],
     ['scheduler not a scheduler', { scheduler: {} }, 'scheduler', /SchedulerLike/],
     ['misspelt option', { throttleDelay: 250 }, 'throttleDelay', /not a kinsumer option/],
+    // The same rules, reached by the other kinds of bad value each check guards against.
+    ['non-string stream name', { streamName: 42 }, 'streamName', /characters/],
+    ['stream name longer than 128', { streamName: 's'.repeat(129) }, 'streamName', /1-128/],
+    ['non-string stream ARN', { streamName: undefined, streamArn: 42 }, 'streamArn', /ARN/],
+    ['stream ARN without an account', { streamName: undefined, streamArn: 'arn:aws:kinesis:eu-west-1::stream/events' }, 'streamArn', /ARN/],
+    ['non-string application name', { applicationName: 7 }, 'applicationName', /characters/],
+    ['application name too long for the table names', { applicationName: 'a'.repeat(244) }, 'applicationName', /1-243/],
+    ['null kinesis client', { kinesis: null }, 'kinesis', /required/],
+    ['dynamodb whose send is not a function', { dynamodb: { send: 1 } }, 'dynamodb', /send/],
+    ['non-string clientId', { clientId: 12 }, 'clientId', /non-empty string/],
+    ['clientId longer than 1024', { clientId: 'c'.repeat(1025) }, 'clientId', /at most 1024/],
+    ['empty clientName', { clientName: '' }, 'clientName', /non-empty/],
+    ['non-string consumerName', { consumerName: 5 }, 'consumerName', /non-empty string/],
+    ['consumerName longer than 128', { consumerName: 'c'.repeat(129) }, 'consumerName', /1-128/],
+    ['null initialPosition', { initialPosition: null }, 'initialPosition', /TRIM_HORIZON/],
+    ['numeric initialPosition', { initialPosition: 0 }, 'initialPosition', /TRIM_HORIZON/],
+    ['lower-case initialPosition', { initialPosition: 'latest' }, 'initialPosition', /TRIM_HORIZON/],
+    ['timestamp that is not a Date', { initialPosition: { timestamp: '2026-01-01' } }, 'initialPosition', /valid Date/],
+    ['string throttleDelayMs', { throttleDelayMs: '250' }, 'throttleDelayMs', /number/],
+    ['negative leaseTtlMs', { leaseTtlMs: -15000 }, 'leaseTtlMs', /positive/],
+    ['commitFrequencyMs beyond the timer range', { commitFrequencyMs: 2 ** 31, leaseTtlMs: 2 ** 31 - 1 }, 'commitFrequencyMs', /at most 2147483647/],
+    ['null shardCheckFrequencyMs', { shardCheckFrequencyMs: null }, 'shardCheckFrequencyMs', /positive finite/],
+    ['string maxInFlightRecords', { maxInFlightRecords: '10' }, 'maxInFlightRecords', /positive integer/],
+    ['negative maxInFlightRecords', { maxInFlightRecords: -1 }, 'maxInFlightRecords', /positive integer/],
+    ['maxInFlightRecords beyond 2^53', { maxInFlightRecords: 2 ** 53 }, 'maxInFlightRecords', /positive integer/],
+    ['non-string readMode', { readMode: true }, 'readMode', /fan-out/],
+    ['numeric createTables', { createTables: 1 }, 'createTables', /boolean/],
+    ['logger that is a string', { logger: 'console' }, 'logger', /debug, info, warn and error/],
+    ['null logger', { logger: null }, 'logger', /pino/],
+    ['logger with a non-function debug', { logger: { debug: 1, info() {}, warn() {}, error() {} } }, 'logger', /pino/],
+    ['stats that is not an object', { stats: 'prometheus' }, 'stats', /StatReceiver/],
+    ['null stats', { stats: null }, 'stats', /StatReceiver/],
+    ['stats with a non-function eventToClient', { stats: { eventToClient: 'x' } }, 'stats', /eventToClient must be a function/],
+    ['stats with a non-function eventsFromKinesis', { stats: { eventsFromKinesis: {} } }, 'stats', /eventsFromKinesis must be a function/],
+    ['null scheduler', { scheduler: null }, 'scheduler', /SchedulerLike/],
+    ['scheduler without now()', { scheduler: { schedule() {} } }, 'scheduler', /now\(\)/],
   ];
 
   for (const [title, changes, option, rule] of rules) {
@@ -124,8 +160,43 @@ describe('options: new Kinsumer validates synchronously', () => {
     });
   }
 
+  it('accepts every rule at its boundary', () => {
+    const { options } = new Kinsumer({
+      ...base,
+      applicationName: 'a'.repeat(243),
+      streamName: 's'.repeat(128),
+      clientId: 'c'.repeat(1024),
+      // Equal frequencies, a TTL of exactly twice the heartbeat, the longest timer.
+      shardCheckFrequencyMs: 1000, leaderActionFrequencyMs: 1000, leaseTtlMs: 2000,
+      commitFrequencyMs: 1999, throttleDelayMs: 1999,
+      shutdownTimeoutMs: 2 ** 31 - 1,
+      maxInFlightRecords: Number.MAX_SAFE_INTEGER,
+    });
+    expect(options.leaseTtlMs).to.equal(2000);
+    expect(options.shutdownTimeoutMs).to.equal(2 ** 31 - 1);
+    // The default consumer name is the application name cut to the 128 characters Kinesis allows.
+    expect(options.consumerName).to.equal('a'.repeat(128));
+  });
+
+  it('accepts fan-out mode, a consumer name, a logger, stats and createTables', () => {
+    const logger = { debug() {}, info() {}, warn() {}, error() {} };
+    const stats = { checkpoint() {}, eventToClient() {}, eventsFromKinesis() {} };
+    const { options } = new Kinsumer({ ...base, readMode: 'fan-out', consumerName: 'billing-efo', logger, stats, createTables: true });
+    expect(options.readMode).to.equal('fan-out');
+    expect(options.consumerName).to.equal('billing-efo');
+    expect(options.logger).to.equal(logger);
+    expect(options.stats).to.equal(stats);
+    expect(options.createTables).to.equal(true);
+  });
+
+  it('names the first option at fault when several break a rule', () => {
+    // The stream is checked before the timings.
+    expect(configError({ streamName: '', throttleDelayMs: 1 }).option).to.equal('streamName');
+  });
+
   it('rejects a non-object', () => {
     expect(() => new Kinsumer(null as unknown as KinsumerOptions)).to.throw(ConfigError, /options/);
+    expect(() => new Kinsumer('events' as unknown as KinsumerOptions)).to.throw(ConfigError, /must be an object/);
   });
 
   it('does no I/O in the constructor (clients are never called)', () => {
