@@ -24,10 +24,15 @@ export class WorkerProcess {
   private readonly child: ChildProcess;
   private exit: Exit | undefined;
 
-  constructor(readonly config: WorkerConfig) {
+  /**
+   * `detached`: the worker gets its own process group, so a Ctrl-C at the terminal (sent to the
+   * whole foreground group) reaches only the parent, which then stops the worker in order.
+   */
+  constructor(readonly config: WorkerConfig, spawnOptions: { readonly detached?: boolean } = {}) {
     this.child = fork(WORKER, [JSON.stringify(config)], {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      ...(spawnOptions.detached === true ? { detached: true } : {}),
     });
     this.child.on('message', (report: WorkerReport) => {
       if (report.type === 'event') this.events.push({ ...report.event, at: report.at });

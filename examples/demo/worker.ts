@@ -15,6 +15,11 @@ export interface WorkerConfig {
   readonly options: Omit<KinsumerOptions, 'kinesis' | 'dynamodb' | 'clientId'>;
   /** Folder of the ack logs: this worker writes `<id>.acks.jsonl` there. */
   readonly logDir: string;
+  /**
+   * Ack log file name inside `logDir`. Default `<id>.acks.jsonl`. A worker restarted with the same
+   * id after a SIGKILL takes a new file, so its lines never join a torn last line of the old one.
+   */
+  readonly logFile?: string;
   /** Simulated work per record. Default 0. */
   readonly processingMs?: number;
   /** Records processed at once, acks in any order (`mergeMap`); 1 = in order (`concatMap`). Default 1. */
@@ -50,7 +55,7 @@ function main(): void {
     kinesis: localKinesisClient(config.aws, overrides),
     dynamodb: localDynamoDbClient(config.aws, overrides),
   });
-  const log = new AckWriter(join(config.logDir, `${config.id}.acks.jsonl`));
+  const log = new AckWriter(join(config.logDir, config.logFile ?? `${config.id}.acks.jsonl`));
   const decoder = new TextDecoder();
   let acked = 0;
   kinsumer.events$.subscribe((event) => report({ type: 'event', at: Date.now(), event: serialize(event) }));

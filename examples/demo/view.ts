@@ -1,0 +1,185 @@
+// The demo's terminal view: pure functions from a view model to lines of text, and a small writer
+// that redraws them in place on a terminal, or prints plain lines when the output is a pipe.
+import { shortShard, type Note, type ShardRow, type ViewModel, type WorkerRow } from './board.js';
+
+/** What the run ends with. */
+export interface TallySummary {
+  readonly produced: number;
+  readonly consumedUnique: number;
+  readonly duplicates: number;
+  readonly lost: number;
+  /** The first few lost records' tags, to look up in the ack logs. */
+  readonly lostSample: readonly string[];
+  readonly violations: readonly string[];
+  readonly failoverMs: number | undefined;
+  readonly handoffMs: number | undefined;
+}
+
+function pad(text: string | number, width: number): string {
+  return String(text).padEnd(width);
+}
+
+function padLeft(text: string | number, width: number): string {
+  return String(text).padStart(width);
+}
+
+/** `1234` → `1.2 s`; under a second in ms. */
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function clock(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+function shardState(row: ShardRow, model: ViewModel): string {
+  if (row.state === 'finished') return 'finished';
+  if (row.state === 'closed') return 'closed (reading to its end)';
+  if (row.owner !== undefined || model.phase === 'done') return 'open';
+  const waiting = row.parents.some((parent) => model.shards.find((s) => s.shardId === parent)?.state !== 'finished');
+  return waiting ? 'open (waiting for parent)' : 'open (no owner)';
+}
+
+function workerShards(row: WorkerRow): string {
+  return row.shards.length === 0 ? '-' : row.shards.map(shortShard).join(' ');
+}
+
+/** The full board: header, the shard table, the worker table and the latest notes. */
+export function renderBoard(model: ViewModel, maxNotes = 8): string[] {
+  const lines: string[] = [];
+  lines.push(`kinsumer demo · ${model.phase} · ${clock(model.elapsedMs)} of ${clock(model.durationMs)}`);
+  lines.push(`produced ${model.produced} (${Math.round(model.producedRate)}/s) · consumed ${model.consumedUnique} distinct · duplicates ${model.duplicates}`);
+  lines.push('');
+  lines.push(`${pad('shard', 10)}${pad('parent', 10)}${pad('owner', 7)}${padLeft('consumed', 9)}${padLeft('lag rec', 9)}${padLeft('lag', 10)}  state`);
+  for (const row of model.shards) {
+    const parent = row.parents.length === 0 ? '-' : row.parents.map(shortShard).join('+');
+    lines.push(
+      `${pad(shortShard(row.shardId), 10)}${pad(parent, 10)}${pad(row.owner ?? '-', 7)}${padLeft(row.consumed, 9)}`
+      + `${padLeft(row.lagRecords, 9)}${padLeft(formatMs(row.lagMs), 10)}  ${shardState(row, model)}`,
+    );
+  }
+  lines.push('');
+  lines.push(`${pad('worker', 8)}${pad('pid', 8)}${pad('state', 10)}${padLeft('rate', 8)}${padLeft('acked', 8)}  shards`);
+  for (const row of model.workers) {
+    lines.push(`${pad(row.id, 8)}${pad(row.pid ?? '-', 8)}${pad(row.state, 10)}${padLeft(`${Math.round(row.rate)}/s`, 8)}${padLeft(row.acked, 8)}  ${workerShards(row)}`);
+  }
+  const notes = maxNotes > 0 ? model.notes.slice(-maxNotes) : [];
+  if (notes.length > 0) {
+    lines.push('');
+    for (const note of notes) lines.push(renderNote(note));
+  }
+  return lines;
+}
+
+/** One note as a line: its time since the start and what happened. */
+export function renderNote(note: Note): string {
+  return `[${padLeft(clock(note.at), 6)}] ${note.text}`;
+}
+
+/** The whole state in one plain line (for a pipe: one line a second). */
+export function renderStatusLine(model: ViewModel): string {
+  const shards = model.shards.map((row) => {
+    const name = shortShard(row.shardId).replace('shard-', '');
+    if (row.state === 'finished') return `${name}=finished ${row.consumed}`;
+    return `${name}=${row.owner ?? '-'} ${row.consumed} lag ${row.lagRecords}/${formatMs(row.lagMs)}`;
+  });
+  const workers = model.workers.map((row) => (row.state === 'running'
+    ? `${row.id} ${row.shards.length} shards ${Math.round(row.rate)}/s`
+    : `${row.id} ${row.state}`));
+  return `[${padLeft(clock(model.elapsedMs), 6)}] ${model.phase} · produced ${model.produced} consumed ${model.consumedUnique} dup ${model.duplicates}`
+    + ` · shards ${shards.join(', ')} · workers ${workers.join(', ')}`;
+}
+
+/** The closing tally; its first line is the one to grep: `tally: produced N, ..., lost N`. */
+export function renderTally(tally: TallySummary): string[] {
+  const failover = tally.failoverMs === undefined ? 'not measured' : formatMs(tally.failoverMs);
+  const handoff = tally.handoffMs === undefined ? 'not measured' : formatMs(tally.handoffMs);
+  const lines = [
+    `tally: produced ${tally.produced}, consumed unique ${tally.consumedUnique}, duplicates ${tally.duplicates}, lost ${tally.lost}, failover ${failover}`,
+    `  produced         ${padLeft(tally.produced, 8)}  records put by the producer`,
+    `  consumed unique  ${padLeft(tally.consumedUnique, 8)}  distinct records acked by some worker`,
+    `  duplicates       ${padLeft(tally.duplicates, 8)}  deliveries beyond the first (at-least-once: acked but not yet checkpointed when a worker died or let go)`,
+    `  LOST             ${padLeft(tally.lost, 8)}  ${tally.lost === 0 ? 'every produced record was acked' : `never acked, e.g. ${tally.lostSample.join(', ')}`}`,
+    `  failover         ${padLeft(failover, 8)}  SIGKILL to records flowing again on every shard the dead worker held`,
+    `  split handoff    ${padLeft(handoff, 8)}  parent finished to the first record of its children`,
+  ];
+  if (tally.violations.length > 0) {
+    lines.push(`  ORDER VIOLATIONS ${padLeft(tally.violations.length, 8)}`);
+    for (const violation of tally.violations.slice(0, 5)) lines.push(`    ${violation}`);
+  }
+  lines.push(tally.lost === 0 && tally.violations.length === 0 ? 'result: OK, nothing lost' : 'result: FAILED');
+  return lines;
+}
+
+/** Where the view goes: `process.stdout`, or a fake in tests. */
+export interface Output {
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+  readonly rows?: number;
+  write(text: string): unknown;
+}
+
+/** Shows the run: `tick` each second with the latest model, `line` for anything else, `end` once. */
+export interface ViewWriter {
+  tick(model: ViewModel): void;
+  line(text: string): void;
+  /** The final board (kept on screen, or printed once in a pipe) and the tally under it. */
+  end(model: ViewModel, tally: readonly string[]): void;
+}
+
+const ESC = '\u001b[';
+
+/**
+ * On a terminal: redraws the board in place each tick (cursor up over the last drawing, clear
+ * below). In a pipe: each note once, as it appears, and one status line per tick; no escape codes.
+ */
+export function createWriter(output: Output): ViewWriter {
+  if (output.isTTY === true) {
+    let drawn = 0;
+    // A line wider than the terminal wraps, and a board taller than it scrolls: either breaks
+    // the cursor-up redraw, so lines are clipped and notes dropped to fit.
+    const clip = (line: string) => (output.columns === undefined || output.columns <= 0 ? line : line.slice(0, Math.max(20, output.columns - 1)));
+    const noteRoom = (model: ViewModel) => (output.rows === undefined || output.rows <= 0 ? 8 : Math.min(8, Math.max(0, output.rows - 1 - renderBoard(model, 0).length - 1)));
+    const erase = () => {
+      if (drawn > 0) output.write(`${ESC}${drawn}A\r${ESC}0J`);
+      drawn = 0;
+    };
+    return {
+      tick(model) {
+        const lines = renderBoard(model, noteRoom(model)).map(clip);
+        erase();
+        output.write(`${lines.join('\n')}\n`);
+        drawn = lines.length;
+      },
+      line(text) {
+        // Printed above the board: the next tick redraws below it.
+        erase();
+        output.write(`${text}\n`);
+      },
+      end(model, tally) {
+        // The last board stays on screen; the tally goes under it.
+        this.tick(model);
+        drawn = 0;
+        output.write(`\n${tally.join('\n')}\n`);
+      },
+    };
+  }
+  const printed = new Set<string>();
+  return {
+    tick(model) {
+      for (const note of model.notes) {
+        if (printed.has(note.key)) continue;
+        printed.add(note.key);
+        output.write(`${renderNote(note)}\n`);
+      }
+      output.write(`${renderStatusLine(model)}\n`);
+    },
+    line(text) {
+      output.write(`${text}\n`);
+    },
+    end(model, tally) {
+      this.tick(model);
+      output.write(`\n${renderBoard(model, 0).join('\n')}\n\n${tally.join('\n')}\n`);
+    },
+  };
+}

@@ -1,0 +1,193 @@
+import { expect } from 'chai';
+import type { Note, ShardRow, ViewModel, WorkerRow } from '../../examples/demo/board.js';
+import {
+  createWriter, formatMs, renderBoard, renderNote, renderStatusLine, renderTally, type TallySummary,
+} from '../../examples/demo/view.js';
+
+const S = (n: number) => `shardId-${String(n).padStart(12, '0')}`;
+
+function shard(n: number, fields: Partial<ShardRow> = {}): ShardRow {
+  return { shardId: S(n), parents: [], owner: 'w1', consumed: 10, lagRecords: 0, lagMs: 0, state: 'open', ...fields };
+}
+
+function worker(id: string, fields: Partial<WorkerRow> = {}): WorkerRow {
+  return { id, pid: 4242, state: 'running', shards: [], rate: 0, acked: 0, ...fields };
+}
+
+function note(at: number, text: string, kind: Note['kind'] = 'kill'): Note {
+  return { key: `${kind}:${text}`, at, kind, text };
+}
+
+function model(fields: Partial<ViewModel> = {}): ViewModel {
+  return {
+    elapsedMs: 12_345, durationMs: 30_000, phase: 'running', produced: 1200, producedRate: 99.6, consumedUnique: 1187, duplicates: 3,
+    shards: [
+      shard(0, { owner: 'w2', consumed: 310, lagRecords: 2, lagMs: 150 }),
+      shard(1, { owner: undefined, consumed: 290, lagRecords: 40, lagMs: 3210 }),
+      shard(2, { state: 'finished', consumed: 300 }),
+      shard(3, { parents: [S(2)], owner: 'w3' }),
+    ],
+    workers: [worker('w1', { state: 'killed' }), worker('w2', { shards: [S(0), S(4)], rate: 51.4, acked: 620 }), worker('w3', { shards: [S(3)], rate: 49, acked: 577 })],
+    notes: [],
+    failoverMs: undefined,
+    handoffMs: undefined,
+    ...fields,
+  };
+}
+
+const ESC = '\u001b';
+
+/** A fake stdout: what was written, as one string. */
+function output(tty: { columns?: number; rows?: number } | undefined) {
+  const written: string[] = [];
+  return {
+    ...(tty === undefined ? {} : { isTTY: true, ...tty }),
+    write(text: string) { written.push(text); return true; },
+    text: () => written.join(''),
+    writes: written,
+  };
+}
+
+describe('demo view (rendering the live view)', () => {
+  it('formats durations: ms below a second, one decimal of seconds above', () => {
+    expect(formatMs(0)).to.equal('0 ms');
+    expect(formatMs(999.4)).to.equal('999 ms');
+    expect(formatMs(3210)).to.equal('3.2 s');
+  });
+
+  describe('the board', () => {
+    it('has a header with phase, clock and totals', () => {
+      const [title, totals] = renderBoard(model());
+      expect(title).to.equal('kinsumer demo · running · 12.3s of 30.0s');
+      expect(totals).to.equal('produced 1200 (100/s) · consumed 1187 distinct · duplicates 3');
+    });
+
+    it('one row per shard: short id, parent, owner, consumed, lag in records and time, state', () => {
+      const lines = renderBoard(model());
+      const header = lines.findIndex((l) => l.startsWith('shard '));
+      expect(lines[header]).to.match(/^shard\s+parent\s+owner\s+consumed\s+lag rec\s+lag\s+state$/);
+      expect(lines[header + 1]).to.match(/^shard-0\s+-\s+w2\s+310\s+2\s+150 ms\s+open$/);
+      expect(lines[header + 2]).to.match(/^shard-1\s+-\s+-\s+290\s+40\s+3\.2 s\s+open \(no owner\)$/);
+      expect(lines[header + 3]).to.match(/^shard-2\s+.*finished$/);
+      expect(lines[header + 4]).to.match(/^shard-3\s+shard-2\s+w3\s/);
+    });
+
+    it('a child without an owner waits for its parent until the parent is finished', () => {
+      const waiting = model({ shards: [shard(0, { state: 'closed' }), shard(4, { parents: [S(0)], owner: undefined })] });
+      expect(renderBoard(waiting).find((l) => l.startsWith('shard-4'))).to.match(/open \(waiting for parent\)$/);
+      expect(renderBoard(waiting).find((l) => l.startsWith('shard-0'))).to.match(/closed \(reading to its end\)$/);
+      const free = model({ shards: [shard(0, { state: 'finished' }), shard(4, { parents: [S(0)], owner: undefined })] });
+      expect(renderBoard(free).find((l) => l.startsWith('shard-4'))).to.match(/open \(no owner\)$/);
+      expect(renderBoard({ ...free, phase: 'done' }).find((l) => l.startsWith('shard-4'))).to.match(/\sopen$/);
+    });
+
+    it('one row per worker: pid, state, rate, acked and the shards it holds', () => {
+      const lines = renderBoard(model());
+      expect(lines.find((l) => l.startsWith('w1'))).to.match(/^w1\s+4242\s+killed\s+0\/s\s+0\s+-$/);
+      expect(lines.find((l) => l.startsWith('w2'))).to.match(/^w2\s+4242\s+running\s+51\/s\s+620\s+shard-0 shard-4$/);
+    });
+
+    it('ends with the latest notes, as many as asked for', () => {
+      const notes = [note(1000, 'one'), note(2000, 'two'), note(3000, 'three')];
+      const lines = renderBoard(model({ notes }), 2);
+      expect(lines.slice(-2)).to.deep.equal(['[  2.0s] two', '[  3.0s] three']);
+      expect(renderBoard(model({ notes }), 0).some((l) => l.includes('one'))).to.equal(false);
+    });
+  });
+
+  it('a note is its time since the start and its text', () => {
+    expect(renderNote(note(12_345, 'SIGKILL w1'))).to.equal('[ 12.3s] SIGKILL w1');
+  });
+
+  it('the status line carries every shard and worker in one line', () => {
+    const line = renderStatusLine(model());
+    expect(line).to.not.contain('\n');
+    expect(line).to.match(/^\[ 12\.3s\] running · produced 1200 consumed 1187 dup 3 · shards /);
+    expect(line).to.contain('0=w2 310 lag 2/150 ms, 1=- 290 lag 40/3.2 s, 2=finished 300, 3=w3 10 lag 0/0 ms');
+    expect(line).to.contain('workers w1 killed, w2 2 shards 51/s, w3 1 shards 49/s');
+  });
+
+  describe('the tally', () => {
+    const ok: TallySummary = { produced: 1200, consumedUnique: 1200, duplicates: 24, lost: 0, lostSample: [], violations: [], failoverMs: 3100, handoffMs: 250 };
+
+    it('starts with one line to grep, and says OK when nothing was lost', () => {
+      const lines = renderTally(ok);
+      expect(lines[0]).to.equal('tally: produced 1200, consumed unique 1200, duplicates 24, lost 0, failover 3.1 s');
+      expect(lines.find((l) => l.includes('split handoff'))).to.contain('250 ms');
+      expect(lines.at(-1)).to.equal('result: OK, nothing lost');
+    });
+
+    it('names lost records and order violations, and says FAILED', () => {
+      const lines = renderTally({ ...ok, consumedUnique: 1198, lost: 2, lostSample: ['key-001#4', 'key-002#9'], violations: ['per-shard order: x'], failoverMs: undefined });
+      expect(lines[0]).to.contain('lost 2, failover not measured');
+      expect(lines.find((l) => l.includes('LOST'))).to.contain('key-001#4, key-002#9');
+      expect(lines.some((l) => l.includes('ORDER VIOLATIONS'))).to.equal(true);
+      expect(lines).to.include('    per-shard order: x');
+      expect(lines.at(-1)).to.equal('result: FAILED');
+    });
+  });
+
+  describe('the writer', () => {
+    it('in a pipe: plain lines, one status line per tick, each note once, no escape codes', () => {
+      const out = output(undefined);
+      const writer = createWriter(out);
+      const kill = note(3000, 'SIGKILL w1');
+      writer.line('started w1 (pid 1)');
+      writer.tick(model({ notes: [kill] }));
+      writer.tick(model({ notes: [kill, note(6000, 'failover shard-0', 'failover')] }));
+      writer.end(model({ phase: 'done' }), ['tally: produced 1']);
+      const lines = out.text().split('\n');
+      expect(out.text()).to.not.contain(ESC);
+      expect(lines.filter((l) => l.endsWith('SIGKILL w1'))).to.have.length(1);
+      expect(lines.filter((l) => l.endsWith('failover shard-0'))).to.have.length(1);
+      expect(lines.filter((l) => /^\[ *[\d.]+s\] (running|done) · /.test(l))).to.have.length(3);
+      // The final board is printed once in full, then the tally.
+      expect(lines.some((l) => /^shard-0\s+-\s+w2/.test(l))).to.equal(true);
+      expect(lines.filter((l) => l !== '').at(-1)).to.equal('tally: produced 1');
+    });
+
+    it('on a terminal: each tick moves the cursor up over the last board and clears below it', () => {
+      const out = output({ columns: 200, rows: 50 });
+      const writer = createWriter(out);
+      writer.tick(model());
+      const height = renderBoard(model()).length;
+      expect(out.writes[0]).to.not.contain(ESC);
+      writer.tick(model());
+      expect(out.writes[1]).to.equal(`${ESC}[${height}A\r${ESC}[0J`);
+      expect(out.writes[2]?.split('\n')).to.have.length(height + 1);
+    });
+
+    it('on a terminal: a line goes above the board, which the next tick redraws below it', () => {
+      const out = output({ columns: 200, rows: 50 });
+      const writer = createWriter(out);
+      writer.tick(model());
+      writer.line('restarted w1');
+      writer.tick(model());
+      expect(out.writes.slice(1)).to.deep.equal([
+        `${ESC}[${renderBoard(model()).length}A\r${ESC}[0J`, 'restarted w1\n', `${renderBoard(model()).join('\n')}\n`,
+      ]);
+    });
+
+    it('on a terminal: lines are clipped to the width and notes dropped to fit the height', () => {
+      const out = output({ columns: 40, rows: 20 });
+      const writer = createWriter(out);
+      const notes = Array.from({ length: 8 }, (_, i) => note(i * 1000, `note ${i} ${'x'.repeat(60)}`));
+      writer.tick(model({ notes }));
+      const lines = out.text().split('\n').slice(0, -1);
+      expect(lines.every((l) => l.length <= 39)).to.equal(true);
+      expect(lines.length).to.be.at.most(19);
+      // The newest notes are the ones kept.
+      expect(lines.at(-1)).to.match(/^\[ +7\.0s\] note 7/);
+    });
+
+    it('on a terminal: the end leaves the last board on screen with the tally under it', () => {
+      const out = output({ columns: 200, rows: 50 });
+      const writer = createWriter(out);
+      writer.tick(model());
+      writer.end(model({ phase: 'done' }), ['tally: produced 1200', 'result: OK, nothing lost']);
+      const last = out.writes.at(-1);
+      expect(last).to.equal('\ntally: produced 1200\nresult: OK, nothing lost\n');
+      expect(out.writes.at(-2)).to.contain('kinsumer demo · done');
+    });
+  });
+});
