@@ -6,7 +6,7 @@ import { createCheckpointer, type Checkpointer } from './checkpointer.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, StreamPort } from './ports.js';
-import { readShard } from './shard-reader.js';
+import { readerFor } from './read-mode.js';
 import { planStart } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, StartingPosition } from './types.js';
 
@@ -79,7 +79,7 @@ export class LeaseSession {
       if (this.lostError !== undefined) return throwError(() => this.lostError);
       if (this.ending !== undefined || this.readerStarted) return EMPTY;
       this.readerStarted = true;
-      return readShard({
+      return readerFor(options, deps.stream)({
         shardId: held.shardId,
         stream: deps.stream,
         tracker: this.checkpointer,

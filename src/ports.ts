@@ -139,6 +139,58 @@ export interface StreamPort {
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage>;
   /** Every shard, open and closed, following `NextToken` only when the service returned one. */
   listShards(): Observable<ShardInfo[]>;
+  /** Enhanced fan-out (`readMode: 'fan-out'`), where the adapter offers it. */
+  readonly fanOut?: FanOutPort;
+}
+
+// ---------------------------------------------------------------- enhanced fan-out
+
+/** A registered stream consumer, as DescribeStreamConsumer describes it. */
+export interface StreamConsumerInfo {
+  readonly consumerName: string;
+  readonly consumerArn: string;
+  /** `CREATING`, `ACTIVE` or `DELETING`. */
+  readonly status: string;
+}
+
+/** One SubscribeToShardEvent. */
+export interface ShardEvent {
+  readonly records: readonly RawRecord[];
+  /**
+   * Where a new subscription continues (AFTER_SEQUENCE_NUMBER) once every record of this event
+   * was delivered; `undefined`: the shard is closed and this was its last event (end of shard).
+   */
+  readonly continuationSequenceNumber: string | undefined;
+  readonly millisBehindLatest: number | undefined;
+  /** Children named by the service in the last event of a closed shard. */
+  readonly childShardIds: readonly string[] | undefined;
+}
+
+/**
+ * An open SubscribeToShard. Events are pulled one at a time: while the reader does not pull, the
+ * events stay unread and HTTP/2 flow control holds the service back.
+ */
+export interface ShardEventPull {
+  /**
+   * The next event (one request: subscribing pulls it). Emits `undefined` when the service ended
+   * the subscription normally (its 5-minute end); errors when the connection failed.
+   */
+  next(): Observable<ShardEvent | undefined>;
+}
+
+/** The stream's enhanced fan-out: its registered consumers and their subscriptions. */
+export interface FanOutPort {
+  /** `undefined` when no consumer has that name. */
+  describeConsumer(consumerName: string): Observable<StreamConsumerInfo | undefined>;
+  /** Registers a consumer (status `CREATING`); `ResourceInUseException` when it exists already. */
+  registerConsumer(consumerName: string): Observable<StreamConsumerInfo>;
+  /** Deregisters a consumer; `ResourceNotFoundException` when there is none. */
+  deregisterConsumer(consumerName: string): Observable<void>;
+  /**
+   * Subscribes the consumer to a shard. Emits one {@link ShardEventPull} once the service accepted,
+   * and stays open until unsubscribed: unsubscribing ends the subscription (aborts the request).
+   */
+  subscribeToShard(consumerArn: string, shardId: string, start: IteratorStart): Observable<ShardEventPull>;
 }
 
 // ---------------------------------------------------------------- reader ⇄ checkpointer

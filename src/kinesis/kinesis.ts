@@ -1,15 +1,19 @@
 // The only module that imports the Kinesis client at run time: every Kinesis call of the library
 // goes through here, as cold Observables of one request (subscribe = send, unsubscribe = abort).
 import {
-  DescribeStreamSummaryCommand, GetRecordsCommand, GetShardIteratorCommand, ListShardsCommand,
+  DeregisterStreamConsumerCommand, DescribeStreamConsumerCommand, DescribeStreamSummaryCommand, GetRecordsCommand,
+  GetShardIteratorCommand, ListShardsCommand, RegisterStreamConsumerCommand, SubscribeToShardCommand,
   type GetShardIteratorCommandInput, type KinesisClient, type ListShardsCommandOutput, type _Record as SdkRecord, type Shard,
 } from '@aws-sdk/client-kinesis';
-import { type Observable, EMPTY, catchError, expand, map, of, reduce, throwError } from 'rxjs';
+import { type Observable, EMPTY, catchError, expand, map, of, reduce, shareReplay, switchMap, throwError } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
 import { StreamNotFoundError } from '../errors.js';
 import type { StreamRef } from '../options.js';
-import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports.js';
+import type {
+  FanOutPort, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort,
+} from '../ports.js';
 import { request } from '../request.js';
+import { subscription } from './event-stream.js';
 
 /** Options of {@link KinesisStream}. */
 export interface KinesisStreamOptions {
@@ -34,12 +38,16 @@ export interface StreamSummary {
 /** The user's Kinesis stream, by name or ARN, behind the {@link StreamPort} seam. */
 export class KinesisStream implements StreamPort {
   readonly streamLabel: string;
+  /** The stream's registered consumers and SubscribeToShard. */
+  readonly fanOut: FanOutPort;
   /** `{ StreamARN }` or `{ StreamName }`: how every request that names the stream names it. */
   private readonly streamParams: { StreamARN: string } | { StreamName: string };
+  private askedArn$: Observable<string> | undefined;
 
   constructor(private readonly client: KinesisClient, stream: StreamRef, private readonly options: KinesisStreamOptions = {}) {
     this.streamParams = stream.streamArn === undefined ? { StreamName: stream.streamName } : { StreamARN: stream.streamArn };
     this.streamLabel = stream.streamArn ?? stream.streamName;
+    this.fanOut = new KinesisFanOut(client, this);
   }
 
   getShardIterator(shardId: string, start: IteratorStart): Observable<string> {
@@ -98,6 +106,16 @@ export class KinesisStream implements StreamPort {
     );
   }
 
+  /**
+   * The stream's ARN (consumer calls name the stream by ARN only): given, or asked once. A failed
+   * answer is not remembered (shareReplay resets on error): the next caller asks again.
+   */
+  streamArn(): Observable<string> {
+    if ('StreamARN' in this.streamParams) return of(this.streamParams.StreamARN);
+    this.askedArn$ ??= this.describeSummary().pipe(map((summary) => summary.streamArn), shareReplay({ bufferSize: 1, refCount: false }));
+    return this.askedArn$;
+  }
+
   // Only the first page names the stream: a request carrying NextToken must not (the service
   // rejects both together, and kinesalite, which never pages, crashes on NextToken).
   private listShardsPage(nextToken: string | undefined): Observable<ListShardsCommandOutput> {
@@ -113,6 +131,55 @@ export class KinesisStream implements StreamPort {
   private translate(error: unknown): unknown {
     return classifyAwsError(error) === 'not-found' ? new StreamNotFoundError(this.streamLabel, { cause: error }) : error;
   }
+}
+
+/**
+ * Enhanced fan-out through the same client. Consumer calls take the stream's ARN; "not found"
+ * answers are the consumer's, so they are not turned into `StreamNotFoundError` here.
+ */
+class KinesisFanOut implements FanOutPort {
+  constructor(private readonly client: KinesisClient, private readonly stream: KinesisStream) {}
+
+  describeConsumer(consumerName: string): Observable<StreamConsumerInfo | undefined> {
+    return this.stream.streamArn().pipe(
+      switchMap((StreamARN) => request((signal) => this.client.send(new DescribeStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))),
+      map((out): StreamConsumerInfo | undefined => toConsumerInfo(out.ConsumerDescription)),
+      catchError((error: unknown) => (classifyAwsError(error) === 'not-found' ? of(undefined) : throwError(() => error))),
+    );
+  }
+
+  registerConsumer(consumerName: string): Observable<StreamConsumerInfo> {
+    return this.stream.streamArn().pipe(
+      switchMap((StreamARN) => request((signal) => this.client.send(new RegisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))),
+      map((out) => {
+        const info = toConsumerInfo(out.Consumer);
+        if (info === undefined) throw new Error(`RegisterStreamConsumer for ${consumerName} returned no consumer`);
+        return info;
+      }),
+    );
+  }
+
+  deregisterConsumer(consumerName: string): Observable<void> {
+    return this.stream.streamArn().pipe(
+      switchMap((StreamARN) => request((signal) => this.client.send(new DeregisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))),
+      map(() => undefined),
+    );
+  }
+
+  subscribeToShard(consumerArn: string, shardId: string, start: IteratorStart) {
+    const { ShardIteratorType: Type, StartingSequenceNumber: SequenceNumber, Timestamp } = iteratorParams(start);
+    return subscription(
+      (signal) => this.client.send(new SubscribeToShardCommand({
+        ConsumerARN: consumerArn, ShardId: shardId, StartingPosition: { Type, SequenceNumber, Timestamp },
+      }), { abortSignal: signal }),
+      (record) => toRawRecord(record),
+    );
+  }
+}
+
+function toConsumerInfo(consumer: { ConsumerName?: string | undefined; ConsumerARN?: string | undefined; ConsumerStatus?: string | undefined } | undefined): StreamConsumerInfo | undefined {
+  if (consumer?.ConsumerARN === undefined) return undefined;
+  return { consumerName: consumer.ConsumerName ?? '', consumerArn: consumer.ConsumerARN, status: consumer.ConsumerStatus ?? 'UNKNOWN' };
 }
 
 function iteratorParams(start: IteratorStart): Pick<GetShardIteratorCommandInput, 'ShardIteratorType' | 'StartingSequenceNumber' | 'Timestamp'> {
