@@ -1,4 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
+import { checkApplicationName, type StreamRef } from '../options.js';
+import { type OptionValues, UsageError } from './command.js';
 
 /** Options every command takes. */
 export const COMMON_OPTIONS: NonNullable<ParseArgsConfig['options']> = {
@@ -23,14 +25,70 @@ export const COMMON_HELP: Readonly<Record<string, string>> = {
   help: 'show this help',
 };
 
+/** What `--help` shows as an option's value, where `<value>` would say too little. */
+const PLACEHOLDERS: Readonly<Record<string, string>> = {
+  to: 'position', from: 'position', shard: 'id,...', limit: 'N', 'lease-ttl-ms': 'ms', 'refresh-ms': 'ms',
+  stream: 'name|arn', app: 'name', region: 'region', endpoint: 'url', 'kinesis-endpoint': 'url', 'dynamodb-endpoint': 'url', profile: 'name',
+};
+
 /** Renders option help as aligned `--name  text` lines. */
 export function renderOptions(help: Readonly<Record<string, string>>, options: NonNullable<ParseArgsConfig['options']>): string {
   const rows = Object.entries(help).map(([name, text]) => {
     const spec = options[name];
-    const value = spec?.type === 'string' ? ` <${name === 'to' ? 'position' : 'value'}>` : '';
+    const value = spec?.type === 'string' ? ` <${PLACEHOLDERS[name] ?? 'value'}>` : '';
     const short = spec?.short === undefined ? '' : `, -${spec.short}`;
     return [`  --${name}${value}${short}`, text] as const;
   });
   const width = Math.max(...rows.map(([left]) => left.length)) + 2;
   return rows.map(([left, text]) => `${left.padEnd(width)}${text}`).join('\n');
+}
+
+/** A string option's value; `undefined` when not given. */
+export function textOption(values: OptionValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** `--app`, checked as the library checks `applicationName` (a bad one is a usage error). */
+export function applicationOption(values: OptionValues): string {
+  return checkApplicationName(textOption(values, 'app'));
+}
+
+/** `--stream`: a name, or an ARN (`arn:...`). */
+export function streamOption(values: OptionValues): StreamRef {
+  const value = textOption(values, 'stream');
+  if (value === undefined || value === '') throw new UsageError('missing --stream');
+  return value.startsWith('arn:') ? { streamArn: value } : { streamName: value };
+}
+
+/** A whole-number option of at least `min`; `fallback` when not given. */
+export function integerOption(values: OptionValues, name: string, fallback: number, min = 1): number {
+  const text = textOption(values, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) throw new UsageError(`--${name} must be a whole number >= ${min}, not '${text}'`);
+  return value;
+}
+
+/** A comma-separated list option (`--shard a,b`); `undefined` when not given. */
+export function listOption(values: OptionValues, name: string): string[] | undefined {
+  const text = textOption(values, name);
+  if (text === undefined) return undefined;
+  const items = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length === 0) throw new UsageError(`--${name} needs at least one value`);
+  return [...new Set(items)];
+}
+
+/**
+ * An ISO 8601 timestamp with a date and a time (`2026-01-31T12:00:00Z`, offsets allowed). A day
+ * the month does not have is refused: Date.parse would quietly roll 02-30 over into March.
+ */
+export function parseTimestamp(text: string, name: string): Date | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}/.exec(text);
+  const ms = Date.parse(text);
+  if (match === null || Number.isNaN(ms)) return undefined;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) throw new UsageError(`--${name} ${text}: no such day`);
+  return new Date(ms);
 }

@@ -2,10 +2,13 @@ import { parseArgs } from 'node:util';
 import { ConfigError, KinsumerError } from '../errors.js';
 import { EXIT, UsageError, type CliIo, type Command, type ExitCode, type OptionValues } from './command.js';
 import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js';
+import { resetCommand } from './commands/reset.js';
+import { statusCommand } from './commands/status.js';
 import { createTablesCommand, deleteTablesCommand } from './commands/tables.js';
+import { tailCommand } from './commands/tail.js';
 
 /** Every command, in the order `kinsumer --help` lists them. */
-export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand];
+export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand];
 
 export function mainHelp(commands: readonly Command[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;

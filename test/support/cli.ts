@@ -1,7 +1,37 @@
 import { runCli } from '../../src/cli/run.js';
 
+/** What a CLI run printed, and its exit code. */
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** A CLI command running in-process: its output so far, a way to stop it (SIGINT), its end. */
+export interface RunningCli {
+  stdout(): string;
+  stderr(): string;
+  /** Aborts the command's signal, as SIGINT/SIGTERM does in the real bin. */
+  interrupt(): void;
+  readonly done: Promise<CliResult>;
+}
+
+/** Starts the CLI in-process with captured output; long-running commands (`tail`) are watched while they run. */
+export function startCli(args: readonly string[]): RunningCli {
+  let stdout = '';
+  let stderr = '';
+  const controller = new AbortController();
+  const done = runCli(args, {
+    stdout: { write: (text: string) => { stdout += text; } },
+    stderr: { write: (text: string) => { stderr += text; } },
+    env: process.env,
+    signal: controller.signal,
+  }).then((code) => ({ code, stdout, stderr }));
+  return { stdout: () => stdout, stderr: () => stderr, interrupt: () => controller.abort(), done };
+}
+
 /** Runs the CLI in-process and captures what it prints. */
-export async function cli(args: readonly string[], signal: AbortSignal = new AbortController().signal): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function cli(args: readonly string[], signal: AbortSignal = new AbortController().signal): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(args, {
@@ -11,4 +41,9 @@ export async function cli(args: readonly string[], signal: AbortSignal = new Abo
     signal,
   });
   return { code, stdout, stderr };
+}
+
+/** The endpoint options that point the CLI at the suite's local servers. */
+export function endpointArgs(local: { readonly endpoints: { readonly kinesis: string; readonly dynamodb: string } }): string[] {
+  return ['--kinesis-endpoint', local.endpoints.kinesis, '--dynamodb-endpoint', local.endpoints.dynamodb];
 }

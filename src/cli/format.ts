@@ -1,0 +1,76 @@
+// How the CLI shows things to a person: aligned tables, checkpoints, ages, record data. Pure.
+import type { StoredCheckpoint } from '../ports.js';
+
+/** Columns padded to their widest cell, two spaces apart; the last column is not padded. */
+export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells
+    .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+    .join('  ')
+    .trimEnd();
+  return [line(headers), ...rows.map(line)].map((l) => `${l}\n`).join('');
+}
+
+/** A stored checkpoint in one word: the sequence number (`/sub` inside a KPL aggregate), a start, or `-` for none. */
+export function checkpointText(checkpoint: StoredCheckpoint | undefined): string {
+  if (checkpoint === undefined) return '-';
+  switch (checkpoint.type) {
+    case 'position': {
+      const sub = checkpoint.position.subSequenceNumber;
+      return sub === undefined ? checkpoint.position.sequenceNumber : `${checkpoint.position.sequenceNumber}/${sub}`;
+    }
+    case 'AT_TIMESTAMP':
+      return `AT_TIMESTAMP ${checkpoint.timestamp.toISOString()}`;
+    case 'LATEST':
+    case 'TRIM_HORIZON':
+      return checkpoint.type;
+  }
+}
+
+/** A stored checkpoint for `--json`: plain JSON values, sequence numbers as strings. */
+export type CheckpointJson =
+  | { readonly type: 'position'; readonly sequenceNumber: string; readonly subSequenceNumber?: number }
+  | { readonly type: 'LATEST' }
+  | { readonly type: 'TRIM_HORIZON' }
+  | { readonly type: 'AT_TIMESTAMP'; readonly timestamp: string };
+
+export function checkpointJson(checkpoint: StoredCheckpoint | undefined): CheckpointJson | null {
+  if (checkpoint === undefined) return null;
+  switch (checkpoint.type) {
+    case 'position': {
+      const { sequenceNumber, subSequenceNumber } = checkpoint.position;
+      return subSequenceNumber === undefined ? { type: 'position', sequenceNumber } : { type: 'position', sequenceNumber, subSequenceNumber };
+    }
+    case 'AT_TIMESTAMP':
+      return { type: 'AT_TIMESTAMP', timestamp: checkpoint.timestamp.toISOString() };
+    case 'LATEST':
+    case 'TRIM_HORIZON':
+      return { type: checkpoint.type };
+  }
+}
+
+/** An age as a person reads it: `0.4s`, `12.3s`, `5m12s`, `3h05m`, `2d03h`. Negative (clock skew) keeps its sign. */
+export function ageText(ms: number): string {
+  if (ms < 0) return `-${ageText(-ms)}`;
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${two(seconds % 60)}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 24 * 60) return `${Math.floor(minutes / 60)}h${two(minutes % 60)}m`;
+  const hours = Math.floor(minutes / 60);
+  return `${Math.floor(hours / 24)}d${two(hours % 24)}h`;
+}
+
+/** Record data as text: UTF-8 when it decodes and has no control characters (but tab), else base64. */
+export function dataText(data: Uint8Array): { readonly encoding: 'utf8' | 'base64'; readonly text: string } {
+  let text: string | undefined;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
+    text = undefined;
+  }
+  // Control characters (newlines above all) would break the one-record-per-line output.
+  if (text !== undefined && !/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/.test(text)) return { encoding: 'utf8', text };
+  return { encoding: 'base64', text: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64') };
+}
