@@ -5,10 +5,11 @@ import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js'
 import { resetCommand } from './commands/reset.js';
 import { statusCommand } from './commands/status.js';
 import { createTablesCommand, deleteTablesCommand } from './commands/tables.js';
+import { deregisterConsumerCommand } from './commands/consumer.js';
 import { tailCommand } from './commands/tail.js';
 
 /** Every command, in the order `kinsumer --help` lists them. */
-export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand];
+export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, deregisterConsumerCommand];
 
 export function mainHelp(commands: readonly Command[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;
