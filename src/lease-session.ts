@@ -1,5 +1,5 @@
 import {
-  type Observable, EMPTY, Subject, defer, filter, firstValueFrom, map, merge, share, startWith, take, takeUntil,
+  type Observable, EMPTY, Subject, defer, filter, firstValueFrom, map, share, startWith, take, takeUntil,
   throwError, timeout, catchError, ignoreElements, finalize,
 } from 'rxjs';
 import { createCheckpointer, type Checkpointer } from './checkpointer.js';
@@ -92,7 +92,9 @@ export class LeaseSession {
         stats: options.stats,
       }).pipe(
         takeUntil(this.stopReading),
-        (source: Observable<KinsumerRecord>) => merge(source, this.lost),
+        // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the
+        // shard's records$ complete when reading ends (given up, stopped, fully consumed).
+        takeUntil(this.lost),
         catchError((error: unknown) => {
           if (!(error instanceof LeaseLostError)) emit({ type: 'error', error: error instanceof Error ? error : new Error(String(error)), shardId: held.shardId });
           return throwError(() => error);
