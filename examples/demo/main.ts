@@ -85,17 +85,29 @@ function parseSettings(argv: readonly string[]): Settings | 'help' {
 /** Every worker process this run started, with how each ended. */
 class Fleet {
   private readonly entries: Array<{ readonly worker: WorkerProcess; exit?: Exit }> = [];
+  /** Workers the demo itself kills or stops: their exits are expected. */
+  private readonly ending = new Set<WorkerProcess>();
 
-  constructor(private readonly base: Omit<WorkerConfig, 'id'>) {}
+  /** `onUnexpectedExit`: a worker died on its own (its stderr may be hidden under the redrawn view). */
+  constructor(private readonly base: Omit<WorkerConfig, 'id'>, private readonly onUnexpectedExit: (id: string, exit: Exit) => void) {}
 
   start(id: string): WorkerProcess {
     const generation = this.entries.filter((e) => e.worker.id === id).length + 1;
     // A restarted worker keeps its client id (it rejoins as itself) but writes a new ack log.
     const worker = new WorkerProcess({ ...this.base, id, ...(generation > 1 ? { logFile: `${id}.${generation}.acks.jsonl` } : {}) }, { detached: true });
     const entry: { readonly worker: WorkerProcess; exit?: Exit } = { worker };
-    void worker.exited.then((exit) => { entry.exit = exit; });
+    void worker.exited.then((exit) => {
+      entry.exit = exit;
+      if (!this.ending.has(worker)) this.onUnexpectedExit(id, exit);
+    });
     this.entries.push(entry);
     return worker;
+  }
+
+  /** SIGKILL, as a crash. */
+  kill(worker: WorkerProcess): Promise<Exit> {
+    this.ending.add(worker);
+    return worker.kill();
   }
 
   running(): WorkerProcess[] {
@@ -115,13 +127,14 @@ class Fleet {
   /** Graceful stop of every running worker; those not gone within the bound are killed. */
   async stopAll(): Promise<void> {
     await Promise.all(this.running().map(async (worker) => {
+      this.ending.add(worker);
       const bound = delay(STOP_TIMEOUT_MS, undefined, { ref: false }).then(() => 'late' as const);
       if ((await Promise.race([worker.stop(), bound])) === 'late') await worker.kill();
     }));
   }
 
   async killAll(): Promise<void> {
-    await Promise.all(this.running().map((worker) => worker.kill()));
+    await Promise.all(this.running().map((worker) => this.kill(worker)));
   }
 }
 
@@ -176,7 +189,7 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
       aws: { region: local.region, endpoints: local.endpoints, credentials: local.credentials },
       options: WORKER_OPTIONS,
       logDir,
-    });
+    }, (id, exit) => writer.line(`${id} exited on its own (code ${String(exit.code)}, signal ${String(exit.signal)})`));
     fleetRef.fleet = fleet;
     for (const id of WORKER_IDS) {
       const worker = fleet.start(id);
@@ -206,7 +219,11 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
 
     // Everything below counts from the moment every shard has an owner and the producer starts.
     const owned = () => shards.every((s) => fleet?.running().some((w) => heldShards(snapshotOf(w)).includes(s.shardId)));
-    if (!(await waitFor(owned, STARTUP_TIMEOUT_MS, interrupt))) throw new Error(`the workers did not take all ${SHARDS} shards within ${STARTUP_TIMEOUT_MS / 1000} s`);
+    const started = await waitFor(() => owned() || fleet?.running().length === 0, STARTUP_TIMEOUT_MS, interrupt);
+    if (!started || !owned()) {
+      const failures = fleet.failures().join('; ');
+      throw new Error(`the workers did not take all ${SHARDS} shards within ${STARTUP_TIMEOUT_MS / 1000} s${failures === '' ? '' : `: ${failures}`} (their own errors, if any, are on stderr)`);
+    }
     startedAt = Date.now();
     phase = 'running';
     producerDone = producer.run(settings.rate, producing.signal, () => { producerErrors += 1; });
@@ -217,7 +234,7 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
     if (victim !== undefined) {
       const held = victim.held();
       const pid = victim.pid;
-      await victim.kill();
+      await fleet.kill(victim);
       incidents.push({ kind: 'kill', worker: victim.id, pid, at: Date.now(), held });
     }
 

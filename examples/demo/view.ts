@@ -47,7 +47,9 @@ function workerShards(row: WorkerRow): string {
 /** The full board: header, the shard table, the worker table and the latest notes. */
 export function renderBoard(model: ViewModel, maxNotes = 8): string[] {
   const lines: string[] = [];
-  lines.push(`kinsumer demo · ${model.phase} · ${clock(model.elapsedMs)} of ${clock(model.durationMs)}`);
+  lines.push(model.phase === 'starting'
+    ? `kinsumer demo · starting: the workers are taking their leases · ${clock(model.elapsedMs)}`
+    : `kinsumer demo · ${model.phase} · ${clock(model.elapsedMs)} of ${clock(model.durationMs)}`);
   lines.push(`produced ${model.produced} (${Math.round(model.producedRate)}/s) · consumed ${model.consumedUnique} distinct · duplicates ${model.duplicates}`);
   lines.push('');
   lines.push(`${pad('shard', 10)}${pad('parent', 10)}${pad('owner', 7)}${padLeft('consumed', 9)}${padLeft('lag rec', 9)}${padLeft('lag', 10)}  state`);

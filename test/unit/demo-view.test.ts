@@ -60,6 +60,8 @@ describe('demo view (rendering the live view)', () => {
       const [title, totals] = renderBoard(model());
       expect(title).to.equal('kinsumer demo · running · 12.3s of 30.0s');
       expect(totals).to.equal('produced 1200 (100/s) · consumed 1187 distinct · duplicates 3');
+      // Before the producer starts, the run's clock has not begun: no "of 30.0s".
+      expect(renderBoard(model({ phase: 'starting', elapsedMs: 4000 }))[0]).to.equal('kinsumer demo · starting: the workers are taking their leases · 4.0s');
     });
 
     it('one row per shard: short id, parent, owner, consumed, lag in records and time, state', () => {
