@@ -2,7 +2,10 @@ import {
   type Observable, type Subscription, Subject, concat, defer, from, ignoreElements, map, merge,
   takeUntil,
 } from 'rxjs';
+import { isTransient } from './aws-errors.js';
+import { retryTransient } from './backoff.js';
 import type { MembershipStore, MetadataStore } from './coordination-ports.js';
+import { KinsumerError } from './errors.js';
 import { coordinate, leaveGroup } from './coordinator.js';
 import { asError } from './failure.js';
 import { LeaseManager } from './leases.js';
@@ -57,6 +60,9 @@ export class ClientRuntime {
   private start(): void {
     const { deps } = this;
     this.coordination = defer(() => from(deps.prepare())).pipe(
+      // A throttled or failed DescribeTable / ListShards at start is a transient fault like any
+      // other: retried with backoff, never the end of the client (found by the chaos run).
+      retryTransient({ operation: 'prepare', scheduler: deps.options.scheduler, emit: deps.emit, isRetriable: retriableAtStart }),
       map(() => undefined),
       (prepared$) => concat(prepared$.pipe(ignoreElements()), coordinate({
         membership: deps.membership,
@@ -102,4 +108,9 @@ export class ClientRuntime {
     // Release what can be released; the subscriber already has the error.
     void this.stop();
   }
+}
+
+/** The table check wraps a transient DescribeTable failure in a retriable KinsumerError; the stream check throws the SDK's error. */
+function retriableAtStart(error: unknown): boolean {
+  return error instanceof KinsumerError ? error.retriable : isTransient(error);
 }
