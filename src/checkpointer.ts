@@ -79,6 +79,11 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const writing = new BehaviorSubject(0);
   const status = new BehaviorSubject<Status>(lease.finished ? { kind: 'finished' } : { kind: 'open' });
   const ended = new ReplaySubject<void>(1);
+  // When the last write that confirmed the lease was sent (its LastUpdate is no earlier); the
+  // capture has just confirmed it. Renewals come every renewIntervalMs (a third of the TTL): two
+  // intervals without a confirmation leave the lease a third of its TTL from being takeable.
+  const confirmed = new Subject<void>();
+  let confirmedAtMs = scheduler.now();
   let phase: 'open' | 'closing' | 'closed' | 'lost' = 'open';
   let renewDue = false;
   let closing: Promise<void> | undefined;
@@ -103,8 +108,16 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // One write: snapshotted at subscription, retried while transient and while not closing.
   const send = (operation: 'commit' | 'renew', request: () => Observable<void>): Observable<void> => defer(() => {
     writing.next(writing.value + 1);
-    return defer(() => (phase === 'open' ? request() : EMPTY)).pipe(
+    let sentAtMs = scheduler.now();
+    return defer(() => {
+      sentAtMs = scheduler.now();
+      return phase === 'open' ? request() : EMPTY;
+    }).pipe(
       retryTransient({ operation, shardId, scheduler, emit }),
+      tap(() => {
+        confirmedAtMs = Math.max(confirmedAtMs, sentAtMs);
+        confirmed.next();
+      }),
       catchError((error: unknown) => {
         if (error instanceof LeaseLostError) lose(error);
         return throwError(() => asKinsumerError(error, `${operation} of shard ${shardId} failed`));
@@ -205,6 +218,8 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       closing ??= release();
       return closing;
     },
+    leaseConfirmed: () => scheduler.now() - confirmedAtMs < 2 * renewIntervalMs,
+    confirmed$: confirmed.asObservable(),
     checkpoint: () => state.position,
     finishedWritten: () => state.finishedWritten || lease.finished,
   };

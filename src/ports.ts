@@ -212,4 +212,13 @@ export interface ShardTracker {
    * Completes once every record is acked and `Finished` is written; errors with `LeaseLostError`.
    */
   finish(last: Position | undefined): Observable<void>;
+  /**
+   * `false` while the lease may have expired unseen: no write has confirmed it for longer than
+   * renewals allow (a process frozen by SIGSTOP or a long pause, woken up after its TTL). Readers
+   * emit nothing then, until a write confirms the lease or finds it lost, so a zombie does not
+   * hand out a backlog it no longer owns. Absent: always confirmed.
+   */
+  leaseConfirmed?(): boolean;
+  /** Emits after each write that confirmed the lease (a reader held back by {@link ShardTracker.leaseConfirmed} waits for it). */
+  readonly confirmed$?: Observable<void>;
 }

@@ -2,7 +2,7 @@
 // pages or SubscribeToShard events): unpack them, emit them while the tracker has room, remember
 // the last one emitted (where a rebuilt iterator or a new subscription resumes), and at the end of
 // the shard wait for the tracker to finish. One place, so polling and fan-out behave the same.
-import { type Observable, type Subscriber, EMPTY, concat, defer, filter, ignoreElements, of, take } from 'rxjs';
+import { type Observable, type Subscriber, EMPTY, concat, defer, filter, ignoreElements, merge, of, take } from 'rxjs';
 import { classifyAwsError } from './aws-errors.js';
 import { KinsumerError } from './errors.js';
 import type { RawRecord, ShardTracker } from './ports.js';
@@ -52,12 +52,15 @@ export class ShardDelivery {
   constructor(private readonly options: ShardDeliveryOptions, private readonly subscriber: Subscriber<KinsumerRecord>) {
     this.skipThrough = options.skipThrough;
     const { tracker } = options;
-    this.roomFreed$ = defer(() => (this.room() > 0 ? of(undefined) : tracker.acks$.pipe(filter(() => this.room() > 0), take(1))));
+    const wake$ = tracker.confirmed$ === undefined ? tracker.acks$ : merge(tracker.acks$, tracker.confirmed$);
+    this.roomFreed$ = defer(() => (this.room() > 0 ? of(undefined) : wake$.pipe(filter(() => this.room() > 0), take(1))));
   }
 
-  /** How many more records may be emitted before acks must come back. */
+  /** How many more records may be emitted before acks must come back (none while the lease is unconfirmed). */
   room(): number {
-    return this.options.maxInFlightRecords - this.options.tracker.inFlight();
+    const { tracker } = this.options;
+    if (tracker.leaseConfirmed?.() === false) return 0;
+    return this.options.maxInFlightRecords - tracker.inFlight();
   }
 
   /** `true` while records of the last fetch wait for room. */
