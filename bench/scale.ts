@@ -1,0 +1,195 @@
+// Figure 7 — scale. Worker processes (examples/demo/worker.ts, default timings) share a stream on
+// the local servers; every DynamoDB call of every worker goes through a counting proxy.
+//   - time until ownership is balanced (every shard held, counts differ by <= 1): from a cold
+//     start (the first spawn), and after one worker leaves (its graceful stop);
+//   - CPU per worker while idle (no records; coordination plus empty GetRecords polls), from /proc;
+//   - DynamoDB calls per minute as the shard count grows (8 -> 64 -> 200, 10 workers) and, at 200
+//     shards, with 2 workers instead of 10: the cost must grow with shards, not shards x workers.
+//
+//   npx tsx bench/scale.ts [--quick]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTables } from '../src/index.js';
+import { createStream, localDynamoDbClient, localKinesisClient } from '../src/testing/index.js';
+import { WorkerProcess } from '../examples/demo/fleet.js';
+import { startCountingProxy, type CountingProxy, type DynamoCall } from './support/dynamo-calls.js';
+import { type Figure, type Metric, type RunOptions, log, main, processCpuSeconds, round, sleep, waitFor } from './support/harness.js';
+import { type ServerProcess, startServerProcess } from './support/local-servers.js';
+
+interface Config {
+  readonly shards: number;
+  readonly workers: number;
+  /** Also time a worker leaving. */
+  readonly leave: boolean;
+}
+
+interface Settings {
+  readonly configs: readonly Config[];
+  readonly windowMs: number;
+}
+
+function settingsFor(options: RunOptions): Settings {
+  if (options.tiny === true) return { configs: [{ shards: 4, workers: 2, leave: true }], windowMs: 2000 };
+  if (options.quick) return { configs: [{ shards: 8, workers: 3, leave: false }, { shards: 24, workers: 3, leave: true }, { shards: 24, workers: 2, leave: false }], windowMs: 10_000 };
+  return {
+    configs: [
+      { shards: 8, workers: 10, leave: false },
+      { shards: 64, workers: 10, leave: false },
+      { shards: 200, workers: 10, leave: true },
+      { shards: 200, workers: 2, leave: false },
+    ],
+    windowMs: 30_000,
+  };
+}
+
+interface Measured {
+  readonly config: Config;
+  readonly coldBalancedMs: number;
+  readonly leaveBalancedMs?: number;
+  readonly callsPerMinute: number;
+  readonly shardCallsPerMinute: number;
+  readonly coordinationCallsPerMinute: number;
+  readonly byOperation: Record<string, number>;
+  readonly idleCpuPercentPerWorker: number;
+  readonly idleCpuPercentMaxWorker: number;
+  readonly serverCpuPercent: number | undefined;
+  readonly heldAfterBalance: readonly number[];
+}
+
+function balanced(workers: readonly WorkerProcess[], shards: number): boolean {
+  const counts = workers.filter((w) => w.running).map((w) => w.held().length);
+  return counts.length > 0 && counts.reduce((a, b) => a + b, 0) === shards && Math.max(...counts) - Math.min(...counts) <= 1;
+}
+
+async function measureConfig(server: ServerProcess, proxy: CountingProxy, config: Config, windowMs: number, serial: number): Promise<Measured> {
+  const name = `bench-scale-${config.shards}x${config.workers}-${process.pid}-${serial}`;
+  const kinesis = localKinesisClient(server);
+  const dynamodb = localDynamoDbClient(server);
+  const logDir = mkdtempSync(join(tmpdir(), 'kinsumer-bench-scale-'));
+  const workers: WorkerProcess[] = [];
+  try {
+    await createStream(kinesis, name, config.shards, { timeoutMs: 120_000 });
+    await createTables({ dynamodb, applicationName: name });
+    const aws = { region: server.region, credentials: server.credentials, endpoints: { kinesis: server.endpoints.kinesis, dynamodb: proxy.endpoint } };
+    const startedAt = Date.now();
+    for (let i = 0; i < config.workers; i += 1) {
+      workers.push(new WorkerProcess({ id: `w${String(i).padStart(2, '0')}`, aws, logDir, options: { streamName: name, applicationName: name } }));
+    }
+    await waitFor(() => balanced(workers, config.shards), `${config.shards} shards balanced over ${config.workers} workers`, 600_000, 20);
+    const coldBalancedMs = Date.now() - startedAt;
+    const heldAfterBalance = workers.map((w) => w.held().length);
+    log(`${config.shards} shards x ${config.workers} workers: balanced ${coldBalancedMs} ms after the first spawn (${heldAfterBalance.join('/')})`);
+    // One more membership period so that start-up traffic is behind us, then the idle window.
+    await sleep(6000);
+    const cpuBefore = workers.map((w) => processCpuSeconds(w.pid ?? -1) ?? Number.NaN);
+    const serverBefore = processCpuSeconds(server.pid);
+    const from = Date.now();
+    await sleep(windowMs);
+    const to = Date.now();
+    const cpuPercent = workers.map((w, i) => (100 * ((processCpuSeconds(w.pid ?? -1) ?? Number.NaN) - (cpuBefore[i] ?? Number.NaN))) / ((to - from) / 1000));
+    const serverAfter = processCpuSeconds(server.pid);
+    const calls = proxy.log.calls.filter((c: DynamoCall) => c.atMs >= from && c.atMs < to && c.table.startsWith(name));
+    const minutes = (to - from) / 60_000;
+    const shardCalls = calls.filter((c) => c.table === `${name}_checkpoints` && c.key !== undefined);
+    const byOperation: Record<string, number> = {};
+    for (const c of calls) {
+      const key = `${c.command} ${c.table.replace(`${name}_`, '<app>_')}`;
+      byOperation[key] = round((byOperation[key] ?? 0) + 1 / minutes);
+    }
+    let leaveBalancedMs: number | undefined;
+    if (config.leave) {
+      const leaver = workers[0] as WorkerProcess;
+      const leftAt = Date.now();
+      await leaver.stop();
+      await waitFor(() => balanced(workers, config.shards), `${config.shards} shards re-balanced over ${config.workers - 1} workers`, 600_000, 20);
+      leaveBalancedMs = Date.now() - leftAt;
+      log(`  one worker left: balanced again after ${leaveBalancedMs} ms`);
+    }
+    return {
+      config,
+      coldBalancedMs,
+      ...(leaveBalancedMs === undefined ? {} : { leaveBalancedMs }),
+      callsPerMinute: calls.length / minutes,
+      shardCallsPerMinute: shardCalls.length / minutes,
+      coordinationCallsPerMinute: (calls.length - shardCalls.length) / minutes,
+      byOperation,
+      idleCpuPercentPerWorker: cpuPercent.reduce((a, b) => a + b, 0) / cpuPercent.length,
+      idleCpuPercentMaxWorker: Math.max(...cpuPercent),
+      serverCpuPercent: serverBefore === undefined || serverAfter === undefined ? undefined : (100 * (serverAfter - serverBefore)) / ((to - from) / 1000),
+      heldAfterBalance,
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+    kinesis.destroy();
+    dynamodb.destroy();
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+
+export const scale: Figure = {
+  name: 'scale',
+  title: 'Scale: worker processes on many shards — time to balance, idle CPU, DynamoDB calls per minute',
+  async run(options) {
+    const settings = settingsFor(options);
+    const server = await startServerProcess();
+    const proxy = await startCountingProxy(server.endpoints.dynamodb);
+    const results: Measured[] = [];
+    try {
+      let serial = 0;
+      for (const config of settings.configs) {
+        serial += 1;
+        results.push(await measureConfig(server, proxy, config, settings.windowMs, serial));
+      }
+    } finally {
+      await proxy.stop();
+      await server.stop();
+    }
+    const metrics: Metric[] = [];
+    for (const r of results.filter((x) => x.config.leave)) {
+      metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} workers: balanced after a cold start`, value: r.coldBalancedMs, unit: 'ms', note: 'from the first spawn; includes process start-up' });
+      if (r.leaveBalancedMs !== undefined) {
+        metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} -> ${r.config.workers - 1} workers: balanced after one leaves`, value: r.leaveBalancedMs, unit: 'ms', note: 'from its graceful stop()' });
+      }
+      metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} workers: idle CPU per worker (mean)`, value: round(r.idleCpuPercentPerWorker), unit: '% of a core', note: 'coordination plus empty GetRecords polls of its shards' });
+    }
+    const withWorkers = (w: number) => results.filter((x) => x.config.workers === w).sort((a, b) => a.config.shards - b.config.shards);
+    const main = withWorkers(Math.max(...results.map((x) => x.config.workers)));
+    for (const r of main) {
+      metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} workers: DynamoDB calls/min`, value: round(r.callsPerMinute), unit: 'calls/min', ratio: round(r.shardCallsPerMinute / r.config.shards), ratioOf: 'shard-calls/min per shard' });
+    }
+    const smallest = main[0];
+    const largest = main[main.length - 1];
+    if (smallest !== undefined && largest !== undefined && largest !== smallest) {
+      const perShardSmall = smallest.shardCallsPerMinute / smallest.config.shards;
+      const perShardLarge = largest.shardCallsPerMinute / largest.config.shards;
+      metrics.push({
+        name: `per-shard calls/min, ${largest.config.shards} vs ${smallest.config.shards} shards (${largest.config.workers} workers)`, value: round(perShardLarge), unit: 'calls/min',
+        baseline: { name: `${smallest.config.shards} shards`, value: round(perShardSmall), unit: 'calls/min' }, ratio: round(perShardLarge / perShardSmall),
+        target: '0.8..1.25 (linear in shards)', met: perShardLarge / perShardSmall >= 0.8 && perShardLarge / perShardSmall <= 1.25,
+      });
+    }
+    const few = results.find((x) => x.config.workers < (largest?.config.workers ?? 0) && x.config.shards === largest?.config.shards);
+    if (few !== undefined && largest !== undefined) {
+      const ratio = largest.callsPerMinute / few.callsPerMinute;
+      const workerRatio = largest.config.workers / few.config.workers;
+      metrics.push({
+        name: `${largest.config.shards} shards: calls/min with ${largest.config.workers} workers vs ${few.config.workers}`, value: round(largest.callsPerMinute), unit: 'calls/min',
+        baseline: { name: `${few.config.workers} workers`, value: round(few.callsPerMinute), unit: 'calls/min' }, ratio: round(ratio),
+        target: `well below ${workerRatio} (shards x workers would scale by ${workerRatio})`, met: ratio < 1 + (workerRatio - 1) / 4,
+      });
+    }
+    return {
+      settings: { ...settings, kinsumerOptions: 'defaults (shardCheckFrequencyMs 5000, leaseTtlMs 15000, throttleDelayMs 250)' },
+      metrics,
+      notes: [
+        'Every worker is a separate Node process (tsx); DynamoDB calls of all of them are counted by an HTTP proxy in front of dynalite.',
+        'kinesalite serves every worker\'s idle GetRecords polls (4 per second per shard) from one process: at 200 shards it is busy, which slows everything on 2 cores.',
+        '"Shard calls" name one checkpoint row (renewals, commits, captures); the rest is coordination (heartbeat, clients scan, shard-list read, leader work).',
+      ],
+      details: results.map((r) => ({ ...r, callsPerMinute: round(r.callsPerMinute), shardCallsPerMinute: round(r.shardCallsPerMinute), coordinationCallsPerMinute: round(r.coordinationCallsPerMinute), idleCpuPercentPerWorker: round(r.idleCpuPercentPerWorker), idleCpuPercentMaxWorker: round(r.idleCpuPercentMaxWorker), serverCpuPercent: r.serverCpuPercent === undefined ? null : round(r.serverCpuPercent) })),
+    };
+  },
+};
+
+main(scale, import.meta.url);

@@ -1,0 +1,117 @@
+// Counts DynamoDB calls two ways: SDK middleware on a client of this process (every call the
+// client makes, by command, table and key), and an HTTP proxy in front of the local DynamoDB
+// server (every call of every process that goes through it, by operation and table).
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/** One counted call. */
+export interface DynamoCall {
+  /** `GetItem`, `PutItem`, `UpdateItem`, `Scan`, ... */
+  readonly command: string;
+  readonly table: string;
+  /** The item's hash key value where the call names one item (`Shard`, `ID` or `Key`). */
+  readonly key?: string;
+  readonly atMs: number;
+}
+
+/** Calls recorded so far; `since` leaves out the warm-up. */
+export class CallLog {
+  readonly calls: DynamoCall[] = [];
+
+  add(call: DynamoCall): void {
+    this.calls.push(call);
+  }
+
+  since(atMs: number): DynamoCall[] {
+    return this.calls.filter((call) => call.atMs >= atMs);
+  }
+}
+
+/** Counts of `calls` grouped by `keyOf`, keys sorted. */
+export function countBy(calls: readonly DynamoCall[], keyOf: (call: DynamoCall) => string): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const call of calls) counts.set(keyOf(call), (counts.get(keyOf(call)) ?? 0) + 1);
+  return Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+interface KeyedInput {
+  readonly TableName?: string;
+  readonly Key?: Record<string, { S?: string }>;
+  readonly Item?: Record<string, { S?: string }>;
+  readonly RequestItems?: Record<string, unknown>;
+}
+
+function hashKeyOf(input: KeyedInput): string | undefined {
+  const attributes = input.Key ?? input.Item;
+  if (attributes === undefined) return undefined;
+  for (const name of ['Shard', 'ID', 'Key']) {
+    const value = attributes[name]?.S;
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+function describe(command: string, input: KeyedInput, atMs: number): DynamoCall {
+  // BatchGetItem names its tables in RequestItems, not TableName.
+  const table = input.TableName ?? Object.keys(input.RequestItems ?? {}).join('+');
+  const key = hashKeyOf(input);
+  return key === undefined ? { command, table, atMs } : { command, table, key, atMs };
+}
+
+/** Adds middleware to `client` that records every call it sends (retries of one call count once). */
+export function countCalls(client: DynamoDBClient, log: CallLog): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      log.add(describe(String(context.commandName ?? 'unknown').replace(/Command$/, ''), args.input as KeyedInput, Date.now()));
+      return next(args);
+    },
+    { step: 'initialize', name: 'kinsumerBenchCallCounter' },
+  );
+}
+
+/** An HTTP proxy in front of a local DynamoDB server that records each request it forwards. */
+export interface CountingProxy {
+  readonly endpoint: string;
+  readonly log: CallLog;
+  stop(): Promise<void>;
+}
+
+/** Starts a counting proxy on 127.0.0.1 in front of `target` (`http://host:port`). */
+export async function startCountingProxy(target: string): Promise<CountingProxy> {
+  const log = new CallLog();
+  const upstream = new URL(target);
+  const server: Server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const operation = String(incoming.headers['x-amz-target'] ?? '').split('.').pop() ?? 'unknown';
+      let input: KeyedInput = {};
+      try {
+        input = JSON.parse(body.toString('utf8')) as KeyedInput;
+      } catch {
+        // Not JSON: counted without a table.
+      }
+      log.add(describe(operation, input, Date.now()));
+      const forward = request({
+        host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers,
+      }, (response) => {
+        outgoing.writeHead(response.statusCode ?? 500, response.headers);
+        response.pipe(outgoing);
+      });
+      forward.on('error', () => { outgoing.destroy(); });
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    log,
+    stop: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
