@@ -8,6 +8,8 @@ import { join } from 'node:path';
 export interface AckLine {
   /** Wall-clock ms when the worker received it (emission). */
   readonly e: number;
+  /** Wall-clock ms when kinsumer emitted it (earlier than `e` when the handler queues records: `e` is when handling started). Absent in older logs. */
+  readonly r?: number;
   /** The worker's own receipt counter: orders receipts within one worker when `e` ties. */
   readonly i: number;
   /** Wall-clock ms when the worker acked it. */

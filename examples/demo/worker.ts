@@ -2,7 +2,7 @@
 // reports its events to the parent over IPC. Configuration: JSON in argv[2] (see WorkerConfig).
 // 'stop' over IPC (or SIGTERM) stops it gracefully.
 import { join } from 'node:path';
-import { concatMap, mergeMap } from 'rxjs';
+import { concatMap, mergeMap, tap } from 'rxjs';
 import { Kinsumer, type KinsumerEvent, type KinsumerOptions, type KinsumerRecord } from '../../src/index.js';
 import { localDynamoDbClient, localKinesisClient, type LocalAwsConfig } from '../../src/testing/index.js';
 import { AckWriter } from './ack-log.js';
@@ -64,12 +64,14 @@ function main(): void {
   const processingMs = config.processingMs ?? 0;
   const concurrency = config.concurrency ?? 1;
   let received = 0;
+  // When kinsumer emitted each record (with concurrency or a slow handler, handling starts later).
+  const emittedAt = new WeakMap<KinsumerRecord, number>();
   const handle = async (record: KinsumerRecord) => {
     const e = Date.now();
     const i = received++;
     if (processingMs > 0) await new Promise((resolve) => setTimeout(resolve, processingMs));
     log.write({
-      e, i, t: Date.now(), w: config.id, shardId: record.shardId, seq: record.sequenceNumber,
+      e, r: emittedAt.get(record) ?? e, i, t: Date.now(), w: config.id, shardId: record.shardId, seq: record.sequenceNumber,
       ...(record.subSequenceNumber === undefined ? {} : { sub: record.subSequenceNumber }),
       key: record.partitionKey, data: decoder.decode(record.data),
     });
@@ -77,7 +79,7 @@ function main(): void {
     acked += 1;
   };
   kinsumer.records$
-    .pipe(concurrency === 1 ? concatMap(handle) : mergeMap(handle, concurrency))
+    .pipe(tap((record) => emittedAt.set(record, Date.now())), concurrency === 1 ? concatMap(handle) : mergeMap(handle, concurrency))
     .subscribe({
       error: (error: unknown) => {
         report({ type: 'failed', at: Date.now(), error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });

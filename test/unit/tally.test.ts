@@ -55,3 +55,118 @@ describe('demo tally (the fleet checker)', () => {
     expect(result.violations.map((v) => v.kind)).to.deep.equal(['unknown record']);
   });
 });
+
+describe('demo tally: parents before children with a zombie', () => {
+  const base = 49_000_000_000_000_000_000n;
+  const p0 = produced(P, 'a', 0, base + 1n);
+  const c0 = produced(C, 'a', 1, base + 3n);
+  const parents = new Map([[C, [P]]]);
+
+  it('counts a parent record as acked at its earliest ack: a zombie acking it again later is not a violation', () => {
+    const acks = [ack(p0, 'w1', 10, 0), ack(c0, 'w2', 20, 0), ack(p0, 'zombie', 30, 0)];
+    expect(tally({ produced: [p0, c0], acks, parents }).violations).to.deep.equal([]);
+  });
+});
+
+describe('demo tally: duplicates in a chaos run', () => {
+  const base = 49_000_000_000_000_000_000n;
+  const bound = { commitFrequencyMs: 500, commitGraceMs: 1000 };
+  // Five records of one shard; w1 committed through r1 at 1000, then crashed at 1400.
+  const r = Array.from({ length: 5 }, (_, n) => produced(P, 'a', n, base + BigInt(n + 1)));
+  const rec = (n: number) => r[n] as Produced;
+  const committedThrough1 = [
+    { type: 'acquired' as const, w: 'w1', shardId: P, at: 0 },
+    { type: 'commit' as const, w: 'w1', shardId: P, at: 1000, seq: rec(1).seq },
+  ];
+  const w1 = [ack(rec(0), 'w1', 100, 0), ack(rec(1), 'w1', 200, 1), ack(rec(2), 'w1', 1100, 2), ack(rec(3), 'w1', 1200, 3)];
+
+  it('a crash explains the records acked after the last checkpoint, delivered again after it', () => {
+    const w2 = [2, 3, 4].map((n, i) => ack(rec(n), 'w2', 5000 + i, i));
+    const result = tally({
+      produced: r, acks: [...w1, ...w2], parents: new Map(), bound, marks: committedThrough1,
+      disruptions: [{ kind: 'crash', worker: 'w1', at: 1400 }],
+    });
+    expect(result.violations).to.deep.equal([]);
+    expect(result.duplicates).to.equal(2);
+    // r2 was acked at 1101, 299 ms before the crash.
+    expect(result.duplicatesByDisruption).to.deep.equal([{ disruption: 0, shardId: P, records: 2, exposureMs: 299 }]);
+  });
+
+  it('a record delivered again that the crashed worker had checkpointed is unexplained', () => {
+    const again = [1, 2, 3].map((n, i) => ack(rec(n), 'w2', 5000 + i, i));
+    const result = tally({
+      produced: r, acks: [...w1, ...again], parents: new Map(), bound, marks: committedThrough1,
+      disruptions: [{ kind: 'crash', worker: 'w1', at: 1400 }],
+    });
+    expect(result.violations.map((v) => v.kind)).to.deep.equal(['unexplained duplicate']);
+    expect(result.violations[0]?.detail).to.contain('a#1');
+  });
+
+  it('duplicates with no crash or zombie are unexplained (e.g. after a graceful stop)', () => {
+    const result = tally({
+      produced: r, acks: [...w1, ack(rec(3), 'w2', 5000, 0)], parents: new Map(), bound, marks: committedThrough1, disruptions: [],
+    });
+    expect(result.violations.map((v) => v.kind)).to.deep.equal(['unexplained duplicate']);
+  });
+
+  it('a duplicate received before the disruption began is not explained by it', () => {
+    const result = tally({
+      produced: r, acks: [...w1, ack(rec(3), 'w2', 1300, 0)], parents: new Map(), bound, marks: committedThrough1,
+      disruptions: [{ kind: 'crash', worker: 'w1', at: 1400 }],
+    });
+    expect(result.violations.map((v) => v.kind)).to.deep.equal(['unexplained duplicate']);
+  });
+
+  it('more than one commit interval (plus the grace) of acks delivered again breaks the bound', () => {
+    // No commit since the capture: everything w1 acked, from 101 ms on, comes again after a crash at 3000.
+    const result = tally({
+      produced: r, acks: [...w1, ...[0, 1, 2, 3].map((n, i) => ack(rec(n), 'w2', 5000 + i, i))], parents: new Map(), bound,
+      marks: [{ type: 'acquired', w: 'w1', shardId: P, at: 0 }],
+      disruptions: [{ kind: 'crash', worker: 'w1', at: 3000 }],
+    });
+    expect(result.violations.map((v) => v.kind)).to.deep.equal(['duplicate window']);
+    expect(result.duplicatesByDisruption).to.deep.equal([{ disruption: 0, shardId: P, records: 4, exposureMs: 2899 }]);
+  });
+
+  it('a zombie explains what it was emitted before the freeze, even when it acks it after waking up', () => {
+    // w1 was emitted r2 at 1100 (ack line r), froze at 1150, woke at 8000 and acked it at 8001; w2 took over at 5000.
+    const late = { ...ack(rec(2), 'w1', 8000, 2), r: 1100 };
+    const result = tally({
+      produced: r, acks: [ack(rec(0), 'w1', 100, 0), ack(rec(1), 'w1', 200, 1), late, ...[2, 3].map((n, i) => ack(rec(n), 'w2', 5000 + i, i))],
+      parents: new Map(), bound, marks: committedThrough1,
+      disruptions: [{ kind: 'zombie', worker: 'w1', at: 1150, resumedAt: 8000 }],
+    });
+    expect(result.violations).to.deep.equal([]);
+    expect(result.duplicates).to.equal(1);
+  });
+
+  it('a zombie emitting a lost shard\'s records after it wakes up is unexplained', () => {
+    const result = tally({
+      produced: r, acks: [ack(rec(0), 'w1', 100, 0), ack(rec(1), 'w1', 200, 1), ack(rec(2), 'w2', 5000, 0), { ...ack(rec(2), 'w1', 8000, 2), r: 8000 }],
+      parents: new Map(), bound, marks: committedThrough1,
+      disruptions: [{ kind: 'zombie', worker: 'w1', at: 1150, resumedAt: 8000 }],
+    });
+    expect(result.violations.map((v) => v.kind)).to.deep.equal(['unexplained duplicate']);
+  });
+
+  it('flags a checkpoint write by a client after another acquired the shard (a zombie commit)', () => {
+    const result = tally({
+      produced: [], acks: [], parents: new Map(),
+      marks: [
+        { type: 'acquired', w: 'w1', shardId: P, at: 0 },
+        { type: 'commit', w: 'w1', shardId: P, at: 100, seq: '1' },
+        { type: 'acquired', w: 'w2', shardId: P, at: 5000 },
+        { type: 'commit', w: 'w2', shardId: P, at: 5200, seq: '2' },
+        { type: 'commit', w: 'w1', shardId: P, at: 8000, seq: '3' },
+        { type: 'lost', w: 'w1', shardId: P, at: 8001 },
+      ],
+    });
+    expect(result.violations.map((v) => v.kind)).to.deep.equal(['fenced write']);
+    expect(result.violations[0]?.detail).to.contain('w1 wrote a commit');
+  });
+
+  it('reports every worker death it is given', () => {
+    const result = tally({ produced: [], acks: [], parents: new Map(), deaths: [{ w: 'w2', detail: 'failed: InternalFailure' }] });
+    expect(result.violations).to.deep.equal([{ kind: 'worker died', detail: 'w2: failed: InternalFailure' }]);
+  });
+});
