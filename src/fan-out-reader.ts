@@ -3,42 +3,28 @@
 // maxInFlightRecords. Emission, tracking and the end of the shard are the polling reader's own
 // (shard-delivery.ts); the decisions are pure (fan-out-plan.ts); this module wires them to time and I/O.
 import {
-  type SchedulerLike, type Subscriber, EMPTY, Observable, catchError, concatMap, defer, endWith, expand, filter, last, map,
+  type Subscriber, EMPTY, Observable, catchError, concatMap, defer, endWith, expand, filter, last, map,
   switchMap, takeUntil, takeWhile, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from './aws-errors.js';
-import { type BackoffPolicy, retryTransient } from './backoff.js';
+import { retryTransient } from './backoff.js';
 import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from './fan-out-plan.js';
-import type { FanOutPort, IteratorStart, ShardEvent, ShardEventPull, ShardTracker } from './ports.js';
-import type { Position } from './sequence-number.js';
+import type { FanOutPort, ShardEvent, ShardEventPull } from './ports.js';
 import { ShardDelivery, isRetriableReadError, readError } from './shard-delivery.js';
+import type { ReadShardOptions } from './shard-reader.js';
 import type { IteratorPlan } from './start-position.js';
-import type { KinsumerEvent, KinsumerRecord, StatReceiver } from './types.js';
+import type { KinsumerRecord } from './types.js';
 
-/** Options of {@link readFanOut}. */
-export interface ReadFanOutOptions {
-  readonly shardId: string;
+/**
+ * Options of {@link readFanOut}: the polling reader's, less what only polling has (the stream's
+ * GetRecords side, the throttle delay, iterator ages), plus the consumer to subscribe as.
+ */
+export interface ReadFanOutOptions extends Omit<ReadShardOptions, 'stream' | 'throttleDelayMs' | 'iteratorMaxAgeMs'> {
   readonly fanOut: FanOutPort;
   /** The registered consumer's ARN (see `consumerArn` in stream-consumer.ts). */
   readonly consumerArn$: Observable<string>;
-  /** The lease's checkpoint side: every emitted record is tracked, and the end of the shard waits for it. */
-  readonly tracker: ShardTracker;
-  /** Where the first subscription starts (see `planStart`). */
-  readonly start: IteratorStart;
-  /** Resuming inside a KPL aggregate: sub-records at or before this position are skipped. */
-  readonly skipThrough?: Position;
-  /** Records emitted and not acked before reading pauses. */
-  readonly maxInFlightRecords: number;
-  readonly scheduler: SchedulerLike;
-  /** Receives `retrying`, `record-undecodable` and `shard-finished` events. */
-  readonly emit: (event: KinsumerEvent) => void;
-  readonly stats?: StatReceiver;
   /** A subscription is replaced by a new one this long after it started. Default 290000 (the service ends it at 300000). */
   readonly renewAfterMs?: number;
-  /** Backoff of retries (dropped connections, throttling, `ResourceInUseException`). Default: `DEFAULT_BACKOFF`. */
-  readonly backoff?: BackoffPolicy;
-  /** Jitter source of the backoff (tests). */
-  readonly random?: () => number;
 }
 
 /**

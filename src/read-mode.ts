@@ -20,18 +20,9 @@ export function readerFor(options: ModeOptions, stream: StreamPort): ShardReader
   const { fanOut } = stream;
   if (fanOut === undefined) return () => throwError(() => noFanOut());
   return (read) => readFanOut({
-    shardId: read.shardId,
+    ...read,
     fanOut,
     consumerArn$: consumerArn({ port: fanOut, consumerName: options.consumerName, scheduler: read.scheduler, emit: read.emit }),
-    tracker: read.tracker,
-    start: read.start,
-    ...(read.skipThrough === undefined ? {} : { skipThrough: read.skipThrough }),
-    maxInFlightRecords: read.maxInFlightRecords,
-    scheduler: read.scheduler,
-    emit: read.emit,
-    ...(read.stats === undefined ? {} : { stats: read.stats }),
-    ...(read.backoff === undefined ? {} : { backoff: read.backoff }),
-    ...(read.random === undefined ? {} : { random: read.random }),
   });
 }
 

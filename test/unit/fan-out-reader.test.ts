@@ -5,7 +5,11 @@ import { type ReadFanOutOptions, readFanOut } from '../../src/fan-out-reader.js'
 import type { FanOutPort, IteratorStart, RawRecord, ShardEvent, ShardEventPull, StreamConsumerInfo } from '../../src/ports.js';
 import { compareSequenceNumbers } from '../../src/sequence-number.js';
 import { ShardReadError } from '../../src/shard-delivery.js';
+import { ConfigError } from '../../src/errors.js';
+import { prepareReadMode, readerFor } from '../../src/read-mode.js';
+import { readShard } from '../../src/shard-reader.js';
 import { consumerArn, consumerStep, ensureConsumer } from '../../src/stream-consumer.js';
+import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { awsError } from '../../src/testing/memory-stream.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { aggregate } from '../support/kpl-aggregate.js';
@@ -498,5 +502,37 @@ describe('stream consumer registration (virtual time)', () => {
     expect(calls.filter((c) => c.op === 'register')).to.have.length(1);
     expect(consumerStep(undefined)).to.equal('register');
     expect(consumerStep({ consumerName: 'c', consumerArn: ARN, status: 'DELETING' })).to.equal('wait');
+  });
+});
+
+describe('readMode: which reader a lease reads with', () => {
+  const scheduler = new VirtualTimeScheduler(VirtualAction, Number.POSITIVE_INFINITY);
+  const mode = (readMode: 'polling' | 'fan-out') => ({ readMode, consumerName: 'c', scheduler });
+
+  it('polling reads with readShard and prepares nothing', async () => {
+    expect(readerFor(mode('polling'), new MemoryStream())).to.equal(readShard);
+    await prepareReadMode(mode('polling'), new MemoryStream(), () => undefined);
+  });
+
+  it('fan-out reads through the stream\'s fan-out port, and refuses a stream adapter without one', async () => {
+    const h = harness({ autoAck: true });
+    h.fanOut.put(2);
+    const stream = Object.assign(new MemoryStream(), { fanOut: h.fanOut });
+    const received: string[] = [];
+    const tracker = new TestTracker();
+    readerFor(mode('fan-out'), stream)({
+      shardId: SHARD, stream, tracker, start: { type: 'TRIM_HORIZON' }, throttleDelayMs: 250, maxInFlightRecords: 10,
+      scheduler: h.scheduler, emit: () => undefined,
+    }).subscribe((record) => received.push(record.sequenceNumber));
+    h.runTo(2000);
+    expect(received).to.deep.equal(sequences(h.fanOut.records));
+    let error: unknown;
+    readerFor(mode('fan-out'), new MemoryStream())({
+      shardId: SHARD, stream, tracker, start: { type: 'TRIM_HORIZON' }, throttleDelayMs: 250, maxInFlightRecords: 10, scheduler, emit: () => undefined,
+    }).subscribe({ error: (e: unknown) => { error = e; } });
+    expect(error).to.be.instanceOf(ConfigError);
+    expect((error as ConfigError).option).to.equal('readMode');
+    const refused = await prepareReadMode(mode('fan-out'), new MemoryStream(), () => undefined).catch((e: unknown) => e);
+    expect(refused).to.be.instanceOf(ConfigError);
   });
 });
