@@ -1,10 +1,10 @@
 // Misuse: the application's handler throws inside its records$ pipeline. The error must reach
 // the subscriber; what was acked before stays committed (a new consumer resumes after it); and
 // nothing after it is skipped: every record not acked is delivered again to the next consumer.
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
-import { concatMap, firstValueFrom, lastValueFrom, mergeMap, take, toArray } from 'rxjs';
-import { Kinsumer, type KinsumerRecord } from '../../src/index.js';
+import { concatMap, firstValueFrom, lastValueFrom, mergeMap, retry, take, takeWhile, toArray } from 'rxjs';
+import { Kinsumer, KinsumerError, kinsumer, type KinsumerRecord } from '../../src/index.js';
 import { putRecords } from '../../src/testing/index.js';
 import { freshSetup, text, type FreshOptions } from '../support/bad-input.js';
 import { eventually, useLocalAws } from '../support/local.js';
@@ -73,5 +73,45 @@ describe('bad input: a handler that throws (kinesalite + dynalite)', function ()
     const nextReads = await nextConsumerReads(options, 5);
     // At least once: r5 comes again (r6-r9 with it, as duplicates), nothing is skipped.
     expect(nextReads).to.deep.equal(['r5', 'r6', 'r7', 'r8', 'r9']);
+  });
+
+  it('retry() on a Kinsumer\'s records$ is refused with a KinsumerError (the error unsubscribed, which stopped it)', async () => {
+    const options = await tenRecords();
+    const consumer = new Kinsumer(options);
+    const failure = await lastValueFrom(consumer.records$.pipe(
+      concatMap(async (r) => {
+        await Promise.resolve();
+        if (text(r) === 'r5') throw new HandlerFailure('cannot handle r5');
+        r.ack();
+      }),
+      retry({ count: 2 }),
+    )).then(() => undefined, (error: unknown) => error);
+    expect(failure).to.be.instanceOf(KinsumerError);
+    expect((failure as Error).message).to.contain('create a new one');
+    await consumer.stop();
+    expect(await nextConsumerReads(options, 5)).to.deep.equal(['r5', 'r6', 'r7', 'r8', 'r9']);
+  });
+
+  it('retry() on kinsumer() starts a fresh consumer that resumes at the failed record', async () => {
+    const options = await tenRecords();
+    let failed = false;
+    const handled = await lastValueFrom(kinsumer(options).pipe(
+      concatMap(async (r) => {
+        await Promise.resolve();
+        if (text(r) === 'r5' && !failed) {
+          failed = true;
+          throw new HandlerFailure('cannot handle r5 the first time');
+        }
+        r.ack();
+        return text(r);
+      }),
+      retry({ count: 1 }),
+      takeWhile((t) => t !== 'r9', true),
+      toArray(),
+    ));
+    expect(failed).to.equal(true);
+    expect(handled).to.deep.equal(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7', 'r8', 'r9']);
+    // Both consumers stopped on their unsubscribes and left the group.
+    await eventually(async () => ((await local().dynamodb.send(new ScanCommand({ TableName: `${options.applicationName}_clients`, ConsistentRead: true }))).Items ?? []).length === 0, 'both clients gone');
   });
 });
