@@ -141,16 +141,14 @@ class KinesisFanOut implements FanOutPort {
   constructor(private readonly client: KinesisClient, private readonly stream: KinesisStream) {}
 
   describeConsumer(consumerName: string): Observable<StreamConsumerInfo | undefined> {
-    return this.stream.streamArn().pipe(
-      switchMap((StreamARN) => request((signal) => this.client.send(new DescribeStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))),
+    return this.call((StreamARN, signal) => this.client.send(new DescribeStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
       map((out): StreamConsumerInfo | undefined => toConsumerInfo(out.ConsumerDescription)),
       catchError((error: unknown) => (classifyAwsError(error) === 'not-found' ? of(undefined) : throwError(() => error))),
     );
   }
 
   registerConsumer(consumerName: string): Observable<StreamConsumerInfo> {
-    return this.stream.streamArn().pipe(
-      switchMap((StreamARN) => request((signal) => this.client.send(new RegisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))),
+    return this.call((StreamARN, signal) => this.client.send(new RegisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
       map((out) => {
         const info = toConsumerInfo(out.Consumer);
         if (info === undefined) throw new Error(`RegisterStreamConsumer for ${consumerName} returned no consumer`);
@@ -160,10 +158,8 @@ class KinesisFanOut implements FanOutPort {
   }
 
   deregisterConsumer(consumerName: string): Observable<void> {
-    return this.stream.streamArn().pipe(
-      switchMap((StreamARN) => request((signal) => this.client.send(new DeregisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))),
-      map(() => undefined),
-    );
+    return this.call((StreamARN, signal) => this.client.send(new DeregisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))
+      .pipe(map(() => undefined));
   }
 
   subscribeToShard(consumerArn: string, shardId: string, start: IteratorStart) {
@@ -174,6 +170,11 @@ class KinesisFanOut implements FanOutPort {
       }), { abortSignal: signal }),
       (record) => toRawRecord(record),
     );
+  }
+
+  /** One consumer request, once the stream's ARN is known. */
+  private call<T>(send: (streamArn: string, signal: AbortSignal) => Promise<T>): Observable<T> {
+    return this.stream.streamArn().pipe(switchMap((streamArn) => request((signal) => send(streamArn, signal))));
   }
 }
 
