@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type Observable, type Subscription, NEVER, Observable as RxObservable, VirtualAction, VirtualTimeScheduler, map, of, throwError, timer } from 'rxjs';
+import { type Observable, type Subscription, NEVER, firstValueFrom, Observable as RxObservable, VirtualAction, VirtualTimeScheduler, map, of, throwError, timer } from 'rxjs';
 import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from '../../src/fan-out-plan.js';
 import { type ReadFanOutOptions, readFanOut } from '../../src/fan-out-reader.js';
 import type { FanOutPort, IteratorStart, RawRecord, ShardEvent, ShardEventPull, StreamConsumerInfo } from '../../src/ports.js';
@@ -10,6 +10,10 @@ import { prepareReadMode, readerFor } from '../../src/read-mode.js';
 import { readShard } from '../../src/shard-reader.js';
 import { consumerArn, consumerStep, ensureConsumer } from '../../src/stream-consumer.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';
+import { LeaseLostError } from '../../src/errors.js';
+import { LeaseSession } from '../../src/lease-session.js';
+import { resolveOptions } from '../../src/options.js';
+import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { awsError } from '../../src/testing/memory-stream.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { aggregate } from '../support/kpl-aggregate.js';
@@ -534,5 +538,38 @@ describe('readMode: which reader a lease reads with', () => {
     expect((error as ConfigError).option).to.equal('readMode');
     const refused = await prepareReadMode(mode('fan-out'), new MemoryStream(), () => undefined).catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(ConfigError);
+  });
+});
+
+describe('fan-out in a lease session', () => {
+  it('a lease lost to another client ends the shard\'s subscription', async () => {
+    const h = harness();
+    h.fanOut.put(3);
+    const table = new MemoryCheckpointTable();
+    const store = (clientId: string) => new MemoryLeaseStore({ clientId, leaseTtlMs: 3000, now: () => h.scheduler.now(), table });
+    const mine = store('me');
+    const held = await firstValueFrom(mine.capture(SHARD));
+    if (held === undefined) throw new Error('not captured');
+    const options = resolveOptions({
+      streamName: 's', applicationName: 'app', readMode: 'fan-out', leaseTtlMs: 3000, commitFrequencyMs: 500, shardCheckFrequencyMs: 1000,
+      leaderActionFrequencyMs: 1000, scheduler: h.scheduler,
+      kinesis: { send: () => Promise.reject(new Error('unused')) } as never, dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
+    });
+    const events: KinsumerEvent[] = [];
+    const session = new LeaseSession(held, [], {
+      store: mine, stream: Object.assign(new MemoryStream(), { fanOut: h.fanOut }), options, emit: (event) => events.push(event),
+    });
+    const received: KinsumerRecord[] = [];
+    let error: unknown;
+    session.lease.records$.subscribe({ next: (record) => { received.push(record); record.ack(); }, error: (e: unknown) => { error = e; } });
+    h.runTo(2000);
+    expect(received).to.have.length(3);
+    expect(h.fanOut.openSubscriptions()).to.equal(1);
+    // Another client takes the shard over (an operator's forced reset moves the lease counter).
+    await firstValueFrom(store('other').resetCheckpoint(SHARD, undefined, { force: true }), { defaultValue: undefined });
+    h.runTo(5000);
+    await session.done;
+    expect(error).to.be.instanceOf(LeaseLostError);
+    expect(h.fanOut.openSubscriptions(), 'the subscription ended with the lease').to.equal(0);
   });
 });
