@@ -163,7 +163,10 @@ export class DynamoLeaseStore implements LeaseStore {
       if (options.force) {
         // Fence whoever holds it: their next write fails, and they (or another) capture again
         // and read from the new checkpoint.
-        const counter = item === undefined ? 0 : decodeCheckpointRow(item, shardId).leaseCounter;
+        // A forced reset is also how an operator repairs a corrupt row, so it must not need to
+        // decode the row: take the counter if it is readable, and drop attributes of a wrong type.
+        const counter = item === undefined ? 0 : readableCounter(item);
+        if (item !== undefined) for (const attribute of wronglyTyped(item)) update.remove(attribute);
         update.set(A.leaseCounter, { N: String(counter + 1) });
         update.remove(A.ownerId);
         update.remove(A.ownerName);
@@ -312,6 +315,27 @@ function decodeInteger(item: Item, attribute: string, shardId: string): bigint |
   if (typeof text !== 'string') throw new CorruptCheckpointError(shardId, attribute, 'is not a number');
   if (!/^-?\d{1,40}$/.test(text)) throw new CorruptCheckpointError(shardId, attribute, `is not an integer: ${JSON.stringify(text.slice(0, 40))}`);
   return BigInt(text);
+}
+
+/** The row's lease counter, or 0 when it is missing or unreadable. */
+function readableCounter(item: Item): number {
+  const text = item[A.leaseCounter]?.N;
+  return text !== undefined && /^\d{1,15}$/.test(text) ? Number(text) : 0;
+}
+
+/** Attributes a forced reset does not overwrite itself and that do not decode. */
+function wronglyTyped(item: Item): string[] {
+  const decoders: readonly (readonly [string, (item: Item, attribute: string, shardId: string) => unknown])[] = [
+    [A.finished, decodeInteger], [A.lastOwnerId, decodeString],
+  ];
+  return decoders.filter(([attribute, decode]) => {
+    try {
+      decode(item, attribute, '');
+      return false;
+    } catch {
+      return true;
+    }
+  }).map(([attribute]) => attribute);
 }
 
 // ---------------------------------------------------------------- encoding

@@ -1,9 +1,9 @@
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
 import { firstValueFrom } from 'rxjs';
 import { Dynamo } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
-import { LeaseHeldError, LeaseLostError, createTables } from '../../src/index.js';
+import { CorruptCheckpointError, LeaseHeldError, LeaseLostError, createTables } from '../../src/index.js';
 import type { LeaseStore, StoredCheckpoint } from '../../src/ports.js';
 import { planStart } from '../../src/start-position.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
@@ -106,6 +106,26 @@ describe('LeaseStore.resetCheckpoint on DynamoDB (dynalite)', () => {
     expect(Item?.SequenceNumber).to.deep.equal({ NULL: true });
     expect(Item?.StartPosition).to.deep.equal({ S: 'AT_TIMESTAMP' });
     expect(Item?.StartTimestamp).to.deep.equal({ N: '1700000000000' });
+  });
+
+  it('a forced reset repairs a corrupt row (wrong types, garbage) so the shard can be captured again', async () => {
+    const store = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table, clientId: 'op', clientName: 'op', leaseTtlMs: TTL, now: () => clock.now });
+    const corrupt = {
+      Shard: { S: 'corrupt' }, SequenceNumber: { N: '12' }, SubSequenceNumber: { S: 'x' }, LeaseCounter: { S: 'seven' },
+      Finished: { S: 'yes' }, LastOwnerID: { N: '1' }, OwnerID: { BOOL: true }, LastUpdate: { S: 'now' },
+    };
+    await local().dynamodb.send(new PutItemCommand({ TableName: table, Item: corrupt }));
+    const unreadable = await firstValueFrom(store.read('corrupt')).catch((e: unknown) => e);
+    expect(unreadable).to.be.instanceOf(CorruptCheckpointError);
+    const refused = await firstValueFrom(store.resetCheckpoint('corrupt', { type: 'TRIM_HORIZON' }, { force: false })).catch((e: unknown) => e);
+    expect(refused, 'the unforced reset cannot tell whether the garbage owner is live').to.not.equal(undefined);
+    await firstValueFrom(store.resetCheckpoint('corrupt', { type: 'TRIM_HORIZON' }, { force: true }));
+    const row = await firstValueFrom(store.read('corrupt'));
+    expect(row?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
+    expect(row?.finished).to.equal(false);
+    expect(row?.leaseCounter).to.equal(1);
+    const captured = await firstValueFrom(new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table, clientId: 'next', clientName: 'next', leaseTtlMs: TTL, now: () => clock.now }).capture('corrupt'));
+    expect(captured?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
   });
 });
 
