@@ -23,18 +23,18 @@ import { type Figure, type Metric, type RunOptions, log, main, median, nowMs, ro
 import { type ServerProcess, startServerProcess } from './support/local-servers.js';
 
 interface Settings {
-  readonly shardCounts: readonly number[];
-  /** Records per shard. */
-  readonly recordsPerShard: number;
+  /** Streams to run on: shard count and records preloaded into each shard. */
+  readonly streams: ReadonlyArray<{ readonly shards: number; readonly recordsPerShard: number }>;
   readonly recordBytes: number;
   readonly rounds: number;
   readonly peer: boolean;
 }
 
 function settingsFor(options: RunOptions): Settings {
-  if (options.tiny === true) return { shardCounts: [1], recordsPerShard: 200, recordBytes: 100, rounds: 1, peer: false };
-  if (options.quick) return { shardCounts: [1, 8], recordsPerShard: 5000, recordBytes: 1024, rounds: 1, peer: true };
-  return { shardCounts: [1, 8], recordsPerShard: 30_000, recordBytes: 1024, rounds: 3, peer: true };
+  if (options.tiny === true) return { streams: [{ shards: 1, recordsPerShard: 200 }], recordBytes: 100, rounds: 1, peer: false };
+  if (options.quick) return { streams: [{ shards: 1, recordsPerShard: 15_000 }, { shards: 8, recordsPerShard: 3000 }], recordBytes: 1024, rounds: 1, peer: true };
+  // Several pages per shard (10,000 records a page), so that rates are not one round trip's.
+  return { streams: [{ shards: 1, recordsPerShard: 50_000 }, { shards: 8, recordsPerShard: 20_000 }], recordBytes: 1024, rounds: 3, peer: true };
 }
 
 type Variant = 'bare loop' | 'kinsumer' | 'lifion-kinesis';
@@ -208,12 +208,13 @@ export const kinesisFigure: Figure = {
     const variants: Variant[] = settings.peer ? ['bare loop', 'kinsumer', 'lifion-kinesis'] : ['bare loop', 'kinsumer'];
     let app = 0;
     try {
-      for (const shards of settings.shardCounts) {
+      for (const { shards, recordsPerShard } of settings.streams) {
         const streamName = `bench-kinesis-${shards}-${process.pid}`;
         await createStream(kinesis, streamName, shards);
         const shardIds = await openShardIds(kinesis, streamName);
         const payload = new Uint8Array(settings.recordBytes).fill(120);
-        const total = shards * settings.recordsPerShard;
+        const total = shards * recordsPerShard;
+        const loadStarted = Date.now();
         log(`${shards} shard(s): loading ${total} records of ${settings.recordBytes} B`);
         const perShard = new Map<string, number>();
         // Spread evenly: partition keys are hashed, so put until every shard holds its share.
@@ -221,6 +222,7 @@ export const kinesisFigure: Figure = {
         for (let at = 0; at < puts.length; at += 5000) {
           for (const result of await putRecords(kinesis, streamName, puts.slice(at, at + 5000))) perShard.set(result.shardId, (perShard.get(result.shardId) ?? 0) + 1);
         }
+        log(`  loaded in ${Date.now() - loadStarted} ms`);
         const runs = new Map<Variant, Run[]>(variants.map((v) => [v, []]));
         for (let r = 0; r < settings.rounds; r += 1) {
           for (const variant of variants) {
