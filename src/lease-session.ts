@@ -49,6 +49,8 @@ export class LeaseSession {
   private ending: Promise<SessionEnd> | undefined;
   private resolveDone!: (end: SessionEnd) => void;
   private lostError: Error | undefined;
+  /** Why reading ended early, if it failed (the lease manager paces its next capture by it). */
+  readError: Error | undefined;
 
   constructor(held: HeldLease, parentShardIds: readonly string[], private readonly deps: SessionDeps) {
     const { options, emit } = deps;
@@ -96,6 +98,7 @@ export class LeaseSession {
         // shard's records$ complete when reading ends (given up, stopped, fully consumed).
         takeUntil(this.lost),
         catchError((error: unknown) => {
+          if (error instanceof Error) this.readError = error;
           if (!(error instanceof LeaseLostError)) emit({ type: 'error', error: error instanceof Error ? error : new Error(String(error)), shardId: held.shardId });
           return throwError(() => error);
         }),

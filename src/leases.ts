@@ -1,6 +1,7 @@
 import {
   type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, first, of, repeat, timer,
 } from 'rxjs';
+import { CorruptCheckpointError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
 import { LeaseSession, type SessionDeps } from './lease-session.js';
 import type { HeldLease } from './ports.js';
@@ -20,6 +21,8 @@ interface Slot {
   wanted: boolean;
   capture: Subscription | undefined;
   session: LeaseSession | undefined;
+  /** The message of the corrupt-row error last reported for this shard, while it stays corrupt. */
+  corrupt: string | undefined;
 }
 
 /**
@@ -56,7 +59,7 @@ export class LeaseManager {
     for (const [shardId, parentShardIds] of wanted) {
       const slot = this.slots.get(shardId);
       if (slot === undefined) {
-        const created: Slot = { shardId, parentShardIds, wanted: true, capture: undefined, session: undefined };
+        const created: Slot = { shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined };
         this.slots.set(shardId, created);
         this.startCapture(created, this.firstDelayMs());
       } else {
@@ -104,6 +107,12 @@ export class LeaseManager {
     return Math.floor(this.deps.options.throttleDelayMs * (0.75 + this.random() * 0.5));
   }
 
+  // A shard whose row is corrupt is looked at again at the shard-check pace: soon after a repair,
+  // without a capture (and, for a rejected sequence number, a GetShardIterator) every poll.
+  private retryDelayMs(slot: Slot): number {
+    return slot.corrupt === undefined ? this.pollDelayMs() : this.deps.options.shardCheckFrequencyMs;
+  }
+
   private startCapture(slot: Slot, initialDelayMs: number): void {
     const { store, options, emit } = this.deps;
     const attempt$ = defer(() => store.capture(slot.shardId)).pipe(
@@ -111,20 +120,25 @@ export class LeaseManager {
         const err = asError(error);
         if (stopsTheClient(error)) {
           this.deps.fail(err);
+        } else if (err instanceof CorruptCheckpointError) {
+          // A corrupt row stays corrupt until someone repairs it: report it once, not every poll.
+          if (slot.corrupt !== err.message) emit({ type: 'error', error: err, shardId: slot.shardId });
+          slot.corrupt = err.message;
         } else {
-          // Transient faults and corrupt rows: report, keep polling; other shards are unaffected.
+          // Transient faults: report, keep polling; other shards are unaffected.
           emit({ type: 'error', error: err, shardId: slot.shardId });
         }
         return of(undefined);
       }),
     );
     slot.capture = timer(initialDelayMs, options.scheduler).pipe(
-      concatMap(() => attempt$.pipe(repeat({ delay: () => timer(this.pollDelayMs(), options.scheduler) }))),
+      concatMap(() => attempt$.pipe(repeat({ delay: () => timer(this.retryDelayMs(slot), options.scheduler) }))),
       filter((lease): lease is HeldLease => lease !== undefined),
       first(),
     ).subscribe({
       next: (lease) => {
         slot.capture = undefined;
+        slot.corrupt = undefined;
         this.open(slot, lease);
       },
       error: (error: unknown) => this.deps.fail(asError(error)),
@@ -143,7 +157,8 @@ export class LeaseManager {
         return;
       }
       // Lost or failed while still wanted: try again (capture fails until the lease is free or ours).
-      this.startCapture(slot, this.pollDelayMs());
+      if (session.readError instanceof CorruptCheckpointError) slot.corrupt = session.readError.message;
+      this.startCapture(slot, this.retryDelayMs(slot));
     });
     if (!slot.wanted || this.stopping) {
       void session.end();

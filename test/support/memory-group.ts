@@ -22,6 +22,8 @@ export interface Member {
   readonly kinsumer: Kinsumer;
   readonly events: KinsumerEvent[];
   readonly received: KinsumerRecord[];
+  /** Its lease store (call counts, fault injection). */
+  readonly store: MemoryLeaseStore;
   /** Freezes every call the member makes to the stores and the stream (a paused process); `resume` lets them through. */
   pause(): void;
   resume(): void;
@@ -68,6 +70,7 @@ export class MemoryGroup {
       },
     });
     const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => this.scheduler.now() };
+    const store = new MemoryLeaseStore({ ...common, table: this.checkpoints });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
       scheduler: this.scheduler,
@@ -75,7 +78,7 @@ export class MemoryGroup {
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
     }, () => ({
-      store: gated(new MemoryLeaseStore({ ...common, table: this.checkpoints })),
+      store: gated(store),
       membership: gated(new MemoryMembershipStore({ ...common, tables: this.coordination })),
       metadata: gated(new MemoryMetadataStore({ ...common, tables: this.coordination })),
       stream: gated(this.stream),
@@ -83,7 +86,7 @@ export class MemoryGroup {
       random: this.random(),
     }));
     const member: Member = {
-      id, kinsumer, events: [], received: [],
+      id, kinsumer, store, events: [], received: [],
       pause: () => gate.next(false),
       resume: () => gate.next(true),
     };

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { CorruptCheckpointError } from '../../src/index.js';
 import { FAST, MemoryGroup } from '../support/memory-group.js';
 
 function balanced(group: MemoryGroup, counts: number[]): boolean {
@@ -28,6 +29,20 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await group.scheduler.until(() => group.receivedData().length >= 10, 'all records', 20_000);
     await Promise.all(group.members.map((m) => m.kinsumer.stop()));
     expect(group.scheduler.actions.map((a) => a.delay)).to.deep.equal([]);
+  });
+
+  it('a corrupt checkpoint row is reported once and looked at again at the shard-check pace, not every capture poll', async () => {
+    const group = new MemoryGroup(1);
+    const member = group.join('a');
+    const corrupt = new CorruptCheckpointError('shardId-000000000000', 'SequenceNumber', 'is not a sequence number: "x"');
+    for (let i = 0; i < 1000; i += 1) member.store.failNext(corrupt, ['capture']);
+    await group.scheduler.until(() => member.store.calls.capture > 0, 'the first capture', 10_000);
+    const windowMs = 20 * FAST.shardCheckFrequencyMs;
+    await group.scheduler.advanceBy(windowMs);
+    // At the capture poll (throttleDelayMs) it would be ~windowMs / 200 = 50 attempts.
+    expect(member.store.calls.capture).to.be.within(2, windowMs / FAST.shardCheckFrequencyMs + 2);
+    expect(member.events.filter((e) => e.type === 'error' && e.error === corrupt)).to.have.length(1);
+    await member.kinsumer.stop();
   });
 
   it('a third client joining takes exactly two shards (2/2/2), moved without redelivering acked records', async () => {
