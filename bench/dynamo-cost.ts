@@ -22,7 +22,7 @@ interface Settings {
 }
 
 function settingsFor(options: RunOptions): Settings {
-  if (options.tiny === true) return { shards: 4, busyShards: 2, clients: 2, windowMs: 3000, recordsPerSecondPerBusyShard: 10 };
+  if (options.tiny === true) return { shards: 4, busyShards: 2, clients: 2, windowMs: 5000, recordsPerSecondPerBusyShard: 10 };
   if (options.quick) return { shards: 8, busyShards: 4, clients: 2, windowMs: 15_000, recordsPerSecondPerBusyShard: 20 };
   return { shards: 8, busyShards: 4, clients: 2, windowMs: 60_000, recordsPerSecondPerBusyShard: 20 };
 }

@@ -26,6 +26,7 @@ interface Config {
 
 interface Settings {
   readonly configs: readonly Config[];
+  /** A multiple of shardCheckFrequencyMs and of the lease renewal interval (5 s by default): periodic calls cluster, so a shorter window would alias. */
   readonly windowMs: number;
 }
 
@@ -42,7 +43,7 @@ function configsFromArgs(argv: readonly string[]): Config[] | undefined {
 function settingsFor(options: RunOptions): Settings {
   const configs = configsFromArgs(process.argv);
   if (configs !== undefined) return { configs, windowMs: options.quick ? 10_000 : 30_000 };
-  if (options.tiny === true) return { configs: [{ shards: 4, workers: 2, leave: true }], windowMs: 2000 };
+  if (options.tiny === true) return { configs: [{ shards: 4, workers: 2, leave: true }], windowMs: 5000 };
   if (options.quick) return { configs: [{ shards: 8, workers: 3, leave: false }, { shards: 24, workers: 3, leave: true }, { shards: 24, workers: 2, leave: false }], windowMs: 10_000 };
   return {
     configs: [
@@ -60,6 +61,8 @@ function settingsFor(options: RunOptions): Settings {
 interface Measured {
   readonly config: Config;
   readonly coldBalancedMs: number;
+  /** From the last worker's first heartbeat to balance. */
+  readonly afterLastJoinMs: number;
   readonly leaveBalancedMs?: number;
   readonly callsPerMinute: number;
   readonly shardCallsPerMinute: number;
@@ -91,9 +94,14 @@ async function measureConfig(server: ServerProcess, proxy: CountingProxy, config
       workers.push(new WorkerProcess({ id: `w${String(i).padStart(2, '0')}`, aws, logDir, options: { streamName: name, applicationName: name } }));
     }
     await waitFor(() => balanced(workers, config.shards), `${config.shards} shards balanced over ${config.workers} workers`, 600_000, 20);
-    const coldBalancedMs = Date.now() - startedAt;
+    const balancedAt = Date.now();
+    const coldBalancedMs = balancedAt - startedAt;
+    // The proxy saw each worker's first heartbeat (a put of its row in <app>_clients): balance
+    // measured from the last one leaves out process start-up.
+    const joinedAt = workers.map((w) => proxy.log.calls.find((c) => c.table === `${name}_clients` && c.command === 'PutItem' && c.key === w.id)?.atMs ?? balancedAt);
+    const afterLastJoinMs = balancedAt - Math.max(...joinedAt);
     const heldAfterBalance = workers.map((w) => w.held().length);
-    log(`${config.shards} shards x ${config.workers} workers: balanced ${coldBalancedMs} ms after the first spawn (${heldAfterBalance.join('/')})`);
+    log(`${config.shards} shards x ${config.workers} workers: balanced ${coldBalancedMs} ms after the first spawn, ${afterLastJoinMs} ms after the last joined (${heldAfterBalance.join('/')})`);
     // One more membership period so that start-up traffic is behind us, then the idle window.
     await sleep(6000);
     const cpuBefore = workers.map((w) => processCpuSeconds(w.pid ?? -1) ?? Number.NaN);
@@ -124,6 +132,7 @@ async function measureConfig(server: ServerProcess, proxy: CountingProxy, config
     return {
       config,
       coldBalancedMs,
+      afterLastJoinMs,
       ...(leaveBalancedMs === undefined ? {} : { leaveBalancedMs }),
       callsPerMinute: calls.length / minutes,
       shardCallsPerMinute: shardCalls.length / minutes,
@@ -163,6 +172,7 @@ export const scale: Figure = {
     const metrics: Metric[] = [];
     for (const r of results.filter((x) => x.config.leave)) {
       metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} workers: balanced after a cold start`, value: r.coldBalancedMs, unit: 'ms', note: 'from the first spawn; includes process start-up' });
+      metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} workers: balanced after the last worker joined`, value: r.afterLastJoinMs, unit: 'ms', note: 'from the last worker\'s first heartbeat' });
       if (r.leaveBalancedMs !== undefined) {
         metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} -> ${r.config.workers - 1} workers: balanced after one leaves`, value: r.leaveBalancedMs, unit: 'ms', note: 'from its graceful stop()' });
       }
