@@ -72,6 +72,8 @@ interface Measured {
   readonly idleCpuPercentMaxWorker: number;
   readonly serverCpuPercent: number | undefined;
   readonly heldAfterBalance: readonly number[];
+  /** Each worker's CPU over the idle window, in the order of heldAfterBalance. */
+  readonly idleCpuPercent: readonly number[];
 }
 
 function balanced(workers: readonly WorkerProcess[], shards: number): boolean {
@@ -142,6 +144,7 @@ async function measureConfig(server: ServerProcess, proxy: CountingProxy, config
       idleCpuPercentMaxWorker: Math.max(...cpuPercent),
       serverCpuPercent: serverBefore === undefined || serverAfter === undefined ? undefined : (100 * (serverAfter - serverBefore)) / ((to - from) / 1000),
       heldAfterBalance,
+      idleCpuPercent: cpuPercent.map((x) => round(x)),
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
@@ -177,6 +180,11 @@ export const scale: Figure = {
         metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} -> ${r.config.workers - 1} workers: balanced after one leaves`, value: r.leaveBalancedMs, unit: 'ms', note: 'from its graceful stop()' });
       }
       metrics.push({ name: `${r.config.shards} shards, ${r.config.workers} workers: idle CPU per worker (mean)`, value: round(r.idleCpuPercentPerWorker), unit: '% of a core', note: 'coordination plus empty GetRecords polls of its shards' });
+    }
+    // Where there are more workers than shards, some hold none: their CPU is coordination alone.
+    const shardless = results.flatMap((r) => r.idleCpuPercent.filter((_, i) => r.heldAfterBalance[i] === 0));
+    if (shardless.length > 0) {
+      metrics.push({ name: 'idle CPU of a worker holding no shard (coordination only)', value: round(shardless.reduce((a, b) => a + b, 0) / shardless.length), unit: '% of a core', note: `mean of ${shardless.length} workers` });
     }
     const withWorkers = (w: number) => results.filter((x) => x.config.workers === w).sort((a, b) => a.config.shards - b.config.shards);
     const byShards = withWorkers(Math.max(...results.map((x) => x.config.workers)));
