@@ -136,8 +136,8 @@ function byReceipt(a: AckLine, b: AckLine): number {
  *   and that was delivered again was acked at most commitFrequencyMs + commitGraceMs before E —
  *   one commit interval's worth, plus the time for that commit to land.
  *   A duplicate no disruption explains is a violation, and so is a wider window.
- * - **Fencing** (when `marks` is given): every `commit` or `released` write of a shard was made by
- *   the client that acquired that shard last before it: a zombie must not write after losing.
+ * - **Fencing** (when `marks` is given): no `commit` or `released` write of a client landed after
+ *   another client captured the shard: a zombie must not write after losing (see fencingViolations).
  * - **Deaths**: every worker failure the runner reports is a violation.
  */
 export function tally(input: TallyInput): Tally {
@@ -289,17 +289,26 @@ function checkDuplicates(
   return { byDisruption, violations };
 }
 
-/** Every checkpoint write (commit or release) comes from the shard's latest acquirer. */
+/**
+ * No checkpoint write (commit or release) by a client lands after another client captured the
+ * shard. A mark's time is when the worker learned of its write, not when the write landed: a
+ * zombie frozen with a commit in flight learns after it wakes up of a write that landed before
+ * the freeze. So a write reported after another client's capture is judged by its position: had
+ * it landed after the capture, it would carry progress beyond the position that capture started
+ * from (the capture reads the checkpoint; a write that landed before is what it read, or older).
+ */
 function fencingViolations(marks: readonly LeaseMark[]): Violation[] {
   const violations: Violation[] = [];
   const sorted = [...marks].sort((a, b) => a.at - b.at);
   const holder = new Map<string, LeaseMark>();
+  const beyond = (write: LeaseMark, capture: LeaseMark) =>
+    write.seq !== undefined && (capture.seq === undefined || bySequence({ seq: write.seq, sub: write.sub }, { seq: capture.seq, sub: capture.sub }) > 0);
   for (const mark of sorted) {
     if (mark.type === 'acquired') holder.set(mark.shardId, mark);
     if (mark.type !== 'commit' && mark.type !== 'released') continue;
     const acquired = holder.get(mark.shardId);
-    if (acquired !== undefined && acquired.w !== mark.w) {
-      violations.push({ kind: 'fenced write', detail: `${mark.w} wrote a ${mark.type} of ${mark.shardId} at ${mark.at}, after ${acquired.w} acquired it at ${acquired.at}` });
+    if (acquired !== undefined && acquired.w !== mark.w && beyond(mark, acquired)) {
+      violations.push({ kind: 'fenced write', detail: `${mark.w} wrote a ${mark.type} of ${mark.shardId} (${String(mark.seq)}) reported at ${mark.at}, beyond ${String(acquired.seq)} where ${acquired.w}'s capture at ${acquired.at} started` });
     }
   }
   return violations;

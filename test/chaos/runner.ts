@@ -157,6 +157,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     const events = fleet.events();
     writeFileSync(join(runDir, 'events.jsonl'), events.map((e) => JSON.stringify(e)).join('\n'));
     writeFileSync(join(runDir, 'timeline.json'), JSON.stringify({ schedule, actions }, null, 1));
+    writeFileSync(join(runDir, 'produced.jsonl'), producer.produced.map((p) => JSON.stringify(p)).join('\n'));
+    writeFileSync(join(runDir, 'shards.json'), JSON.stringify(shards, null, 1));
     const marks = leaseMarks(events);
     const acks = readAckLogs(runDir);
     const parents = parentMap(shards);
