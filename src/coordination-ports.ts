@@ -9,6 +9,7 @@ export const REAP_CLIENTS_AFTER_MS = 48 * 60 * 60 * 1000;
 
 /** A row of `<app>_clients` renewed within the lease TTL. */
 export interface LiveClient {
+  /** The client's id (`clientId` option). */
   readonly id: string;
   /** For humans; `undefined` when absent, NULL or empty. */
   readonly name: string | undefined;
@@ -30,7 +31,7 @@ export interface MembershipStore {
   /** Deletes this client's row (graceful stop). */
   deregister(): Observable<void>;
   /**
-   * Deletes the rows not renewed for the reap age (default {@link REAP_CLIENTS_AFTER_MS}), each
+   * Deletes the rows not renewed for the reap age (default 48 hours, the Go kinsumer's), each
    * conditioned on still being that old, so a client that came back meanwhile stays. Emits the
    * ids it deleted, sorted. Leader only.
    */
@@ -39,6 +40,7 @@ export interface MembershipStore {
 
 /** A shard of the cached shard list. */
 export interface CachedShard {
+  /** The shard's id. */
   readonly shardId: string;
   /** `ParentShardId` and `AdjacentParentShardId`, where present. */
   readonly parentShardIds: readonly string[];
@@ -64,8 +66,11 @@ export interface ShardCache {
 
 /** The holder of the leader lock. */
 export interface Leader {
+  /** The leader's client id. */
   readonly id: string;
+  /** The leader's client name (for humans); `undefined` when it has none. */
   readonly name: string | undefined;
+  /** When it last took or renewed the lock, Unix nanoseconds on its clock. */
   readonly lastUpdateNs: bigint;
 }
 

@@ -29,6 +29,7 @@ export class ConfigError extends KinsumerError {
 
 /** The Kinesis stream does not exist (or is being deleted). */
 export class StreamNotFoundError extends KinsumerError {
+  /** The stream as the options named it: its name, or its ARN when `streamArn` was given. */
   readonly stream: string;
 
   constructor(stream: string, options: { cause?: unknown } = {}) {
@@ -39,6 +40,7 @@ export class StreamNotFoundError extends KinsumerError {
 
 /** One of the application's DynamoDB tables is missing. */
 export class TableNotFoundError extends KinsumerError {
+  /** The missing table's full name, such as `myapp_checkpoints`. */
   readonly table: string;
 
   constructor(table: string, options: { cause?: unknown } = {}) {
@@ -52,6 +54,7 @@ export class TableNotFoundError extends KinsumerError {
  * Ends that shard's `records$`; the consumer as a whole keeps running.
  */
 export class LeaseLostError extends KinsumerError {
+  /** The shard whose lease this client no longer holds. */
   readonly shardId: string;
 
   constructor(shardId: string, options: { cause?: unknown } = {}) {
@@ -62,6 +65,7 @@ export class LeaseLostError extends KinsumerError {
 
 /** `stop()` did not finish draining, committing and releasing within `shutdownTimeoutMs`. */
 export class ShutdownTimeoutError extends KinsumerError {
+  /** The bound that ran out, in milliseconds (the `shutdownTimeoutMs` option). */
   readonly timeoutMs: number;
 
   constructor(timeoutMs: number, pending: readonly string[] = []) {
@@ -73,6 +77,7 @@ export class ShutdownTimeoutError extends KinsumerError {
 
 /** An operation that needs a shard without a live owner (such as `reset`) found one. */
 export class LeaseHeldError extends KinsumerError {
+  /** The shard a live client still holds. */
   readonly shardId: string;
 
   constructor(shardId: string, options: { cause?: unknown } = {}) {
@@ -88,6 +93,7 @@ export class LeaseHeldError extends KinsumerError {
  * shard id) and the shard is left unread, its row untouched, until an operator fixes the row.
  */
 export class CorruptCheckpointError extends KinsumerError {
+  /** The shard whose checkpoint row is corrupt (`(unknown)` when the row has no usable `Shard` key). */
   readonly shardId: string;
   /** The attribute at fault (`SequenceNumber`, `LeaseCounter`, ...). */
   readonly attribute: string;

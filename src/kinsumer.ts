@@ -1,5 +1,5 @@
 import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
-import { ClientRuntime, type ClientDeps } from './client-runtime.js';
+import { ClientRuntime, type KinsumerBackend, type KinsumerPorts } from './client-runtime.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
 import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
 import { Dynamo } from './dynamodb/dynamo.js';
@@ -51,8 +51,13 @@ export class Kinsumer {
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
    * Does no I/O: nothing happens until something subscribes.
+   *
+   * @param options - See {@link KinsumerOptions}.
+   * @param deps - Replaces the AWS adapters (the DynamoDB tables and the Kinesis stream behind
+   *   `options.dynamodb` and `options.kinesis`) with other ports, such as the in-memory stores of
+   *   `kinsumer/testing`, for tests on virtual time. Default: the AWS adapters.
    */
-  constructor(options: KinsumerOptions, deps?: (options: ResolvedOptions, emit: (event: KinsumerEvent) => void) => Omit<ClientDeps, 'options' | 'emit'>) {
+  constructor(options: KinsumerOptions, deps?: KinsumerBackend) {
     this.options = resolveOptions(options);
     this.events$ = this.events.asObservable();
     const emit = (event: KinsumerEvent) => {
@@ -121,7 +126,7 @@ export class Kinsumer {
 }
 
 /** The production wiring: the user's clients behind the DynamoDB and Kinesis adapters. */
-function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void): Omit<ClientDeps, 'options' | 'emit'> {
+function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void): KinsumerPorts {
   const dynamo = new Dynamo(options.dynamodb);
   const tables = tableNames(options.applicationName);
   const now = () => options.scheduler.now();

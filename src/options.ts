@@ -54,42 +54,84 @@ export interface KinsumerOptions {
 
 /** The options with every default filled in and every rule checked. */
 export interface ResolvedOptions {
+  /** The stream, by name or by ARN: whichever of `streamName` and `streamArn` was given. */
   readonly stream: StreamRef;
+  /** See {@link KinsumerOptions.applicationName}. */
   readonly applicationName: string;
+  /** See {@link KinsumerOptions.kinesis}. */
   readonly kinesis: KinesisClient;
+  /** See {@link KinsumerOptions.dynamodb}. */
   readonly dynamodb: DynamoDBClient;
+  /** The given client id, or the random UUID generated for this instance. */
   readonly clientId: string;
+  /** The given client name, or the host name. */
   readonly clientName: string;
+  /** See {@link KinsumerOptions.initialPosition}; default `'TRIM_HORIZON'`. */
   readonly initialPosition: InitialPosition;
+  /** Milliseconds; see {@link KinsumerOptions.throttleDelayMs}. */
   readonly throttleDelayMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.commitFrequencyMs}. */
   readonly commitFrequencyMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.shardCheckFrequencyMs}. */
   readonly shardCheckFrequencyMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.leaderActionFrequencyMs}. */
   readonly leaderActionFrequencyMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.leaseTtlMs}. */
   readonly leaseTtlMs: number;
+  /** Records per shard; see {@link KinsumerOptions.maxInFlightRecords}. */
   readonly maxInFlightRecords: number;
+  /** Milliseconds; see {@link KinsumerOptions.shutdownTimeoutMs}. */
   readonly shutdownTimeoutMs: number;
+  /** See {@link KinsumerOptions.readMode}; default `'polling'`. */
   readonly readMode: 'polling' | 'fan-out';
+  /** The given consumer name, or the application name (its first 128 characters). Used in fan-out mode only. */
   readonly consumerName: string;
+  /** See {@link KinsumerOptions.createTables}; default `false`. */
   readonly createTables: boolean;
+  /** The given logger, or one that discards everything. */
   readonly logger: Logger;
+  /** The given stats receiver, or `{}` (no callbacks). */
   readonly stats: StatReceiver;
+  /** The given scheduler, or RxJS's `asyncScheduler` (real time). */
   readonly scheduler: SchedulerLike;
 }
 
 /** How requests name the stream: `StreamName` or `StreamARN`, never both. */
-export type StreamRef = { readonly streamName: string; readonly streamArn?: undefined } | { readonly streamArn: string; readonly streamName?: undefined };
+export type StreamRef =
+  | {
+    /** The stream's name, sent as `StreamName`. */
+    readonly streamName: string;
+    /** Never set together with `streamName`. */
+    readonly streamArn?: undefined;
+  }
+  | {
+    /** The stream's ARN, sent as `StreamARN` (reads a stream of another account). */
+    readonly streamArn: string;
+    /** Never set together with `streamArn`. */
+    readonly streamName?: undefined;
+  };
 
 /** Defaults of the timing and sizing options (the contract's table). */
 export const DEFAULTS = {
+  /** Shards without a checkpoint start at the oldest record the stream still keeps. */
   initialPosition: 'TRIM_HORIZON',
+  /** 250 ms between two GetRecords on one shard: 4 calls per second, under Kinesis's 5. */
   throttleDelayMs: 250,
+  /** A shard's checkpoint is written at most once per second (1000 ms). */
   commitFrequencyMs: 1000,
+  /** Heartbeat and assignment refresh every 5000 ms. */
   shardCheckFrequencyMs: 5000,
+  /** The leader lists the shards every 10000 ms. */
   leaderActionFrequencyMs: 10000,
+  /** A lease or client row not renewed for 15000 ms is expired (three missed heartbeats). */
   leaseTtlMs: 15000,
+  /** Reading a shard pauses at 10000 emitted, unacked records. */
   maxInFlightRecords: 10000,
+  /** `stop()` gives up after 30000 ms. */
   shutdownTimeoutMs: 30000,
+  /** GetRecords polling; `'fan-out'` must be asked for. */
   readMode: 'polling',
+  /** Missing tables are an error (`TableNotFoundError`), not created. */
   createTables: false,
 } as const;
 

@@ -13,17 +13,40 @@ import type { Position } from './sequence-number.js';
  * (`undefined`: never consumed, the `initialPosition` option decides).
  */
 export type StoredCheckpoint =
-  | { readonly type: 'position'; readonly position: Position }
-  | { readonly type: 'LATEST' }
-  | { readonly type: 'TRIM_HORIZON' }
-  | { readonly type: 'AT_TIMESTAMP'; readonly timestamp: Date };
+  /** A record's position: reading resumes after it. */
+  | {
+    /** Which kind of checkpoint. */
+    readonly type: 'position';
+    /** The last record (or KPL sub-record) checkpointed. */
+    readonly position: Position;
+  }
+  /** The magic `LATEST` an operator wrote: reading starts at the tip of the shard. */
+  | {
+    /** Which kind of checkpoint. */
+    readonly type: 'LATEST';
+  }
+  /** Set by `reset`: reading starts at the oldest record kept. */
+  | {
+    /** Which kind of checkpoint. */
+    readonly type: 'TRIM_HORIZON';
+  }
+  /** Set by `reset`: reading starts at the first record that arrived at or after `timestamp`. */
+  | {
+    /** Which kind of checkpoint. */
+    readonly type: 'AT_TIMESTAMP';
+    /** Where reading starts. */
+    readonly timestamp: Date;
+  };
 
 /** A row of `<app>_checkpoints`, decoded. */
 export interface CheckpointRow {
+  /** The row's key (`Shard`). */
   readonly shardId: string;
+  /** The stored checkpoint; `undefined` when the shard was never checkpointed. */
   readonly checkpoint: StoredCheckpoint | undefined;
   /** Owner's client id; `undefined` when absent or NULL (unowned). */
   readonly ownerId: string | undefined;
+  /** Owner's client name (for humans); `undefined` when absent or NULL. */
   readonly ownerName: string | undefined;
   /** Last capture, commit, renewal or release, Unix nanoseconds (the lease heartbeat). */
   readonly lastUpdateNs: bigint | undefined;
@@ -40,12 +63,15 @@ export interface CheckpointRow {
 
 /** A lease this client holds: enough to fence every later write. */
 export interface HeldLease {
+  /** The leased shard. */
   readonly shardId: string;
+  /** This client's id, as written into the row's owner at capture. */
   readonly ownerId: string;
   /** The counter this client's capture wrote; every commit and release is conditioned on it. */
   readonly leaseCounter: number;
   /** The checkpoint as it was at capture. */
   readonly checkpoint: StoredCheckpoint | undefined;
+  /** `Finished` as it was at capture: the shard was already fully consumed. */
   readonly finished: boolean;
 }
 
@@ -91,26 +117,59 @@ export interface LeaseStore {
 
 /** Where GetShardIterator starts. */
 export type IteratorStart =
-  | { readonly type: 'TRIM_HORIZON' }
-  | { readonly type: 'LATEST' }
-  | { readonly type: 'AT_TIMESTAMP'; readonly timestamp: Date }
-  | { readonly type: 'AT_SEQUENCE_NUMBER'; readonly sequenceNumber: string }
-  | { readonly type: 'AFTER_SEQUENCE_NUMBER'; readonly sequenceNumber: string };
+  /** The oldest record kept. */
+  | {
+    /** The GetShardIterator `ShardIteratorType`. */
+    readonly type: 'TRIM_HORIZON';
+  }
+  /** Records put after the iterator was issued. */
+  | {
+    /** The GetShardIterator `ShardIteratorType`. */
+    readonly type: 'LATEST';
+  }
+  /** The first record that arrived at or after `timestamp`. */
+  | {
+    /** The GetShardIterator `ShardIteratorType`. */
+    readonly type: 'AT_TIMESTAMP';
+    /** The `Timestamp` parameter. */
+    readonly timestamp: Date;
+  }
+  /** The record with this sequence number (a KPL aggregate resumed in its middle). */
+  | {
+    /** The GetShardIterator `ShardIteratorType`. */
+    readonly type: 'AT_SEQUENCE_NUMBER';
+    /** The `StartingSequenceNumber` parameter. */
+    readonly sequenceNumber: string;
+  }
+  /** The record after this sequence number (resuming after a checkpoint). */
+  | {
+    /** The GetShardIterator `ShardIteratorType`. */
+    readonly type: 'AFTER_SEQUENCE_NUMBER';
+    /** The `StartingSequenceNumber` parameter. */
+    readonly sequenceNumber: string;
+  };
 
 /** A record as Kinesis returns it (possibly a KPL aggregate). */
 export interface RawRecord {
+  /** Kinesis sequence number: a decimal string beyond 2^53. */
   readonly sequenceNumber: string;
+  /** The producer's partition key (for an aggregate, the KPL's outer key). */
   readonly partitionKey: string;
+  /** The payload: a user record, or a KPL aggregate of several. */
   readonly data: Uint8Array;
+  /** When Kinesis accepted the record. */
   readonly approximateArrivalTimestamp: Date;
+  /** `KMS` when the stream encrypts records at rest; `NONE` or absent otherwise. */
   readonly encryptionType?: string;
 }
 
 /** One GetRecords answer. */
 export interface RecordsPage {
+  /** The records, in sequence order; may be empty even when more follow. */
   readonly records: readonly RawRecord[];
   /** `undefined`: the shard is closed and fully read (end of shard). */
   readonly nextShardIterator: string | undefined;
+  /** How far the last record is behind the tip of the shard, in milliseconds, as Kinesis reports it. */
   readonly millisBehindLatest: number | undefined;
   /** Children named by the service at the end of a closed shard (not every server reports them). */
   readonly childShardIds: readonly string[] | undefined;
@@ -118,12 +177,15 @@ export interface RecordsPage {
 
 /** A shard as ListShards describes it. */
 export interface ShardInfo {
+  /** The shard's id, such as `shardId-000000000003`. */
   readonly shardId: string;
   /** `ParentShardId` and `AdjacentParentShardId`, where present. */
   readonly parentShardIds: readonly string[];
   /** `false` once the shard has an ending sequence number (closed by a split or merge). */
   readonly open: boolean;
+  /** Lowest hash key of the shard's range (a decimal string up to 2^128 − 1). */
   readonly startingHashKey: string;
+  /** Highest hash key of the shard's range, inclusive. */
   readonly endingHashKey: string;
 }
 
@@ -134,6 +196,7 @@ export interface ShardInfo {
 export interface StreamPort {
   /** The stream's name or ARN, for messages. */
   readonly streamLabel: string;
+  /** An iterator into a shard from `start` (valid for 5 minutes on Kinesis). */
   getShardIterator(shardId: string, start: IteratorStart): Observable<string>;
   /** At most `limit` (1..10000) records. */
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage>;
@@ -147,7 +210,9 @@ export interface StreamPort {
 
 /** A registered stream consumer, as DescribeStreamConsumer describes it. */
 export interface StreamConsumerInfo {
+  /** The name it was registered with. */
   readonly consumerName: string;
+  /** Its ARN, which subscriptions name. */
   readonly consumerArn: string;
   /** `CREATING`, `ACTIVE` or `DELETING`. */
   readonly status: string;
@@ -155,12 +220,14 @@ export interface StreamConsumerInfo {
 
 /** One SubscribeToShardEvent. */
 export interface ShardEvent {
+  /** The records, in sequence order; may be empty. */
   readonly records: readonly RawRecord[];
   /**
    * Where a new subscription continues (AFTER_SEQUENCE_NUMBER) once every record of this event
    * was delivered; `undefined`: the shard is closed and this was its last event (end of shard).
    */
   readonly continuationSequenceNumber: string | undefined;
+  /** How far the event is behind the tip of the shard, in milliseconds, as Kinesis reports it. */
   readonly millisBehindLatest: number | undefined;
   /** Children named by the service in the last event of a closed shard. */
   readonly childShardIds: readonly string[] | undefined;

@@ -4,7 +4,9 @@
  * 2^53, so they are compared as BigInt, never as numbers or as strings.
  */
 export interface Position {
+  /** The Kinesis sequence number (a decimal string). */
   readonly sequenceNumber: string;
+  /** Index of the sub-record inside a KPL aggregate; absent for a plain record or a whole aggregate. */
   readonly subSequenceNumber?: number;
 }
 

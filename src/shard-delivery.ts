@@ -12,6 +12,7 @@ import { type UserRecord, unpackRecords } from './user-records.js';
 
 /** Reading a shard failed for good (access denied, KMS, a bad request): the AWS error is the cause. */
 export class ShardReadError extends KinsumerError {
+  /** The shard that could not be read. */
   readonly shardId: string;
   /** The Kinesis operation that failed: `GetShardIterator`, `GetRecords` or `SubscribeToShard`. */
   readonly operation: string;

@@ -4,26 +4,55 @@ import type { Observable } from 'rxjs';
  * Where a shard is read from when it has no checkpoint yet. A stored checkpoint always wins.
  * `{ timestamp }` reads from the first record that arrived at or after that time (AT_TIMESTAMP).
  */
-export type InitialPosition = 'TRIM_HORIZON' | 'LATEST' | { readonly timestamp: Date };
+export type InitialPosition = 'TRIM_HORIZON' | 'LATEST' | {
+  /** Read from the first record that arrived at or after this time. */
+  readonly timestamp: Date;
+};
 
 /** Where a lease's reading actually started, as decided from its checkpoint row. */
 export type StartingPosition =
-  | { readonly type: 'TRIM_HORIZON' }
-  | { readonly type: 'LATEST' }
-  | { readonly type: 'AT_TIMESTAMP'; readonly timestamp: Date }
+  /** From the oldest record the stream still keeps (no checkpoint, `initialPosition: 'TRIM_HORIZON'`, or a `reset`). */
+  | {
+    /** The GetShardIterator type used. */
+    readonly type: 'TRIM_HORIZON';
+  }
+  /** From the records that arrive after the lease was captured (no checkpoint and `initialPosition: 'LATEST'`, or a stored `LATEST`). */
+  | {
+    /** The GetShardIterator type used. */
+    readonly type: 'LATEST';
+  }
+  /** From the first record that arrived at or after a time (`initialPosition: { timestamp }`, or a `reset` to a time). */
+  | {
+    /** The GetShardIterator type used. */
+    readonly type: 'AT_TIMESTAMP';
+    /** The time reading starts at. */
+    readonly timestamp: Date;
+  }
   /** After a checkpointed record; with `subSequenceNumber`, after that sub-record of a KPL aggregate. */
-  | { readonly type: 'AFTER_SEQUENCE_NUMBER'; readonly sequenceNumber: string; readonly subSequenceNumber?: number };
+  | {
+    /** The GetShardIterator type used. */
+    readonly type: 'AFTER_SEQUENCE_NUMBER';
+    /** The checkpoint's sequence number (a decimal string beyond 2^53). */
+    readonly sequenceNumber: string;
+    /** The checkpointed sub-record of a KPL aggregate; its later sub-records are delivered, earlier ones skipped. */
+    readonly subSequenceNumber?: number;
+  };
 
 /** One record of the stream, with everything Kinesis said about it. */
 export interface KinsumerRecord {
+  /** The shard the record was read from. */
   readonly shardId: string;
   /** Kinesis sequence number: a decimal string beyond 2^53, compare with `BigInt`. */
   readonly sequenceNumber: string;
   /** Position inside a KPL aggregate; `undefined` for a plain record. */
   readonly subSequenceNumber: number | undefined;
+  /** The partition key the producer gave (for a KPL sub-record, its own key). */
   readonly partitionKey: string;
+  /** The explicit hash key a KPL producer gave the sub-record; absent otherwise (Kinesis does not return it for plain records). */
   readonly explicitHashKey?: string;
+  /** The payload, as the producer wrote it (a KPL aggregate is unpacked into its sub-records). */
   readonly data: Uint8Array;
+  /** When Kinesis accepted the record (for KPL sub-records, the aggregate's arrival). */
   readonly approximateArrivalTimestamp: Date;
   /**
    * Marks the record done. The shard's checkpoint moves to the highest record that has been
@@ -34,9 +63,11 @@ export interface KinsumerRecord {
 
 /** A shard this client holds. */
 export interface ShardLease {
+  /** The leased shard, such as `shardId-000000000003`. */
   readonly shardId: string;
   /** `ParentShardId` and `AdjacentParentShardId` of the shard, when it came from a reshard. */
   readonly parentShardIds: readonly string[];
+  /** Where reading this shard started under this lease (its checkpoint, or the initial position). */
   readonly startingPosition: StartingPosition;
   /**
    * Grows by one each time any client captures the shard. Downstream systems can keep the highest
@@ -52,23 +83,131 @@ export interface ShardLease {
 
 /** What a lease was released with. */
 export interface CheckpointPosition {
+  /** The sequence number of the last record acked together with every record before it. */
   readonly sequenceNumber: string;
+  /** Its sub-record inside a KPL aggregate, when the aggregate was only partly acked. */
   readonly subSequenceNumber?: number;
 }
 
 /** Everything kinsumer reports, as a discriminated union on `type`. */
 export type KinsumerEvent =
-  | { readonly type: 'lease-acquired'; readonly shardId: string; readonly fencingToken: number; readonly startingPosition: StartingPosition }
-  | { readonly type: 'lease-released'; readonly shardId: string; readonly checkpoint: CheckpointPosition | undefined; readonly finished: boolean }
-  | { readonly type: 'lease-lost'; readonly shardId: string; readonly error: Error }
-  | { readonly type: 'shard-finished'; readonly shardId: string; readonly childShardIds: readonly string[] }
-  | { readonly type: 'checkpoint'; readonly shardId: string; readonly checkpoint: CheckpointPosition | undefined; readonly finished: boolean }
-  | { readonly type: 'leader-acquired'; readonly clientId: string }
-  | { readonly type: 'leader-lost'; readonly clientId: string }
-  | { readonly type: 'rebalance'; readonly clients: number; readonly assigned: readonly string[]; readonly acquire: readonly string[]; readonly release: readonly string[] }
-  | { readonly type: 'retrying'; readonly operation: string; readonly attempt: number; readonly delayMs: number; readonly error: Error; readonly shardId?: string }
-  | { readonly type: 'record-undecodable'; readonly shardId: string; readonly sequenceNumber: string; readonly error: Error }
-  | { readonly type: 'error'; readonly error: Error; readonly shardId?: string };
+  /** This client captured a shard's lease (the {@link ShardLease} is emitted on `leases$`). */
+  | {
+    /** Which event this is. */
+    readonly type: 'lease-acquired';
+    /** The shard captured. */
+    readonly shardId: string;
+    /** The lease's {@link ShardLease.fencingToken}. */
+    readonly fencingToken: number;
+    /** Where reading the shard starts. */
+    readonly startingPosition: StartingPosition;
+  }
+  /** This client gave a lease up (stop or rebalance) after writing its final checkpoint. */
+  | {
+    /** Which event this is. */
+    readonly type: 'lease-released';
+    /** The shard released. */
+    readonly shardId: string;
+    /** The final position written; `undefined` when the release wrote none (the stored checkpoint stays as it was). */
+    readonly checkpoint: CheckpointPosition | undefined;
+    /** `true` when the shard is closed and every record of it was acked (it is never read again). */
+    readonly finished: boolean;
+  }
+  /** Another client took the lease: this client stopped reading and checkpointing that shard. */
+  | {
+    /** Which event this is. */
+    readonly type: 'lease-lost';
+    /** The shard lost. */
+    readonly shardId: string;
+    /** The `LeaseLostError` that ended the shard's `records$`. */
+    readonly error: Error;
+  }
+  /** A closed shard (split or merged) was read to its end, every record acked and `Finished` written. */
+  | {
+    /** Which event this is. */
+    readonly type: 'shard-finished';
+    /** The finished shard. */
+    readonly shardId: string;
+    /** Its children as Kinesis named them at the end of the shard (empty when the service did not say). */
+    readonly childShardIds: readonly string[];
+  }
+  /** A shard's checkpoint was committed (which also renews its lease); plain renewals are not reported. */
+  | {
+    /** Which event this is. */
+    readonly type: 'checkpoint';
+    /** The shard checkpointed. */
+    readonly shardId: string;
+    /** The position written; `undefined` when the commit moved no position (it only marked the shard finished). */
+    readonly checkpoint: CheckpointPosition | undefined;
+    /** `true` when this write marked the closed shard `Finished`. */
+    readonly finished: boolean;
+  }
+  /** This client took the leader lock: it now refreshes the shard list for the group. */
+  | {
+    /** Which event this is. */
+    readonly type: 'leader-acquired';
+    /** This client's id. */
+    readonly clientId: string;
+  }
+  /** This client no longer holds the leader lock (stepped down, or another client holds it). */
+  | {
+    /** Which event this is. */
+    readonly type: 'leader-lost';
+    /** This client's id. */
+    readonly clientId: string;
+  }
+  /** The set of shards assigned to this client changed (membership or shard list changed). */
+  | {
+    /** Which event this is. */
+    readonly type: 'rebalance';
+    /** Live clients in the group, this one included. */
+    readonly clients: number;
+    /** Every shard now assigned to this client, sorted. */
+    readonly assigned: readonly string[];
+    /** Assigned shards this client does not hold yet: it will capture them. */
+    readonly acquire: readonly string[];
+    /** Held shards no longer assigned to this client: it will release them. */
+    readonly release: readonly string[];
+  }
+  /** A request failed with a transient error (throttling, 5xx, lost connection) and is sent again after a delay. */
+  | {
+    /** Which event this is. */
+    readonly type: 'retrying';
+    /** What was being done, such as `commit`, `release`, `prepare` or a Kinesis operation. */
+    readonly operation: string;
+    /** 1 for the first retry, growing until a success resets it. */
+    readonly attempt: number;
+    /** Milliseconds until the retry (capped exponential backoff with jitter). */
+    readonly delayMs: number;
+    /** The error that failed the request. */
+    readonly error: Error;
+    /** The shard concerned, for per-shard operations. */
+    readonly shardId?: string;
+  }
+  /** A record looked like a KPL aggregate but did not decode: it is delivered raw, as one record. */
+  | {
+    /** Which event this is. */
+    readonly type: 'record-undecodable';
+    /** The shard the record was read from. */
+    readonly shardId: string;
+    /** The record's sequence number. */
+    readonly sequenceNumber: string;
+    /** Why it did not decode. */
+    readonly error: Error;
+  }
+  /**
+   * A fault reported rather than retried with backoff: one shard's (it is left unread, or its release
+   * failed), one coordination round's (tried again at the next shard check), or one that stops the
+   * client (`leases$` errors with it too).
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'error';
+    /** The fault, typically a {@link KinsumerError} with the AWS error as its `cause`. */
+    readonly error: Error;
+    /** The shard concerned, when the fault is one shard's. */
+    readonly shardId?: string;
+  };
 
 /** The `type` values of {@link KinsumerEvent}. */
 export type KinsumerEventType = KinsumerEvent['type'];
@@ -78,9 +217,13 @@ export type KinsumerEventType = KinsumerEvent['type'];
  * Record contents and credentials are never logged.
  */
 export interface Logger {
+  /** Routine detail: checkpoints committed. */
   debug(obj: object, msg?: string): void;
+  /** Changes worth knowing: leases acquired and released, shards finished, leadership, rebalances. */
   info(obj: object, msg?: string): void;
+  /** Trouble kinsumer recovers from: retries, lost leases, undecodable records. */
   warn(obj: object, msg?: string): void;
+  /** Faults that stop a shard or the client. */
   error(obj: object, msg?: string): void;
 }
 

@@ -26,4 +26,10 @@ describe('static checks', function () {
     const output = await check('npx', ['--no-install', 'eslint', '.', '--max-warnings', '0']);
     expect(output.trim()).to.equal('');
   });
+
+  it('the API reference builds without warnings (typedoc: every public name documented, exported and linked)', async () => {
+    // --emit none: validation only, nothing written; warnings fail the run (check throws with the output).
+    const output = await check('npx', ['--no-install', 'typedoc', '--emit', 'none', '--treatWarningsAsErrors']);
+    expect(output).to.not.match(/\[(warning|error)\]/);
+  });
 });

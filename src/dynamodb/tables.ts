@@ -7,7 +7,9 @@ import { Dynamo } from './dynamo.js';
 
 /** Options of {@link createTables} and {@link deleteTables}. */
 export interface TablesOptions {
+  /** The AWS SDK v3 DynamoDB client to create or delete the tables with. */
   readonly dynamodb: DynamoDBClient;
+  /** The application whose tables these are: `<app>_clients`, `<app>_checkpoints`, `<app>_metadata`. */
   readonly applicationName: string;
   /** Default `'PAY_PER_REQUEST'` (on demand): a busy shard writes about one checkpoint per second. */
   readonly billingMode?: 'PAY_PER_REQUEST' | 'PROVISIONED';

@@ -15,3 +15,14 @@ export { MemoryLeaseStore, MemoryCheckpointTable, type MemoryLeaseStoreOptions, 
 export {
   MemoryMembershipStore, MemoryMetadataStore, MemoryCoordinationTables, type MemoryCoordinationOptions, type MemoryCoordinationOperation,
 } from './memory-coordination.js';
+export type { MemoryClientRow, MemoryLeaderItem } from './memory-coordination.js';
+// The seams the in-memory backends implement: a KinsumerBackend (Kinsumer's second argument)
+// returns these ports, so a consumer group can run without AWS, on virtual time.
+export type { KinsumerBackend, KinsumerPorts } from '../client-runtime.js';
+export type {
+  LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite,
+  StreamPort, IteratorStart, RawRecord, RecordsPage, ShardInfo,
+  FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull,
+} from '../ports.js';
+export type { MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard } from '../coordination-ports.js';
+export type { Position } from '../sequence-number.js';

@@ -27,16 +27,37 @@ export interface LocalAwsOptions {
 
 /** Endpoint, region and dummy credentials: enough to build more clients (in another process, say). */
 export interface LocalAwsConfig {
+  /** The region the clients claim (the local servers accept any). */
   readonly region: string;
-  readonly endpoints: { readonly kinesis: string; readonly dynamodb: string };
-  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /** The servers' URLs, such as `http://127.0.0.1:4567`. */
+  readonly endpoints: {
+    /** URL of the local Kinesis. */
+    readonly kinesis: string;
+    /** URL of the local DynamoDB. */
+    readonly dynamodb: string;
+  };
+  /** Dummy credentials: the local servers check none, but the SDK wants some. */
+  readonly credentials: {
+    /** A fixed placeholder key id. */
+    readonly accessKeyId: string;
+    /** A fixed placeholder secret. */
+    readonly secretAccessKey: string;
+  };
 }
 
 /** Running local servers with ready clients. */
 export interface LocalAws extends LocalAwsConfig {
+  /** A Kinesis client for the local Kinesis (HTTP/1.1, as {@link localKinesisClient} builds it). */
   readonly kinesis: KinesisClient;
+  /** A DynamoDB client for the local DynamoDB. */
   readonly dynamodb: DynamoDBClient;
-  readonly kinds: { readonly kinesis: LocalKinesisKind; readonly dynamodb: LocalDynamoDbKind };
+  /** Which servers were started (from the options or the environment). */
+  readonly kinds: {
+    /** The Kinesis server running. */
+    readonly kinesis: LocalKinesisKind;
+    /** The DynamoDB server running. */
+    readonly dynamodb: LocalDynamoDbKind;
+  };
   /** Destroys the clients and stops both servers. */
   stop(): Promise<void>;
 }

@@ -11,8 +11,11 @@ import { nanosFromMillis } from '../dynamodb/codec.js';
 
 /** A row of the clients table, as the DynamoDB store would decode it. */
 export interface MemoryClientRow {
+  /** The client's id (`ID`). */
   readonly id: string;
+  /** The client's name (`Name`); `undefined` when absent. */
   readonly name: string | undefined;
+  /** Last heartbeat (`LastUpdate`), Unix nanoseconds; `undefined` when absent. */
   readonly lastUpdateNs: bigint | undefined;
   /** `undefined`: no `Shards` attribute (as in a Go kinsumer's row). */
   readonly shardIds: readonly string[] | undefined;
@@ -20,8 +23,11 @@ export interface MemoryClientRow {
 
 /** The `Leader` item: `id` is `undefined` after a step-down. */
 export interface MemoryLeaderItem {
+  /** The lock holder's client id; `undefined` when nobody holds it. */
   readonly id: string | undefined;
+  /** The holder's client name; `undefined` when absent. */
   readonly name: string | undefined;
+  /** When the lock was last taken or renewed, Unix nanoseconds; `undefined` when absent. */
   readonly lastUpdateNs: bigint | undefined;
 }
 
@@ -46,6 +52,7 @@ export class MemoryCoordinationTables {
     this.#clients.set(row.id, row);
   }
 
+  /** Removes a client row, as a reaping leader or an operator would. */
   deleteClient(id: string): void {
     this.#clients.delete(id);
   }
@@ -78,8 +85,11 @@ export type MemoryCoordinationOperation =
 
 /** Options of {@link MemoryMembershipStore} and {@link MemoryMetadataStore}. */
 export interface MemoryCoordinationOptions {
+  /** The simulated client's id: its clients-table row and its leader-lock claims. */
   readonly clientId: string;
+  /** The simulated client's name, written to its row and the leader item. Default: none. */
   readonly clientName?: string;
+  /** Milliseconds without a heartbeat (or leader renewal) after which a client (or the lock) counts as gone. */
   readonly leaseTtlMs: number;
   /** Milliseconds since the epoch (e.g. `() => scheduler.now()`). */
   readonly now: () => number;
@@ -87,16 +97,19 @@ export interface MemoryCoordinationOptions {
   readonly tables?: MemoryCoordinationTables;
   /** Each call answers after this long on `scheduler` (writes apply then, conditions are checked then). Default 0: synchronously. */
   readonly latencyMs?: number;
+  /** The scheduler `latencyMs` runs on (a virtual-time one in tests). Default: RxJS's `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
-  /** Membership only: age at which `reapStale` deletes a row. Default {@link REAP_CLIENTS_AFTER_MS}. */
+  /** Membership only: age in milliseconds at which `reapStale` deletes a row. Default 48 hours (the Go kinsumer's). */
   readonly reapAfterMs?: number;
 }
 
 /** Call counting, fault injection and latency shared by both stores. */
 abstract class MemoryStore<Op extends MemoryCoordinationOperation> {
+  /** The tables it reads and writes (shared when given in the options). */
   readonly tables: MemoryCoordinationTables;
   /** Calls made, by operation (each subscription counts, faults included). */
   readonly calls: Partial<Record<Op, number>> = {};
+  /** The options it was made with. */
   protected readonly options: MemoryCoordinationOptions;
   readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly Op[] | undefined }> = [];
 
@@ -125,6 +138,7 @@ abstract class MemoryStore<Op extends MemoryCoordinationOperation> {
     });
   }
 
+  /** The name to write: an empty name is written as none, as the DynamoDB stores do. */
   protected get clientName(): string | undefined {
     return this.options.clientName === '' ? undefined : this.options.clientName;
   }

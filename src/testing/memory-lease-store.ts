@@ -26,6 +26,7 @@ export class MemoryCheckpointTable {
     this.#rows.set(row.shardId, row);
   }
 
+  /** Removes a shard's row, as an operator deleting the item would. */
   delete(shardId: string): void {
     this.#rows.delete(shardId);
   }
@@ -36,8 +37,11 @@ export type MemoryLeaseOperation = 'read' | 'readMany' | 'capture' | 'commit' | 
 
 /** Options of {@link MemoryLeaseStore}. */
 export interface MemoryLeaseStoreOptions {
+  /** The simulated client's id: the owner its captures write. */
   readonly clientId: string;
+  /** The simulated client's name, written as the owner's name. Default: none. */
   readonly clientName?: string;
+  /** Milliseconds after which a lease not renewed is expired and may be captured by another client. */
   readonly leaseTtlMs: number;
   /** Milliseconds since the epoch (e.g. `() => scheduler.now()`). */
   readonly now: () => number;
@@ -45,6 +49,7 @@ export interface MemoryLeaseStoreOptions {
   readonly table?: MemoryCheckpointTable;
   /** Each call answers after this long on `scheduler` (writes apply then). Default 0: synchronously. */
   readonly latencyMs?: number;
+  /** The scheduler `latencyMs` runs on (a virtual-time one in tests). Default: RxJS's `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
 }
 
@@ -54,6 +59,7 @@ export interface MemoryLeaseStoreOptions {
  * clients with latency behave alike.
  */
 export class MemoryLeaseStore implements LeaseStore {
+  /** The rows it reads and writes (shared when given in the options). */
   readonly table: MemoryCheckpointTable;
   /** Calls made, by operation (each subscription counts, faults included). */
   readonly calls: Record<MemoryLeaseOperation, number> = { read: 0, readMany: 0, capture: 0, commit: 0, renew: 0, release: 0, resetCheckpoint: 0 };

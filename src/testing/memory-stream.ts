@@ -11,9 +11,11 @@ export type StreamOperation = 'getShardIterator' | 'getRecords' | 'listShards';
 
 /** One call, as {@link MemoryStream.onCall} listeners see it (before any injected fault). */
 export interface StreamCall {
+  /** Which operation was called. */
   readonly operation: StreamOperation;
   /** The stream's clock at the call. */
   readonly atMs: number;
+  /** GetShardIterator and GetRecords: the shard concerned. */
   readonly shardId?: string;
   /** GetRecords: the `Limit` asked for. */
   readonly limit?: number;
@@ -35,19 +37,25 @@ export interface MemoryStreamOptions {
   readonly reportChildShards?: boolean;
   /** Answer every call after this long on `scheduler` instead of synchronously. */
   readonly latencyMs?: number;
+  /** The scheduler `latencyMs` runs on (a virtual-time one in tests); required with `latencyMs`. */
   readonly scheduler?: SchedulerLike;
 }
 
 /** A record to put. */
 export interface MemoryRecordInput {
+  /** Decides the shard by its MD5 hash, as in Kinesis, unless `explicitHashKey` is given. */
   readonly partitionKey: string;
+  /** The payload; a string is encoded as UTF-8. */
   readonly data: Uint8Array | string;
+  /** A decimal hash key that picks the shard directly. */
   readonly explicitHashKey?: string;
 }
 
 /** Where a put record landed. */
 export interface MemoryPutResult {
+  /** The shard the record went to. */
   readonly shardId: string;
+  /** The sequence number it was given (decimal, growing across the stream). */
   readonly sequenceNumber: string;
 }
 

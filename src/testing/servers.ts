@@ -7,7 +7,9 @@ import { dirname, join } from 'node:path';
 
 /** A local server the kit started, and how to stop it. */
 export interface RunningServer {
+  /** The server's URL on 127.0.0.1, for a client's `endpoint`. */
   readonly endpoint: string;
+  /** Stops the server (closes it, or ends its child process). */
   stop(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export async function startKinesalite(options: KinesaliteOptions = {}): Promise<
 
 /** Options of the in-process dynalite server. */
 export interface DynaliteOptions {
+  /** LevelDB folder to keep tables on disk instead of in memory. */
   readonly path?: string;
   /** How long tables stay CREATING / DELETING / UPDATING. Default 50 ms. */
   readonly tableTransitionMs?: number;
@@ -160,7 +163,9 @@ function collectStderr(child: ChildProcess): () => string {
 export interface KinesisLocalOptions {
   /** Milliseconds for stream and consumer state transitions. Default 100. */
   readonly transitionMs?: number;
+  /** Most shards per stream before kinesis-local refuses. Default 500. */
   readonly shardLimit?: number;
+  /** How long to wait for the child process to accept connections, in milliseconds. Default 60000. */
   readonly startTimeoutMs?: number;
 }
 
@@ -209,7 +214,9 @@ export async function startKinesisLocal(options: KinesisLocalOptions = {}): Prom
 
 /** Options of the DynamoDB Local (Amazon's jar, needs Java 17+) child process. */
 export interface DynamoDbLocalOptions {
+  /** The Java 17+ executable to run the jar with. Default `java` (from `PATH`). */
   readonly javaCommand?: string;
+  /** How long to wait for the child process to accept connections, in milliseconds. Default 60000. */
   readonly startTimeoutMs?: number;
 }
 

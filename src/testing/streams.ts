@@ -5,20 +5,27 @@ import {
 
 /** A record to put: data as bytes or a string (UTF-8). */
 export interface RecordToPut {
+  /** Decides the shard (its MD5 hash), unless `explicitHashKey` is given. */
   readonly partitionKey: string;
+  /** The payload; a string is encoded as UTF-8. */
   readonly data: Uint8Array | string;
+  /** A decimal hash key that picks the shard directly, overriding the partition key's hash. */
   readonly explicitHashKey?: string;
 }
 
 /** Where a put record landed. */
 export interface PutResult {
+  /** The shard the record went to. */
   readonly shardId: string;
+  /** The sequence number Kinesis gave it. */
   readonly sequenceNumber: string;
 }
 
 /** Polling options of the waiting helpers. */
 export interface WaitOptions {
+  /** Give up (throw) after this many milliseconds. Default 30000. */
   readonly timeoutMs?: number;
+  /** Milliseconds between two checks. Default 25. */
   readonly intervalMs?: number;
 }
 
