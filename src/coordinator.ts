@@ -1,8 +1,9 @@
 import {
-  type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, forkJoin,
+  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, forkJoin,
   ignoreElements, map, merge, of, skip, switchMap, tap, timer,
 } from 'rxjs';
 import { assignShards, assignmentChanges } from './assignment.js';
+import { classifyAwsError } from './aws-errors.js';
 import type { CachedShard, LiveClient, MembershipStore, MetadataStore } from './coordination-ports.js';
 import { asError, stopsTheClient } from './failure.js';
 import { assignmentInput, cachedShardList, rowsToRead, sameShardList } from './group-view.js';
@@ -59,7 +60,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
       deps.want(wanted);
     }),
     ignoreElements(),
-    tolerate('coordination check'),
+    tolerate('coordination check', options.shardCheckFrequencyMs),
   );
 
   // Leadership follows the sorted membership: the lowest live id is the only candidate.
@@ -104,7 +105,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
       return deps.membership.reapStale();
     }),
     ignoreElements(),
-    tolerate('leader actions'),
+    tolerate('leader actions', options.leaderActionFrequencyMs),
   );
 
   const transitions$ = leading$.pipe(
@@ -120,13 +121,25 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
 
   const checks$ = timer(0, options.shardCheckFrequencyMs, options.scheduler).pipe(exhaustMap(() => check$));
 
-  function tolerate(what: string) {
-    return catchError<never, Observable<never>>((error: unknown) => {
-      if (stopsTheClient(error)) throw error;
-      emit({ type: 'error', error: asError(error) });
-      deps.options.logger.warn({ err: asError(error) }, `kinsumer: ${what} failed; retrying at the next tick`);
-      return EMPTY;
-    });
+  // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
+  // (with the run of failures so far), like every other retried call; anything else as `error`.
+  function tolerate(what: string, periodMs: number): MonoTypeOperatorFunction<never> {
+    let attempt = 0;
+    return (source) => source.pipe(
+      tap({ complete: () => { attempt = 0; } }),
+      catchError((error: unknown) => {
+        if (stopsTheClient(error)) throw error;
+        const err = asError(error);
+        if (classifyAwsError(error) === 'transient') {
+          attempt += 1;
+          emit({ type: 'retrying', operation: what, attempt, delayMs: periodMs, error: err });
+        } else {
+          emit({ type: 'error', error: err });
+        }
+        deps.options.logger.warn({ err }, `kinsumer: ${what} failed; retrying at the next tick`);
+        return EMPTY;
+      }),
+    );
   }
 
   return merge(checks$, transitions$, leader$).pipe(ignoreElements());

@@ -24,6 +24,8 @@ export interface Member {
   readonly received: KinsumerRecord[];
   /** Its lease store (call counts, fault injection). */
   readonly store: MemoryLeaseStore;
+  /** Its membership store (call counts, fault injection). */
+  readonly membership: MemoryMembershipStore;
   /** Freezes every call the member makes to the stores and the stream (a paused process); `resume` lets them through. */
   pause(): void;
   resume(): void;
@@ -71,6 +73,7 @@ export class MemoryGroup {
     });
     const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => this.scheduler.now() };
     const store = new MemoryLeaseStore({ ...common, table: this.checkpoints });
+    const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
       scheduler: this.scheduler,
@@ -79,14 +82,14 @@ export class MemoryGroup {
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
     }, () => ({
       store: gated(store),
-      membership: gated(new MemoryMembershipStore({ ...common, tables: this.coordination })),
+      membership: gated(membership),
       metadata: gated(new MemoryMetadataStore({ ...common, tables: this.coordination })),
       stream: gated(this.stream),
       prepare: () => Promise.resolve(),
       random: this.random(),
     }));
     const member: Member = {
-      id, kinsumer, store, events: [], received: [],
+      id, kinsumer, store, membership, events: [], received: [],
       pause: () => gate.next(false),
       resume: () => gate.next(true),
     };

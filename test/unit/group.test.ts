@@ -45,6 +45,22 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await member.kinsumer.stop();
   });
 
+  it('a transient fault in the coordination check is reported as retrying, numbered, and the next tick goes on', async () => {
+    const group = new MemoryGroup(2);
+    const member = group.join('a');
+    const throttled = Object.assign(new Error('slow down'), { name: 'ProvisionedThroughputExceededException' });
+    member.membership.failNext(throttled, ['heartbeat']);
+    member.membership.failNext(throttled, ['heartbeat']);
+    await group.scheduler.until(() => group.counts().get('a') === 2, 'both shards held after the faults', 20_000);
+    const reported = member.events.filter((e) => e.type === 'retrying' || e.type === 'error')
+      .map((e) => (e.type === 'retrying' ? [e.type, e.operation, e.attempt, e.delayMs, e.error] : [e.type, e.error]));
+    expect(reported).to.deep.equal([
+      ['retrying', 'coordination check', 1, FAST.shardCheckFrequencyMs, throttled],
+      ['retrying', 'coordination check', 2, FAST.shardCheckFrequencyMs, throttled],
+    ]);
+    await member.kinsumer.stop();
+  });
+
   it('a third client joining takes exactly two shards (2/2/2), moved without redelivering acked records', async () => {
     const group = new MemoryGroup(6);
     group.stream.putRecords(Array.from({ length: 60 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
