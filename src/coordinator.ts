@@ -1,6 +1,6 @@
 import {
   type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, forkJoin,
-  ignoreElements, map, merge, of, skip, switchMap, tap, timer,
+  Subject, ignoreElements, map, merge, of, skip, switchMap, tap, timer,
 } from 'rxjs';
 import { assignShards, assignmentChanges } from './assignment.js';
 import { classifyAwsError } from './aws-errors.js';
@@ -41,8 +41,15 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const leading$ = new BehaviorSubject(false);
   let lastWanted = '';
 
+  // A check at the moment the next other client's row expires: a crashed client's shards are
+  // reassigned then, not up to shardCheckFrequencyMs later.
+  const expiryWake$ = new Subject<number>();
   const check$ = defer(() => deps.membership.heartbeat(deps.held())).pipe(
     concatMap(() => deps.membership.liveClients()),
+    tap((clients) => {
+      const delayMs = nextExpiryMs(clients, options.clientId, options.leaseTtlMs, options.scheduler.now());
+      if (delayMs !== undefined && delayMs < options.shardCheckFrequencyMs) expiryWake$.next(delayMs);
+    }),
     concatMap((clients) => lead(clients).pipe(map(() => clients))),
     concatMap((clients) => shardList().pipe(map((shards) => ({ clients, shards })))),
     concatMap(({ clients, shards }) => readRows(rowsToRead(shards, clients)).pipe(map((rows) => ({ clients, shards, rows })))),
@@ -119,7 +126,10 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     switchMap((leading) => (leading ? timer(0, options.leaderActionFrequencyMs, options.scheduler).pipe(exhaustMap(() => leaderActions$)) : EMPTY)),
   );
 
-  const checks$ = timer(0, options.shardCheckFrequencyMs, options.scheduler).pipe(exhaustMap(() => check$));
+  const checks$ = merge(
+    timer(0, options.shardCheckFrequencyMs, options.scheduler),
+    expiryWake$.pipe(switchMap((delayMs) => timer(delayMs, options.scheduler))),
+  ).pipe(exhaustMap(() => check$));
 
   // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
   // (with the run of failures so far), like every other retried call; anything else as `error`.
@@ -156,4 +166,15 @@ export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata'
       deps.metadata.stepDown().pipe(catchError(() => of(false))),
     ]).subscribe({ complete: resolve, error: () => resolve() });
   });
+}
+
+/**
+ * Milliseconds from `nowMs` until the first other live client's row expires (just after, so the
+ * row is gone when the check reads), or `undefined` when there is no other client.
+ */
+export function nextExpiryMs(clients: readonly LiveClient[], me: string, leaseTtlMs: number, nowMs: number): number | undefined {
+  const others = clients.filter((c) => c.id !== me);
+  if (others.length === 0) return undefined;
+  const lastMs = Math.min(...others.map((c) => Number(c.lastUpdateNs / 1_000_000n)));
+  return Math.max(1, lastMs + leaseTtlMs + 1 - nowMs);
 }

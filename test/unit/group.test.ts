@@ -61,6 +61,24 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await member.kinsumer.stop();
   });
 
+  it('a crashed client\'s shards are taken within leaseTtlMs + a capture poll, not up to a shard check later', async () => {
+    // A long shard check (lease TTL = 2 × check): without a check timed to the dead row's expiry,
+    // the survivor would notice up to 1.5 s after the lease ran out.
+    const timings = { shardCheckFrequencyMs: 1500, leaseTtlMs: 3000, leaderActionFrequencyMs: 1500 };
+    const group = new MemoryGroup(4, timings);
+    const a = group.join('a');
+    // Out of phase: b's checks fall 700 ms after a's heartbeats.
+    await group.scheduler.advanceBy(700);
+    group.join('b');
+    await group.scheduler.until(() => balanced(group, [2, 2]), 'balance 2/2', 20_000);
+    a.pause(); // a frozen process: no heartbeat, no renewal from now on
+    const tookMs = await group.scheduler.until(() => group.counts().get('b') === 4, 'b holds all 4 shards', 20_000, 10);
+    // The lease and the row both expire at most leaseTtlMs after the freeze; then one capture poll (≤ 1.25 × throttleDelayMs) and its first-delay jitter (≤ 0.5 ×).
+    expect(tookMs).to.be.at.most(timings.leaseTtlMs + 1.75 * FAST.throttleDelayMs + 20);
+    a.resume();
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+
   it('a third client joining takes exactly two shards (2/2/2), moved without redelivering acked records', async () => {
     const group = new MemoryGroup(6);
     group.stream.putRecords(Array.from({ length: 60 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
