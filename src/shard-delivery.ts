@@ -92,7 +92,13 @@ export class ShardDelivery {
   /** Emits while there is room; a consumer that acks synchronously keeps the loop going. */
   deliver(): void {
     const { shardId, tracker, stats } = this.options;
-    while (this.head < this.pending.length && this.room() > 0 && !this.subscriber.closed) {
+    // room() reads the clock (lease confirmation) and the tracker: ask again only when the room
+    // counted at the last ask is used up (a consumer acking synchronously may have freed more).
+    let room = 0;
+    while (this.head < this.pending.length && !this.subscriber.closed) {
+      if (room <= 0) room = this.room();
+      if (room <= 0) break;
+      room -= 1;
       const next = this.pending[this.head] as UserRecord;
       this.head += 1;
       const ack = tracker.track(next.position);
