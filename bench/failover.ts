@@ -237,7 +237,7 @@ export const failover: Figure = {
         'One shard; a producer puts a record every 20 ms, so a measured gap includes up to 20 ms of waiting for the next record.',
         'Graceful: both clients in this process; each hand-off goes to a fresh standby that registered and was seen by the owner first.',
         'Crash: worker processes (examples/demo/worker.ts); the time is from SIGKILL to the first record the standby logs.',
-        'A client that holds no lease on a shard starts capturing it only when its own assignment says so, and it re-evaluates the assignment every shardCheckFrequencyMs: a graceful hand-off waits for the standby\'s next check (up to shardCheckFrequencyMs), a crash for the expiry (up to leaseTtlMs after the last renewal) and then that check.',
+        'A client that holds no lease on a shard starts capturing it only when its own assignment says so, and it re-evaluates the assignment every shardCheckFrequencyMs: a graceful hand-off waits for the standby\'s next check (up to shardCheckFrequencyMs). After a crash the standby checks again just after the dead client\'s row expires (up to leaseTtlMs after its last heartbeat), then captures when the lease has expired too (capture polls every 0.75-1.25 x throttleDelayMs, first one after up to 0.5 x) and reads.',
       ],
       details,
     };
