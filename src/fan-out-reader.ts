@@ -11,7 +11,7 @@ import { retryTransient } from './backoff.js';
 import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from './fan-out-plan.js';
 import type { FanOutPort, ShardEvent, ShardEventPull } from './ports.js';
 import { ShardDelivery, isRetriableReadError, readError } from './shard-delivery.js';
-import type { ReadShardOptions } from './shard-reader.js';
+import { type ReadShardOptions, checkpointRejected } from './shard-reader.js';
 import type { IteratorPlan } from './start-position.js';
 import type { KinsumerRecord } from './types.js';
 
@@ -70,7 +70,10 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
       delivery.skipThrough = plan.skipThrough;
       originRequestedAt ??= new Date(scheduler.now());
       lastSubscribeAtMs = scheduler.now();
-      return fanOut.subscribeToShard(consumerArn, shardId, plan.iteratorStart);
+      return fanOut.subscribeToShard(consumerArn, shardId, plan.iteratorStart).pipe(
+        // Before any delivery, a sequence-number start can only come from the stored checkpoint.
+        catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
+      );
     }),
   );
 

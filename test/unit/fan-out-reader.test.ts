@@ -5,7 +5,7 @@ import { type ReadFanOutOptions, readFanOut } from '../../src/fan-out-reader.js'
 import type { FanOutPort, IteratorStart, RawRecord, ShardEvent, ShardEventPull, StreamConsumerInfo } from '../../src/ports.js';
 import { compareSequenceNumbers } from '../../src/sequence-number.js';
 import { ShardReadError } from '../../src/shard-delivery.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError, CorruptCheckpointError } from '../../src/errors.js';
 import { prepareReadMode, readerFor } from '../../src/read-mode.js';
 import { readShard } from '../../src/shard-reader.js';
 import { consumerArn, consumerStep, ensureConsumer } from '../../src/stream-consumer.js';
@@ -382,6 +382,18 @@ describe('readFanOut (virtual time, in-memory SubscribeToShard)', () => {
     expect(h.state.error).to.be.instanceOf(ShardReadError);
     expect((h.state.error as ShardReadError).operation).to.equal('SubscribeToShard');
     expect(((h.state.error as ShardReadError).cause as Error).name).to.equal('AccessDeniedException');
+  });
+
+  it('a checkpoint the service rejects before any delivery is a CorruptCheckpointError of that shard, as in polling', () => {
+    const stored = (BASE + 999_999n).toString();
+    const h = harness({ reader: { start: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: stored } } });
+    h.fanOut.failSubscribes.push(awsError('InvalidArgumentException'));
+    h.start();
+    h.runTo(5000);
+    expect(h.state.error).to.be.instanceOf(CorruptCheckpointError);
+    expect((h.state.error as CorruptCheckpointError).shardId).to.equal(SHARD);
+    expect((h.state.error as CorruptCheckpointError).attribute).to.equal('SequenceNumber');
+    expect(((h.state.error as CorruptCheckpointError).cause as Error).name).to.equal('InvalidArgumentException');
   });
 
   it('unsubscribing (a lost lease) ends the subscription at once', () => {
