@@ -1,20 +1,9 @@
-// Seeded randomness for the chaos run: the same seed gives the same schedule and the same shard
-// picks, so a failed run can be replayed.
+// Seeded choices for the chaos run (built on the shared seeded PRNG): the same seed gives the same
+// schedule and the same shard picks, so a failed run can be replayed.
 
-/** A source of numbers in [0, 1). */
-export type Random = () => number;
+import type { Random } from '../support/seeded-random.js';
 
-/** mulberry32: small, fast, good enough to spread chaos actions; not for anything secret. */
-export function seededRandom(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+export { type Random, seededRandom } from '../support/seeded-random.js';
 
 /** Uniform in [min, max). */
 export function between(random: Random, min: number, max: number): number {

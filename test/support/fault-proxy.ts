@@ -9,6 +9,7 @@
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { seededRandom } from './seeded-random.js';
 
 /** What the proxy does to one call instead of (or before) forwarding it. */
 export type Fault =
@@ -74,7 +75,7 @@ const DYNAMODB_PREFIX = 'com.amazonaws.dynamodb.v20120810#';
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const target = new URL(options.target);
   const agent = new Agent({ keepAlive: true });
-  const random = mulberry32(options.seed ?? 1);
+  const random = seededRandom(options.seed ?? 1);
   let rules: readonly FaultRule[] = options.rules ?? [];
   const scripted: Scripted[] = [];
   const calls: Record<string, number> = {};
@@ -198,18 +199,6 @@ function defaultMessage(error: string): string {
     case 'ThrottlingException': return 'Rate of requests exceeds the allowed throughput.';
     default: return `${error} (injected by the fault proxy)`;
   }
-}
-
-/** A small seeded PRNG: the same seed gives the same faults for the same sequence of calls. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 async function main(argv: readonly string[]): Promise<void> {
