@@ -6,6 +6,20 @@ import type { SerializedEvent, WorkerConfig, WorkerReport } from './worker.js';
 
 const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 
+/**
+ * The workers' timings in the demo and the chaos run: small, so a crash is noticed within a short
+ * run — a dead worker's leases expire after 3 s (the library's default is 15 s) and the leader
+ * lists shards every second.
+ */
+export const FLEET_TIMINGS = {
+  throttleDelayMs: 200,
+  commitFrequencyMs: 500,
+  shardCheckFrequencyMs: 500,
+  leaderActionFrequencyMs: 1000,
+  leaseTtlMs: 3000,
+  shutdownTimeoutMs: 5000,
+} as const;
+
 /** How a worker process ended. */
 export interface Exit {
   readonly code: number | null;

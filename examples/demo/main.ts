@@ -13,7 +13,7 @@ import { createStream, listShards, splitShard, startLocalAws, type LocalAws } fr
 import { readAckLogs } from './ack-log.js';
 import { AckTail } from './ack-tail.js';
 import { buildView, heldShards, type Incident, type Phase, type ProcessSnapshot, type ShardInfo, type ViewModel } from './board.js';
-import { WorkerProcess, type Exit } from './fleet.js';
+import { FLEET_TIMINGS, WorkerProcess, type Exit } from './fleet.js';
 import { Producer } from './producer.js';
 import { tally } from './tally.js';
 import { createWriter, renderTally, type ViewWriter } from './view.js';
@@ -36,18 +36,7 @@ const STREAM = 'kinsumer-demo';
 const APP = 'kinsumer-demo';
 const SHARDS = 4;
 const WORKER_IDS = ['w1', 'w2', 'w3'] as const;
-// Short timings so a crash is noticed within a short demo: a dead worker's leases expire after
-// 3 s (the library's default is 15 s), and the leader lists shards every second.
-const WORKER_OPTIONS = {
-  streamName: STREAM,
-  applicationName: APP,
-  throttleDelayMs: 200,
-  commitFrequencyMs: 500,
-  shardCheckFrequencyMs: 500,
-  leaderActionFrequencyMs: 1000,
-  leaseTtlMs: 3000,
-  shutdownTimeoutMs: 5000,
-} as const;
+const WORKER_OPTIONS = { streamName: STREAM, applicationName: APP, ...FLEET_TIMINGS } as const;
 // Above this, kinesalite keeps records on disk: in memory a record costs ~2.8 KB.
 const ON_DISK_AFTER_MS = 120_000;
 const STARTUP_TIMEOUT_MS = 90_000;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Shard } from '@aws-sdk/client-kinesis';
 import { readAckLogs } from '../../examples/demo/ack-log.js';
-import type { WorkerProcess } from '../../examples/demo/fleet.js';
+import { FLEET_TIMINGS, type WorkerProcess } from '../../examples/demo/fleet.js';
 import { Producer } from '../../examples/demo/producer.js';
 import { tally, type Tally } from '../../examples/demo/tally.js';
 import type { WorkerConfig } from '../../examples/demo/worker.js';
@@ -23,15 +23,8 @@ import { pickAt } from './random.js';
 import { type PlannedAction, planSchedule } from './schedule.js';
 import type { ActionRecord, WorkerEventRecord } from './timeline.js';
 
-/** The workers' timings: small, as tests and demos use them, so a short run sees every failover. */
-export const CHAOS_TIMINGS = {
-  throttleDelayMs: 200,
-  commitFrequencyMs: 500,
-  shardCheckFrequencyMs: 500,
-  leaderActionFrequencyMs: 1000,
-  leaseTtlMs: 3000,
-  shutdownTimeoutMs: 5000,
-} as const;
+/** The workers' timings: the demo's (small, so a short run sees every failover). */
+export const CHAOS_TIMINGS = FLEET_TIMINGS;
 
 /**
  * The duplicate bound's allowance for one commit to land after it is due: a write through the
