@@ -56,3 +56,14 @@ export function readAckLogs(folder: string): AckLine[] {
   }
   return lines;
 }
+
+/** Ack lines grouped by shard, each group in the order given. */
+export function linesByShard(lines: Iterable<AckLine>): Map<string, AckLine[]> {
+  const byShard = new Map<string, AckLine[]>();
+  for (const line of lines) {
+    const group = byShard.get(line.shardId);
+    if (group === undefined) byShard.set(line.shardId, [line]);
+    else group.push(line);
+  }
+  return byShard;
+}

@@ -2,7 +2,7 @@
 // acked and (for chaos runs) what the run did to them, it counts and checks the promises — nothing
 // lost, per-shard order, parents before children, duplicates only where a crash or a zombie
 // explains them, no write by a client that did not hold the lease. Pure: no I/O.
-import type { AckLine } from './ack-log.js';
+import { type AckLine, linesByShard } from './ack-log.js';
 import type { Produced } from './producer.js';
 
 /**
@@ -185,12 +185,7 @@ export function tally(input: TallyInput): Tally {
 /** Per shard, the first delivery of each record must come in sequence order. */
 function orderViolations(firsts: Iterable<AckLine>): Violation[] {
   const violations: Violation[] = [];
-  const byShard = new Map<string, AckLine[]>();
-  for (const line of firsts) {
-    const lines = byShard.get(line.shardId);
-    if (lines === undefined) byShard.set(line.shardId, [line]);
-    else lines.push(line);
-  }
+  const byShard = linesByShard(firsts);
   for (const [shardId, lines] of byShard) {
     const sorted = [...lines].sort(bySequence);
     for (let i = 1; i < sorted.length; i += 1) {

@@ -1,7 +1,7 @@
 // Figures of a chaos run for the report: lease handoffs, time to recover after each disruption
 // and reshard, and the marks the checker needs, all derived from the ack logs, the workers' events
 // and the action timeline. Pure.
-import type { AckLine } from '../../examples/demo/ack-log.js';
+import { type AckLine, linesByShard } from '../../examples/demo/ack-log.js';
 import type { Disruption, LeaseMark } from '../../examples/demo/tally.js';
 import type { ActionRecord, WorkerEventRecord } from './timeline.js';
 
@@ -104,12 +104,7 @@ function withDescendants(shardId: string, parents: ReadonlyMap<string, readonly 
  */
 export function recoveries(actions: readonly ActionRecord[], acks: readonly AckLine[], parents: ReadonlyMap<string, readonly string[]>): Recovery[] {
   const out: Recovery[] = [];
-  const byShard = new Map<string, AckLine[]>();
-  for (const line of acks) {
-    const lines = byShard.get(line.shardId);
-    if (lines === undefined) byShard.set(line.shardId, [line]);
-    else lines.push(line);
-  }
+  const byShard = linesByShard(acks);
   actions.forEach((action, index) => {
     if (action.skipped !== undefined) return;
     const reshard = action.kind === 'split' || action.kind === 'merge';
