@@ -10,6 +10,7 @@ import type { LeaseStore, StoredCheckpoint } from '../../src/ports.js';
 import type { Position } from '../../src/sequence-number.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { uniqueName, useLocalAws } from '../support/local.js';
+import { advance } from '../support/virtual-time.js';
 
 // Model-based: random sequences of emit / ack (any order) / finish / time passing / close run against
 // a checkpointer on virtual time and a real store, and against a model a few lines long (the
@@ -113,13 +114,6 @@ function settling(inner: LeaseStore) {
   };
   const settled = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => { waiters.push(resolve); }));
   return { store, settled };
-}
-
-/** Moves virtual time forward by `ms`, running every timer due on the way (and no later one). */
-function advance(scheduler: VirtualTimeScheduler, ms: number): void {
-  scheduler.schedule(() => undefined, ms);
-  scheduler.maxFrames = scheduler.now() + ms;
-  scheduler.flush();
 }
 
 async function checkRow(m: Model, r: Real): Promise<void> {

@@ -5,6 +5,7 @@ import { createCheckpointer } from '../../src/checkpointer.js';
 import type { CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports.js';
 import type { Position } from '../../src/sequence-number.js';
 import { MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
+import { advance } from '../support/virtual-time.js';
 
 // fast-check's scheduler decides when each store write answers, relative to acks, to the passing
 // of (virtual) time and to close(): every interleaving it finds must keep the checkpoint exact.
@@ -13,13 +14,6 @@ const SHARD = 'shardId-000000000001';
 const at = (n: number): Position => ({ sequenceNumber: (49590338271490256608559692538361571095921575989136588898n + BigInt(n)).toString() });
 const stored = (n: number): StoredCheckpoint | undefined => (n === 0 ? undefined : { type: 'position', position: at(n) });
 const COMMIT_MS = 100;
-
-/** Moves virtual time forward by `ms`, running every timer due on the way (and no later one). */
-function advance(scheduler: VirtualTimeScheduler, ms: number): void {
-  scheduler.schedule(() => undefined, ms);
-  scheduler.maxFrames = scheduler.now() + ms;
-  scheduler.flush();
-}
 
 interface Call {
   readonly op: 'commit' | 'renew' | 'release';

@@ -18,6 +18,7 @@ import { awsError } from '../../src/testing/memory-stream.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { aggregate } from '../support/kpl-aggregate.js';
 import { TestTracker } from '../support/test-tracker.js';
+import { at, runTo } from '../support/virtual-time.js';
 
 // The fan-out reader on virtual time, against an in-memory SubscribeToShard that behaves like
 // kinesis-local where the test does not say otherwise: one event a second, a subscription that the
@@ -198,14 +199,8 @@ function harness(setup: Setup = {}) {
     stop() {
       subscription?.unsubscribe();
     },
-    runTo(ms: number) {
-      scheduler.maxFrames = ms;
-      scheduler.flush();
-      scheduler.frame = ms;
-    },
-    at(ms: number, work: () => void) {
-      scheduler.schedule(work, ms - scheduler.now());
-    },
+    runTo: (ms: number) => runTo(scheduler, ms),
+    at: (ms: number, work: () => void) => at(scheduler, ms, work),
     retries: () => events.filter((e): e is Extract<KinsumerEvent, { type: 'retrying' }> => e.type === 'retrying'),
   };
 }

@@ -9,6 +9,7 @@ import { MemoryStream, type MemoryStreamOptions, type StreamCall, awsError } fro
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { aggregate } from '../support/kpl-aggregate.js';
 import { TestTracker } from '../support/test-tracker.js';
+import { at, runTo } from '../support/virtual-time.js';
 
 const SHARD = 'shardId-000000000000';
 const text = (data: Uint8Array) => Buffer.from(data).toString('utf8');
@@ -56,16 +57,8 @@ function harness(setup: Setup = {}) {
     stop() {
       subscription?.unsubscribe();
     },
-    /** Runs virtual time up to `ms` (absolute). */
-    runTo(ms: number) {
-      scheduler.maxFrames = ms;
-      scheduler.flush();
-      scheduler.frame = ms;
-    },
-    /** Runs `work` at virtual time `ms` (absolute). */
-    at(ms: number, work: () => void) {
-      scheduler.schedule(work, ms - scheduler.now());
-    },
+    runTo: (ms: number) => runTo(scheduler, ms),
+    at: (ms: number, work: () => void) => at(scheduler, ms, work),
     getRecordsCalls: () => calls.filter((c) => c.operation === 'getRecords'),
     iteratorCalls: () => calls.filter((c) => c.operation === 'getShardIterator'),
   };
