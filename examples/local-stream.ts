@@ -23,7 +23,6 @@ export async function exampleStream({ shards = 2, records = 200 }: { shards?: nu
   const streamName = 'example-stream';
   await createStream(local.kinesis, streamName, shards);
   const batch = Array.from({ length: records }, (_, i) => ({ partitionKey: `key-${i % 10}`, data: JSON.stringify({ n: i }) }));
-  // PutRecords takes at most 500 records per call.
-  for (let i = 0; i < batch.length; i += 500) await putRecords(local.kinesis, streamName, batch.slice(i, i + 500));
+  await putRecords(local.kinesis, streamName, batch); // the kit splits it into PutRecords calls of 500
   return { kinesis: local.kinesis, dynamodb: local.dynamodb, streamName, records, close: () => local.stop() };
 }
