@@ -106,9 +106,9 @@ export interface LeaseStore {
   release(lease: HeldLease, write: CheckpointWrite): Observable<void>;
   /**
    * Moves a shard's checkpoint (operator's `reset`), creating the row if needed; keeps `Finished`.
-   * Refused with `LeaseHeldError` while a live owner holds the lease, unless `force`: then the
-   * lease counter moves too, so the owner's next write is fenced and it reads from the new place
-   * after capturing again.
+   * Every reset is a fence: it removes the owner and moves the lease counter, so the former owner's
+   * next write fails with `LeaseLostError` and whoever captures next reads from the new place.
+   * Refused with `LeaseHeldError` while a live owner holds the lease, unless `force`.
    */
   resetCheckpoint(shardId: string, checkpoint: StoredCheckpoint | undefined, options: { readonly force: boolean }): Observable<void>;
 }

@@ -160,28 +160,27 @@ export class DynamoLeaseStore implements LeaseStore {
       } else {
         setCheckpoint(update, checkpoint);
       }
-      if (options.force) {
-        // Fence whoever holds it: their next write fails, and they (or another) capture again
-        // and read from the new checkpoint.
-        // A forced reset is also how an operator repairs a corrupt row, so it must not need to
-        // decode the row: take the counter if it is readable, and drop attributes of a wrong type.
-        const counter = item === undefined ? 0 : readableCounter(item);
-        if (item !== undefined) for (const attribute of wronglyTyped(item)) update.remove(attribute);
-        update.set(A.leaseCounter, { N: String(counter + 1) });
-        update.remove(A.ownerId);
-        update.remove(A.ownerName);
-        update.setTimestamp(A.lastUpdate, nowMs);
-        if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
-        else update.unchanged(A.leaseCounter, item[A.leaseCounter]);
-      } else {
-        // LastUpdate is the lease heartbeat: left alone, so an expired owner stays expired.
+      // Every reset is a fence: the owner goes and the counter moves, so whoever held the lease
+      // (live, or expired but still running: a GC pause, SIGSTOP, a partition) can never write
+      // over the reset; it, or another client, captures again and reads from the new checkpoint.
+      // A forced reset is also how an operator repairs a corrupt row, so it must not need to
+      // decode the row: take the counter if it is readable, and drop attributes of a wrong type.
+      if (options.force && item !== undefined) for (const attribute of wronglyTyped(item)) update.remove(attribute);
+      update.set(A.leaseCounter, { N: String((item === undefined ? 0 : readableCounter(item)) + 1) });
+      update.remove(A.ownerId);
+      update.remove(A.ownerName);
+      update.setTimestamp(A.lastUpdate, nowMs);
+      if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
+      else update.unchanged(A.leaseCounter, item[A.leaseCounter]);
+      if (!options.force) {
+        // Refused while a live owner holds it, judged by DynamoDB at the write.
         const owner = update.name(A.ownerId);
         update.condition(`attribute_not_exists(${owner}) OR attribute_type(${owner}, ${update.value('null', { S: 'NULL' })}) OR ${update.name(A.lastUpdate)} <= ${update.value('cutoff', { N: nanosFromMillis(nowMs - leaseTtlMs).toString() })}`);
       }
       return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, shardId), ReturnValues: 'NONE' });
     });
-    const attempt$ = options.force ? this.#get(shardId).pipe(mergeMap((item) => write(item))) : write(undefined);
-    return attempt$.pipe(
+    return this.#get(shardId).pipe(
+      mergeMap((item) => write(item)),
       map(() => undefined),
       catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
         ? throwError(() => new LeaseHeldError(shardId, { cause: error }))

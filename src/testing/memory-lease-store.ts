@@ -139,14 +139,11 @@ export class MemoryLeaseStore implements LeaseStore {
         shardId, checkpoint: undefined, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined,
         finished: false, leaseCounter: 0, lastOwnerId: undefined,
       };
-      if (options.force) {
-        this.table.put({ ...row, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
-        return;
-      }
-      if (!leaseAvailable(row, '', nanosFromMillis(nowMs - this.#options.leaseTtlMs))) {
+      if (!options.force && !leaseAvailable(row, '', nanosFromMillis(nowMs - this.#options.leaseTtlMs))) {
         throw new LeaseHeldError(shardId, { cause: conditionalCheckFailed() });
       }
-      this.table.put({ ...row, checkpoint });
+      // Every reset is a fence: the owner goes and the counter moves.
+      this.table.put({ ...row, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
 
