@@ -7,6 +7,7 @@ import {
   reduce, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
+import { leaseAvailable } from '../capture-rule.js';
 import { backoffDelay } from '../backoff.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError, TableNotFoundError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
@@ -40,16 +41,6 @@ const BATCH_GET_MAX_STALLS = 8;
 
 // Defined with the other errors (the shard reader raises it too); exported here as before.
 export { CorruptCheckpointError };
-
-/**
- * The capture rule, on the capturer's clock: a lease is available when it has no owner, is this
- * client's own, or was not renewed since `cutoffNs` (now − leaseTtlMs). An owner without any
- * `LastUpdate` never renewed, so it counts as expired (the Go kinsumer would wait forever).
- */
-export function leaseAvailable(row: CheckpointRow | undefined, clientId: string, cutoffNs: bigint): boolean {
-  if (row === undefined || row.ownerId === undefined || row.ownerId === clientId) return true;
-  return row.lastUpdateNs === undefined || row.lastUpdateNs <= cutoffNs;
-}
 
 /** Options of {@link DynamoLeaseStore}. */
 export interface DynamoLeaseStoreOptions {
@@ -116,7 +107,7 @@ export class DynamoLeaseStore implements LeaseStore {
       mergeMap((item) => {
         const nowMs = now();
         const row = item === undefined ? undefined : decodeCheckpointRow(item, shardId);
-        if (!leaseAvailable(row, clientId, nanosFromMillis(nowMs - leaseTtlMs))) return of(undefined);
+        if (!leaseAvailable(row, clientId, nowMs, leaseTtlMs)) return of(undefined);
         const update = new UpdateExpression();
         update.set(A.ownerId, { S: clientId });
         update.set(A.ownerName, stringOrNull(clientName));

@@ -3,7 +3,7 @@
 // so every client learns the current owners from this small table instead of scanning checkpoints.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, catchError, concatMap, defer, filter, from, map, of, throwError, toArray } from 'rxjs';
-import { compareIds } from '../assignment.js';
+import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore } from '../coordination-ports.js';
 import { TableNotFoundError } from '../errors.js';

@@ -5,7 +5,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type Observable, catchError, defer, map, of, throwError } from 'rxjs';
-import { compareIds } from '../assignment.js';
+import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import type { CachedShard, Leader, MetadataStore, ShardCache } from '../coordination-ports.js';
 import { TableNotFoundError } from '../errors.js';

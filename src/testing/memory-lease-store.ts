@@ -2,7 +2,7 @@
 // LATEST, Finished kept on release, LastOwnerID), for model tests, virtual-time tests of the
 // layers above, and benchmarks that must not measure DynamoDB.
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
-import { leaseAvailable } from '../dynamodb/lease-store.js';
+import { leaseAvailable } from '../capture-rule.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
@@ -96,7 +96,7 @@ export class MemoryLeaseStore implements LeaseStore {
     const { clientId, clientName, leaseTtlMs, now } = this.#options;
     return this.#call('capture', () => {
       const read = this.table.row(shardId);
-      const available = leaseAvailable(read, clientId, nanosFromMillis(now() - leaseTtlMs));
+      const available = leaseAvailable(read, clientId, now(), leaseTtlMs);
       return () => {
         // Written when the call answers, and only if nobody wrote the row since the read.
         const current = this.table.row(shardId);
@@ -139,7 +139,7 @@ export class MemoryLeaseStore implements LeaseStore {
         shardId, checkpoint: undefined, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined,
         finished: false, leaseCounter: 0, lastOwnerId: undefined,
       };
-      if (!options.force && !leaseAvailable(row, '', nanosFromMillis(nowMs - this.#options.leaseTtlMs))) {
+      if (!options.force && !leaseAvailable(row, '', nowMs, this.#options.leaseTtlMs)) {
         throw new LeaseHeldError(shardId, { cause: conditionalCheckFailed() });
       }
       // Every reset is a fence: the owner goes and the counter moves.

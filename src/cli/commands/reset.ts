@@ -3,9 +3,10 @@
 // from where it is and overwrite the reset with its next commit. --force fences the owners
 // instead (LeaseStore.resetCheckpoint moves the lease counter), so they re-read from the new place.
 import { firstValueFrom } from 'rxjs';
-import { millisFromNanos, nanosFromMillis } from '../../dynamodb/codec.js';
+import { millisFromNanos } from '../../dynamodb/codec.js';
 import { Dynamo } from '../../dynamodb/dynamo.js';
-import { type CorruptCheckpointError, DynamoLeaseStore, leaseAvailable } from '../../dynamodb/lease-store.js';
+import { type CorruptCheckpointError, DynamoLeaseStore } from '../../dynamodb/lease-store.js';
+import { leaseAvailable } from '../../capture-rule.js';
 import { LeaseHeldError } from '../../errors.js';
 import { KinesisStream } from '../../kinesis/kinesis.js';
 import { DEFAULTS, tableNames } from '../../options.js';
@@ -74,8 +75,8 @@ export const resetCommand: Command = {
         leaseTtlMs, now: Date.now, onCorruptRow: (error) => corrupt.push(error),
       });
       const rows = new Map((await firstValueFrom(store.readMany(targets))).map((row) => [row.shardId, row]));
-      const cutoffNs = nanosFromMillis(Date.now() - leaseTtlMs);
-      const held = [...rows.values()].filter((row) => !leaseAvailable(row, CLI_CLIENT_ID, cutoffNs));
+      const nowMs = Date.now();
+      const held = [...rows.values()].filter((row) => !leaseAvailable(row, CLI_CLIENT_ID, nowMs, leaseTtlMs));
       if (held.length > 0 && !force) {
         io.stderr.write(`kinsumer reset: refused: ${held.length} of ${targets.length} shards are leased by live clients:\n`);
         for (const row of held) io.stderr.write(`  ${row.shardId}  ${ownerText(row)}, renewed ${ageText(Date.now() - millisFromNanos(row.lastUpdateNs ?? 0n))} ago\n`);
