@@ -9,11 +9,12 @@ import {
 import { classifyAwsError } from '../aws-errors.js';
 import { leaseAvailable } from '../capture-rule.js';
 import { backoffDelay } from '../backoff.js';
-import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError, TableNotFoundError } from '../errors.js';
+import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 import { isSequenceNumber } from '../sequence-number.js';
 import { nanosFromMillis, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
+import { tableError } from './table-error.js';
 
 /** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`. */
 export const CHECKPOINT_ATTRIBUTES = {
@@ -97,7 +98,7 @@ export class DynamoLeaseStore implements LeaseStore {
         }
         return rows.sort((a, b) => (order.get(a.shardId) ?? 0) - (order.get(b.shardId) ?? 0));
       }),
-      catchError((error: unknown) => this.#tableError(error)),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
     );
   }
 
@@ -125,7 +126,7 @@ export class DynamoLeaseStore implements LeaseStore {
           catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
         );
       }),
-      catchError((error: unknown) => this.#tableError(error)),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
     );
   }
 
@@ -175,7 +176,7 @@ export class DynamoLeaseStore implements LeaseStore {
       map(() => undefined),
       catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
         ? throwError(() => new LeaseHeldError(shardId, { cause: error }))
-        : this.#tableError(error))),
+        : tableError(this.#options.table, error))),
     );
   }
 
@@ -203,13 +204,13 @@ export class DynamoLeaseStore implements LeaseStore {
       map(() => undefined),
       catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
         ? throwError(() => new LeaseLostError(lease.shardId, { cause: error }))
-        : this.#tableError(error))),
+        : tableError(this.#options.table, error))),
     );
   }
 
   #get(shardId: string): Observable<Item | undefined> {
     return this.#options.dynamo.getItem({ TableName: this.#options.table, Key: { [A.shard]: { S: shardId } }, ConsistentRead: true })
-      .pipe(catchError((error: unknown) => this.#tableError(error)));
+      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   #batchGet(keys: Record<string, AttributeValue>[], stalls: number): Observable<Item[]> {
@@ -232,10 +233,6 @@ export class DynamoLeaseStore implements LeaseStore {
     );
   }
 
-  #tableError(error: unknown): Observable<never> {
-    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
-    return throwError(() => error);
-  }
 }
 
 // ---------------------------------------------------------------- decoding

@@ -6,9 +6,9 @@ import { type Observable, catchError, concatMap, defer, filter, from, map, of, t
 import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore } from '../coordination-ports.js';
-import { TableNotFoundError } from '../errors.js';
 import { isEmpty, nanosFromMillis, readBigInt, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
+import { tableError } from './table-error.js';
 
 /** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards`. */
 export const CLIENT_ATTRIBUTES = {
@@ -56,7 +56,7 @@ export class DynamoMembershipStore implements MembershipStore {
         ...timestampAttributes(A.lastUpdate, now()),
         [A.shards]: { L: [...new Set(heldShardIds)].sort(compareIds).map((S) => ({ S })) },
       },
-    })).pipe(catchError((error: unknown) => this.#tableError(error)));
+    })).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   liveClients(): Observable<LiveClient[]> {
@@ -74,13 +74,13 @@ export class DynamoMembershipStore implements MembershipStore {
         // The filter already did this; checking again keeps a row with an undecodable LastUpdate out.
         .filter((row): row is LiveClient => row !== undefined && row.lastUpdateNs > cutoffNs)
         .sort((a, b) => compareIds(a.id, b.id))));
-    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   deregister(): Observable<void> {
     const { dynamo, table, clientId } = this.#options;
     return defer(() => dynamo.deleteItem({ TableName: table, Key: { [A.id]: { S: clientId } } }))
-      .pipe(catchError((error: unknown) => this.#tableError(error)));
+      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   reapStale(): Observable<string[]> {
@@ -114,13 +114,9 @@ export class DynamoMembershipStore implements MembershipStore {
         toArray(),
         map((ids) => ids.sort(compareIds)),
       );
-    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
-  #tableError(error: unknown): Observable<never> {
-    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
-    return throwError(() => error);
-  }
 }
 
 /**

@@ -8,9 +8,9 @@ import { type Observable, catchError, defer, map, of, throwError } from 'rxjs';
 import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import type { CachedShard, Leader, MetadataStore, ShardCache } from '../coordination-ports.js';
-import { TableNotFoundError } from '../errors.js';
 import { nanosFromMillis, readString, rfc1123z, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
+import { tableError } from './table-error.js';
 import { readIdList, readNanos } from './membership-store.js';
 
 /** Keys and attribute names of `<app>_metadata`: the Go kinsumer's, plus `ShardInfo`. */
@@ -74,7 +74,7 @@ export class DynamoMetadataStore implements MetadataStore {
         map(() => true),
         catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
       );
-    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   stepDown(): Observable<boolean> {
@@ -98,7 +98,7 @@ export class DynamoMetadataStore implements MetadataStore {
         map(() => true),
         catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
       );
-    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   leader(): Observable<Leader | undefined> {
@@ -117,19 +117,15 @@ export class DynamoMetadataStore implements MetadataStore {
   writeShardCache(shards: readonly CachedShard[]): Observable<void> {
     const { dynamo, table, now } = this.#options;
     return defer(() => dynamo.putItem({ TableName: table, Item: encodeShardCache(shards, now()) }))
-      .pipe(catchError((error: unknown) => this.#tableError(error)));
+      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   #get(key: string): Observable<Item | undefined> {
     const { dynamo, table } = this.#options;
     return defer(() => dynamo.getItem({ TableName: table, Key: { [A.key]: { S: key } }, ConsistentRead: true }))
-      .pipe(catchError((error: unknown) => this.#tableError(error)));
+      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
-  #tableError(error: unknown): Observable<never> {
-    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
-    return throwError(() => error);
-  }
 }
 
 /** The `Leader` item's holder; `undefined` when nobody holds it (ID absent or NULL) or it has no LastUpdate. */
