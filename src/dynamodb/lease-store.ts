@@ -1,6 +1,12 @@
 // The checkpoints table (`<app>_checkpoints`) as a lease store, reading and writing the rows the
 // Go kinsumer writes. Every write after a capture is fenced on owner AND lease counter, and the
 // capture itself never rewrites the checkpoint, so a stale owner can never move it backwards (W9).
+//
+// The lease counter is also the public fencing token, which must only grow. The Go kinsumer's
+// capture and commit rewrite the whole row and drop LeaseCounter, so the row alone cannot promise
+// that after a rollback to Go: each capture first records its token in the metadata table (item
+// `LeaseCounter:<shardId>`), which the Go kinsumer never reads or scans (it gets only `Leader` and
+// `ShardCache` there), and takes a token above both that record and the row's counter.
 import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
@@ -39,6 +45,8 @@ const LATEST = 'LATEST';
 const BATCH_GET_LIMIT = 100;
 /** Consecutive BatchGetItem calls that made no progress before readMany gives up. */
 const BATCH_GET_MAX_STALLS = 8;
+/** Key prefix of the metadata items that hold each shard's highest fencing token. */
+export const TOKEN_KEY_PREFIX = 'LeaseCounter:';
 
 // Defined with the other errors (the shard reader raises it too); exported here as before.
 export { CorruptCheckpointError };
@@ -48,6 +56,12 @@ export interface DynamoLeaseStoreOptions {
   readonly dynamo: Dynamo;
   /** The checkpoints table, `<app>_checkpoints`. */
   readonly table: string;
+  /**
+   * The metadata table, where each capture records its fencing token (item `LeaseCounter:<shardId>`)
+   * so tokens keep growing after the Go kinsumer rewrote a row. Default: `<app>_metadata` for a
+   * `table` named `<app>_checkpoints`.
+   */
+  readonly metadataTable?: string;
   readonly clientId: string;
   readonly clientName: string;
   readonly leaseTtlMs: number;
@@ -67,10 +81,14 @@ export interface DynamoLeaseStoreOptions {
 export class DynamoLeaseStore implements LeaseStore {
   readonly #options: DynamoLeaseStoreOptions;
   readonly #scheduler: SchedulerLike;
+  readonly #metadataTable: string;
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
     this.#scheduler = options.scheduler ?? asyncScheduler;
+    const metadataTable = options.metadataTable ?? (options.table.endsWith('_checkpoints') ? `${options.table.slice(0, -'_checkpoints'.length)}_metadata` : undefined);
+    if (metadataTable === undefined) throw new TypeError(`metadataTable is required when the checkpoints table (${options.table}) is not named <app>_checkpoints`);
+    this.#metadataTable = metadataTable;
   }
 
   read(shardId: string): Observable<CheckpointRow | undefined> {
@@ -109,22 +127,25 @@ export class DynamoLeaseStore implements LeaseStore {
         const nowMs = now();
         const row = item === undefined ? undefined : decodeCheckpointRow(item, shardId);
         if (!leaseAvailable(row, clientId, nowMs, leaseTtlMs)) return of(undefined);
-        const update = new UpdateExpression();
-        update.set(A.ownerId, { S: clientId });
-        update.set(A.ownerName, stringOrNull(clientName));
-        update.setTimestamp(A.lastUpdate, nowMs);
-        update.set(A.leaseCounter, { N: String((row?.leaseCounter ?? 0) + 1) });
-        // Conditioned on the row being exactly as read: a release or capture in between (which
-        // moves LastUpdate, the owner or the counter) fails this write instead of being overwritten.
-        if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
-        else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
-        return this.#options.dynamo.updateItem(update.input(this.#options.table, shardId)).pipe(
-          map((attributes): HeldLease => {
-            const held = decodeCheckpointRow(attributes ?? {}, shardId);
-            return { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
-          }),
-          catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
-        );
+        return this.#issueToken(shardId, row?.leaseCounter ?? 0).pipe(mergeMap((token) => {
+          const update = new UpdateExpression();
+          update.set(A.ownerId, { S: clientId });
+          update.set(A.ownerName, stringOrNull(clientName));
+          update.setTimestamp(A.lastUpdate, nowMs);
+          update.set(A.leaseCounter, { N: String(token) });
+          // Conditioned on the row being exactly as read: a release or capture in between (which
+          // moves LastUpdate, the owner or the counter) fails this write instead of being
+          // overwritten. The token is then spent unused, which only leaves a gap.
+          if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
+          else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
+          return this.#options.dynamo.updateItem(update.input(this.#options.table, shardId)).pipe(
+            map((attributes): HeldLease => {
+              const held = decodeCheckpointRow(attributes ?? {}, shardId);
+              return { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
+            }),
+            catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
+          );
+        }));
       }),
       catchError((error: unknown) => tableError(this.#options.table, error)),
     );
@@ -206,6 +227,52 @@ export class DynamoLeaseStore implements LeaseStore {
         ? throwError(() => new LeaseLostError(lease.shardId, { cause: error }))
         : tableError(this.#options.table, error))),
     );
+  }
+
+  /**
+   * A fencing token for a capture of `shardId`: above `floor` (the row's counter as read) and above
+   * every token issued for the shard before, recorded before the row shows it. One conditional
+   * write when the row kept its counter since the last capture; when it did not (the Go kinsumer
+   * rewrote it) or a rival capture took a token meanwhile, that write fails and an ADD follows.
+   */
+  #issueToken(shardId: string, floor: number): Observable<number> {
+    const { dynamo } = this.#options;
+    const table = this.#metadataTable;
+    const key = `${TOKEN_KEY_PREFIX}${shardId}`;
+    const names = { '#counter': A.leaseCounter, '#shard': A.shard };
+    const add$ = defer(() => dynamo.updateItem({
+      TableName: table,
+      Key: { Key: { S: key } },
+      UpdateExpression: 'SET #shard = :shard ADD #counter :one',
+      // A counter of another type cannot be trusted as the highest token: the shard waits for an operator.
+      ConditionExpression: 'attribute_not_exists(#counter) OR attribute_type(#counter, :number)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':shard': { S: shardId }, ':one': { N: '1' }, ':number': { S: 'N' } },
+      ReturnValues: 'UPDATED_NEW',
+    })).pipe(
+      map((attributes) => {
+        const token = Number(attributes?.[A.leaseCounter]?.N);
+        if (!Number.isSafeInteger(token) || token <= floor) throw new CorruptCheckpointError(shardId, A.leaseCounter, `of metadata item ${key} in ${table} is out of range`);
+        return token;
+      }),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
+        ? throwError(() => new CorruptCheckpointError(shardId, A.leaseCounter, `of metadata item ${key} in ${table} is not a number`, { cause: error }))
+        : throwError(() => error))),
+    );
+    const raise$ = defer(() => dynamo.updateItem({
+      TableName: table,
+      Key: { Key: { S: key } },
+      UpdateExpression: 'SET #counter = :token, #shard = :shard',
+      ConditionExpression: 'attribute_not_exists(#counter) OR #counter < :token',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':shard': { S: shardId }, ':token': { N: String(floor + 1) } },
+      ReturnValues: 'NONE',
+    })).pipe(
+      map(() => floor + 1),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? add$ : throwError(() => error))),
+    );
+    // A row without a counter is new or was rewritten by the Go kinsumer: the record alone knows.
+    return (floor === 0 ? add$ : raise$).pipe(catchError((error: unknown) => tableError(table, error)));
   }
 
   #get(shardId: string): Observable<Item | undefined> {

@@ -79,6 +79,29 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await firstValueFrom(zombie.read(shard)))?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
       expect((await held(store('next'), shard)).checkpoint, 'the next owner starts where the operator said').to.deep.equal({ type: 'TRIM_HORIZON' });
     });
+
+    it('fencing tokens only grow, also after the Go kinsumer rewrote the row without LeaseCounter (1, 2, then above 2)', async () => {
+      const shard = uniqueName('rollback');
+      const a = store('a');
+      const first = await held(a, shard);
+      await write(a.release(first, { checkpoint: at(SEQ), finished: false }));
+      const b = store('b');
+      const second = await held(b, shard);
+      await write(b.release(second, { checkpoint: at(SEQ), finished: false }));
+      expect([first.leaseCounter, second.leaseCounter]).to.deep.equal([1, 2]);
+      // A rollback: a Go kinsumer client captures the shard and commits, both by full PutItem, then dies.
+      clock.now += 1;
+      await backend().goWrite(shard, { ownerId: 'go-client', sequenceNumber: SEQ, nowMs: clock.now });
+      await backend().goWrite(shard, { ownerId: 'go-client', sequenceNumber: LATER, nowMs: clock.now });
+      expect((await firstValueFrom(a.read(shard)))?.leaseCounter, 'the Go kinsumer dropped the counter').to.equal(0);
+      clock.now += TTL_MS;
+      const third = await held(store('c'), shard);
+      expect(third.checkpoint, 'the Go kinsumer\'s checkpoint is kept').to.deep.equal(at(LATER));
+      expect(third.leaseCounter).to.be.above(second.leaseCounter);
+      // And the token after that grows from there, not from the row the Go kinsumer left.
+      clock.now += TTL_MS;
+      expect((await held(store('d'), shard)).leaseCounter).to.be.above(third.leaseCounter);
+    });
   });
 }
 
@@ -205,8 +228,10 @@ for (const tier of TIERS) {
           else await firstValueFrom(both.pipe(take(1)));
         };
         const results = await Promise.all(['a', 'b'].map((id) => capture(store(id, NOW_MS, new HookedDynamo(local.dynamodb, barrier)), shard)));
-        expect(results.filter((r) => r !== undefined), `round ${round}`).to.have.length(1);
-        expect((await raw(shard))?.LeaseCounter).to.deep.equal({ N: '1' });
+        const winners = results.filter((r) => r !== undefined);
+        expect(winners, `round ${round}`).to.have.length(1);
+        // The loser may have taken a token too (token 1 or 2 wins): the row carries the winner's.
+        expect((await raw(shard))?.LeaseCounter).to.deep.equal({ N: String(winners[0]?.leaseCounter) });
       }
     });
 
