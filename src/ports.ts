@@ -52,7 +52,10 @@ export interface CheckpointRow {
   readonly lastUpdateNs: bigint | undefined;
   /** Set once the shard was closed and fully consumed. */
   readonly finished: boolean;
-  /** Grows by one at every capture; 0 for rows the Go kinsumer wrote (it has no counter). */
+  /**
+   * The fencing token of the last capture (or a reset's fence): grows at every capture, never
+   * repeats; 0 for rows the Go kinsumer wrote (it drops the attribute).
+   */
   readonly leaseCounter: number;
   /**
    * The client that released the lease last (`LastOwnerID`, written by every release). For a
