@@ -1,6 +1,9 @@
 export { Kinsumer, kinsumer } from './kinsumer.js';
 export { createTables, deleteTables, type TablesOptions } from './dynamodb/tables.js';
 export {
+  resetCheckpoints, type ResetCheckpointsOptions, type ResetCheckpointsResult, type ShardReset,
+} from './reset-checkpoints.js';
+export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
 } from './errors.js';
 export { CorruptCheckpointError } from './dynamodb/lease-store.js';
