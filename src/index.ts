@@ -5,8 +5,8 @@ export {
 } from './reset-checkpoints.js';
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
+  CorruptCheckpointError,
 } from './errors.js';
-export { CorruptCheckpointError } from './dynamodb/lease-store.js';
 export { ShardReadError } from './shard-reader.js';
 export { DEFAULTS, type KinsumerOptions, type ResolvedOptions, type StreamRef } from './options.js';
 export type {

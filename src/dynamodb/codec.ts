@@ -43,23 +43,9 @@ export function readBigInt(value: AttributeValue | undefined): bigint | undefine
   return BigInt(value.N);
 }
 
-/** An N attribute as a safe integer; `undefined` for absent or NULL. Throws when out of range. */
-export function readInteger(value: AttributeValue | undefined): number | undefined {
-  const big = readBigInt(value);
-  if (big === undefined) return undefined;
-  if (big > BigInt(Number.MAX_SAFE_INTEGER) || big < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError(`integer out of range: ${big}`);
-  return Number(big);
-}
-
 /** `true` for an attribute that is absent or of the NULL type (the Go kinsumer's "empty"). */
 export function isEmpty(value: AttributeValue | undefined): boolean {
   return value === undefined || ('NULL' in value && value.NULL === true);
-}
-
-/** A list of S attributes (`L` of `S`, as the Go kinsumer stores `ShardIDs`); `[]` for absent or NULL. */
-export function readStringList(value: AttributeValue | undefined): string[] {
-  if (value === undefined || !('L' in value) || !Array.isArray(value.L)) return [];
-  return value.L.map((item) => readString(item)).filter((s): s is string => s !== undefined);
 }
 
 /** An S attribute, or the NULL type for an empty value (how the Go kinsumer writes empties). */

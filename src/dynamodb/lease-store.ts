@@ -48,9 +48,6 @@ const BATCH_GET_MAX_STALLS = 8;
 /** Key prefix of the metadata items that hold each shard's highest fencing token. */
 export const TOKEN_KEY_PREFIX = 'LeaseCounter:';
 
-// Defined with the other errors (the shard reader raises it too); exported here as before.
-export { CorruptCheckpointError };
-
 /** Options of {@link DynamoLeaseStore}. */
 export interface DynamoLeaseStoreOptions {
   readonly dynamo: Dynamo;

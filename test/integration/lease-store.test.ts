@@ -8,8 +8,8 @@ import { type Observable, Subject, firstValueFrom, lastValueFrom, mergeMap, take
 import { createTables } from '../../src/dynamodb/tables.js';
 import { rfc1123z } from '../../src/dynamodb/codec.js';
 import { Dynamo, type Item } from '../../src/dynamodb/dynamo.js';
-import { CorruptCheckpointError, DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
-import { KinsumerError, LeaseLostError, TableNotFoundError } from '../../src/errors.js';
+import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
+import { CorruptCheckpointError, KinsumerError, LeaseLostError, TableNotFoundError } from '../../src/errors.js';
 import type { HeldLease, StoredCheckpoint } from '../../src/ports.js';
 import { uniqueName, useLocalAws } from '../support/local.js';
 
