@@ -18,7 +18,7 @@ import { backoffDelay } from '../backoff.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 import { isSequenceNumber } from '../sequence-number.js';
-import { nanosFromMillis, stringOrNull, timestampAttributes } from './codec.js';
+import { AttributeFormatError, nanosFromMillis, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
 
@@ -307,25 +307,37 @@ export class DynamoLeaseStore implements LeaseStore {
  * @throws CorruptCheckpointError naming the shard and the attribute.
  */
 export function decodeCheckpointRow(item: Item, expectedShardId?: string): CheckpointRow {
-  const shardId = decodeString(item, A.shard, expectedShardId ?? '(unknown)') ?? expectedShardId;
+  const shardId = corruptAs(expectedShardId ?? '(unknown)', () => readString(item, A.shard)) ?? expectedShardId;
   if (shardId === undefined) throw new CorruptCheckpointError('(unknown)', A.shard, 'is missing');
-  const counter = decodeInteger(item, A.leaseCounter, shardId) ?? 0n;
-  if (counter > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.leaseCounter, 'is out of range');
-  return {
-    shardId,
-    checkpoint: decodeCheckpoint(item, shardId),
-    ownerId: decodeString(item, A.ownerId, shardId),
-    ownerName: decodeString(item, A.ownerName, shardId),
-    lastUpdateNs: decodeInteger(item, A.lastUpdate, shardId),
-    finished: decodeInteger(item, A.finished, shardId) !== undefined,
-    leaseCounter: Number(counter),
-    lastOwnerId: decodeString(item, A.lastOwnerId, shardId),
-  };
+  return corruptAs(shardId, () => {
+    const counter = readInteger(item, A.leaseCounter) ?? 0n;
+    if (counter > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.leaseCounter, 'is out of range');
+    return {
+      shardId,
+      checkpoint: decodeCheckpoint(item, shardId),
+      ownerId: readString(item, A.ownerId),
+      ownerName: readString(item, A.ownerName),
+      lastUpdateNs: readInteger(item, A.lastUpdate),
+      finished: readInteger(item, A.finished) !== undefined,
+      leaseCounter: Number(counter),
+      lastOwnerId: readString(item, A.lastOwnerId),
+    };
+  });
+}
+
+/** Runs `decode`, an attribute it cannot read becoming the `CorruptCheckpointError` of `shardId`. */
+function corruptAs<T>(shardId: string, decode: () => T): T {
+  try {
+    return decode();
+  } catch (error) {
+    if (error instanceof AttributeFormatError) throw new CorruptCheckpointError(shardId, error.attribute, error.problem);
+    throw error;
+  }
 }
 
 function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undefined {
-  const sequenceNumber = decodeString(item, A.sequenceNumber, shardId);
-  const sub = decodeInteger(item, A.subSequenceNumber, shardId);
+  const sequenceNumber = readString(item, A.sequenceNumber);
+  const sub = readInteger(item, A.subSequenceNumber);
   if (sequenceNumber === undefined) return decodeStart(item, shardId);
   if (sequenceNumber === LATEST) return { type: 'LATEST' };
   if (!isSequenceNumber(sequenceNumber)) {
@@ -337,35 +349,13 @@ function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undef
 }
 
 function decodeStart(item: Item, shardId: string): StoredCheckpoint | undefined {
-  const start = decodeString(item, A.startPosition, shardId);
+  const start = readString(item, A.startPosition);
   if (start === undefined) return undefined;
   if (start === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
   if (start !== 'AT_TIMESTAMP') throw new CorruptCheckpointError(shardId, A.startPosition, `is not TRIM_HORIZON or AT_TIMESTAMP: ${JSON.stringify(start.slice(0, 40))}`);
-  const ms = decodeInteger(item, A.startTimestamp, shardId);
+  const ms = readInteger(item, A.startTimestamp);
   if (ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n) throw new CorruptCheckpointError(shardId, A.startTimestamp, 'is missing or out of range');
   return { type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) };
-}
-
-function isNull(value: AttributeValue): boolean {
-  return value.NULL === true;
-}
-
-/** An S attribute; `undefined` when absent, NULL or empty (the Go kinsumer's empties). */
-function decodeString(item: Item, attribute: string, shardId: string): string | undefined {
-  const value = item[attribute];
-  if (value === undefined || isNull(value)) return undefined;
-  if (typeof value.S !== 'string') throw new CorruptCheckpointError(shardId, attribute, 'is not a string');
-  return value.S === '' ? undefined : value.S;
-}
-
-/** An N attribute holding an integer; `undefined` when absent or NULL. */
-function decodeInteger(item: Item, attribute: string, shardId: string): bigint | undefined {
-  const value = item[attribute];
-  if (value === undefined || isNull(value)) return undefined;
-  const text: unknown = value.N;
-  if (typeof text !== 'string') throw new CorruptCheckpointError(shardId, attribute, 'is not a number');
-  if (!/^-?\d{1,40}$/.test(text)) throw new CorruptCheckpointError(shardId, attribute, `is not an integer: ${JSON.stringify(text.slice(0, 40))}`);
-  return BigInt(text);
 }
 
 /** The row's lease counter, or 0 when it is missing or unreadable. */
@@ -376,12 +366,12 @@ function readableCounter(item: Item): number {
 
 /** Attributes a forced reset does not overwrite itself and that do not decode. */
 function wronglyTyped(item: Item): string[] {
-  const decoders: readonly (readonly [string, (item: Item, attribute: string, shardId: string) => unknown])[] = [
-    [A.finished, decodeInteger], [A.lastOwnerId, decodeString],
+  const decoders: readonly (readonly [string, (item: Item, attribute: string) => unknown])[] = [
+    [A.finished, readInteger], [A.lastOwnerId, readString],
   ];
   return decoders.filter(([attribute, decode]) => {
     try {
-      decode(item, attribute, '');
+      decode(item, attribute);
       return false;
     } catch {
       return true;
@@ -457,7 +447,7 @@ class UpdateExpression {
   unchanged(attribute: string, read: AttributeValue | undefined): void {
     const name = this.name(attribute);
     if (read === undefined) this.condition(`attribute_not_exists(${name})`);
-    else if (isNull(read)) this.condition(`attribute_type(${name}, ${this.value('null', { S: 'NULL' })})`);
+    else if (read.NULL === true) this.condition(`attribute_type(${name}, ${this.value('null', { S: 'NULL' })})`);
     else this.condition(`${name} = ${this.value(`was${attribute}`, read)}`);
   }
 

@@ -1,12 +1,11 @@
 // The clients table (`<app>_clients`) as group membership, in the Go kinsumer's row format
 // (ID, Name, LastUpdate in Unix ns + LastUpdateRFC) plus `Shards`, the shards the client holds,
 // so every client learns the current owners from this small table instead of scanning checkpoints.
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, catchError, concatMap, defer, filter, from, map, of, throwError, toArray } from 'rxjs';
 import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore } from '../coordination-ports.js';
-import { isEmpty, nanosFromMillis, readBigInt, readString, stringOrNull, timestampAttributes } from './codec.js';
+import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
 
@@ -70,7 +69,7 @@ export class DynamoMembershipStore implements MembershipStore {
         ExpressionAttributeNames: { '#lastUpdate': A.lastUpdate },
         ExpressionAttributeValues: { ':cutoff': { N: cutoffNs.toString() } },
       }).pipe(map((items) => items
-        .map(decodeClientRow)
+        .map(readableClientRow)
         // The filter already did this; checking again keeps a row with an undecodable LastUpdate out.
         .filter((row): row is LiveClient => row !== undefined && row.lastUpdateNs > cutoffNs)
         .sort((a, b) => compareIds(a.id, b.id))));
@@ -99,7 +98,7 @@ export class DynamoMembershipStore implements MembershipStore {
         ...condition,
         ExpressionAttributeNames: { ...condition.ExpressionAttributeNames, '#id': A.id },
       }).pipe(
-        concatMap((items) => from(items.map((item) => readString(item[A.id])).filter((id): id is string => id !== undefined))),
+        concatMap((items) => from(items.map((item) => readString(item, A.id)).filter((id): id is string => id !== undefined))),
         // The condition again at delete time: a client that heartbeated since the scan is alive.
         concatMap((id) => dynamo.deleteItem({
           TableName: table,
@@ -121,34 +120,22 @@ export class DynamoMembershipStore implements MembershipStore {
 
 /**
  * A clients row as kinsumer or the Go kinsumer wrote it; `undefined` when it has no ID or no
- * readable LastUpdate. Unknown attributes are ignored.
+ * LastUpdate. Unknown attributes are ignored.
+ * @throws AttributeFormatError for an attribute of the wrong type or form.
  */
 export function decodeClientRow(item: Item): LiveClient | undefined {
-  const id = readString(item[A.id]);
-  const lastUpdateNs = readNanos(item[A.lastUpdate]);
+  const id = readString(item, A.id);
+  const lastUpdateNs = readInteger(item, A.lastUpdate);
   if (id === undefined || lastUpdateNs === undefined) return undefined;
-  const shards = item[A.shards];
-  return {
-    id,
-    name: readString(item[A.name]),
-    lastUpdateNs,
-    shardIds: isEmpty(shards) ? undefined : readIdList(shards),
-  };
+  return { id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards) };
 }
 
-/** A list of ids, `L` of `S` as the Go kinsumer writes it (or a string set), deduplicated and sorted. */
-export function readIdList(value: AttributeValue | undefined): string[] {
-  const listed = value !== undefined && 'L' in value && Array.isArray(value.L)
-    ? value.L.map((item) => readString(item))
-    : value !== undefined && 'SS' in value && Array.isArray(value.SS) ? value.SS : [];
-  return [...new Set(listed.filter((s): s is string => s !== undefined))].sort(compareIds);
-}
-
-/** An N attribute as BigInt; `undefined` for absent, NULL, or not an integer (a row some other writer mangled). */
-export function readNanos(value: AttributeValue | undefined): bigint | undefined {
+/** The row, or `undefined` when it cannot be read (left out, as if not live). */
+function readableClientRow(item: Item): LiveClient | undefined {
   try {
-    return readBigInt(value);
-  } catch {
-    return undefined;
+    return decodeClientRow(item);
+  } catch (error) {
+    if (error instanceof AttributeFormatError) return undefined;
+    throw error;
   }
 }
