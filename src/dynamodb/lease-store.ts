@@ -20,6 +20,7 @@ import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheck
 import { isSequenceNumber } from '../sequence-number.js';
 import { AttributeFormatError, nanosFromMillis, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
+import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
 
 /** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`. */
@@ -66,7 +67,10 @@ export interface DynamoLeaseStoreOptions {
   readonly now: () => number;
   /** Timers of readMany's retries of unprocessed keys. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
-  /** Receives each corrupt row that {@link DynamoLeaseStore.readMany} leaves out. */
+  /**
+   * Receives each corrupt row that {@link DynamoLeaseStore.readMany} leaves out: once, and again
+   * when its problem changes or after it was read clean.
+   */
   readonly onCorruptRow?: (error: CorruptCheckpointError) => void;
 }
 
@@ -79,9 +83,11 @@ export class DynamoLeaseStore implements LeaseStore {
   readonly #options: DynamoLeaseStoreOptions;
   readonly #scheduler: SchedulerLike;
   readonly #metadataTable: string;
+  readonly #corrupt: CorruptRowReporter<CorruptCheckpointError>;
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
+    this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#scheduler = options.scheduler ?? asyncScheduler;
     const metadataTable = options.metadataTable ?? (options.table.endsWith('_checkpoints') ? `${options.table.slice(0, -'_checkpoints'.length)}_metadata` : undefined);
     if (metadataTable === undefined) throw new TypeError(`metadataTable is required when the checkpoints table (${options.table}) is not named <app>_checkpoints`);
@@ -104,11 +110,13 @@ export class DynamoLeaseStore implements LeaseStore {
       map((items) => {
         const rows: CheckpointRow[] = [];
         for (const item of items) {
+          const key = item[A.shard]?.S ?? '(unknown)';
           try {
             rows.push(decodeCheckpointRow(item));
+            this.#corrupt.clean(key);
           } catch (error) {
             if (!(error instanceof CorruptCheckpointError)) throw error;
-            this.#options.onCorruptRow?.(error);
+            this.#corrupt.corrupt(key, error);
           }
         }
         return rows.sort((a, b) => (order.get(a.shardId) ?? 0) - (order.get(b.shardId) ?? 0));

@@ -5,8 +5,10 @@ import { type Observable, catchError, concatMap, defer, filter, from, map, of, t
 import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore } from '../coordination-ports.js';
+import { KinsumerError } from '../errors.js';
 import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
+import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
 
 /** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards`. */
@@ -32,6 +34,11 @@ export interface DynamoMembershipStoreOptions {
   readonly now: () => number;
   /** Age at which {@link DynamoMembershipStore.reapStale} deletes a row. Default {@link REAP_CLIENTS_AFTER_MS}. */
   readonly reapAfterMs?: number;
+  /**
+   * Receives each row that {@link DynamoMembershipStore.liveClients} cannot read and leaves out:
+   * once, and again when its problem changes or after it was read clean.
+   */
+  readonly onCorruptRow?: (error: KinsumerError) => void;
 }
 
 /**
@@ -40,9 +47,11 @@ export interface DynamoMembershipStoreOptions {
  */
 export class DynamoMembershipStore implements MembershipStore {
   readonly #options: DynamoMembershipStoreOptions;
+  readonly #corrupt: CorruptRowReporter<KinsumerError>;
 
   constructor(options: DynamoMembershipStoreOptions) {
     this.#options = options;
+    this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
   }
 
   heartbeat(heldShardIds: readonly string[]): Observable<void> {
@@ -65,15 +74,29 @@ export class DynamoMembershipStore implements MembershipStore {
       return dynamo.scanAll({
         TableName: table,
         ConsistentRead: true,
-        FilterExpression: '#lastUpdate > :cutoff',
+        // Live rows, and rows whose LastUpdate is no number (the comparison alone would hide them).
+        FilterExpression: '#lastUpdate > :cutoff OR (attribute_exists(#lastUpdate) AND NOT attribute_type(#lastUpdate, :number) AND NOT attribute_type(#lastUpdate, :null))',
         ExpressionAttributeNames: { '#lastUpdate': A.lastUpdate },
-        ExpressionAttributeValues: { ':cutoff': { N: cutoffNs.toString() } },
+        ExpressionAttributeValues: { ':cutoff': { N: cutoffNs.toString() }, ':number': { S: 'N' }, ':null': { S: 'NULL' } },
       }).pipe(map((items) => items
-        .map(readableClientRow)
-        // The filter already did this; checking again keeps a row with an undecodable LastUpdate out.
+        .map((item) => this.#readable(item))
         .filter((row): row is LiveClient => row !== undefined && row.lastUpdateNs > cutoffNs)
         .sort((a, b) => compareIds(a.id, b.id))));
     }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
+  }
+
+  /** The row, or `undefined` when it cannot be read: reported, and left out as if not live. */
+  #readable(item: Item): LiveClient | undefined {
+    const id = item[A.id]?.S ?? '(unknown)';
+    try {
+      const row = decodeClientRow(item);
+      this.#corrupt.clean(id);
+      return row;
+    } catch (error) {
+      if (!(error instanceof AttributeFormatError)) throw error;
+      this.#corrupt.corrupt(id, new KinsumerError(`clients row ${id} of ${this.#options.table} is corrupt: ${error.message}`, { cause: error }));
+      return undefined;
+    }
   }
 
   deregister(): Observable<void> {
@@ -115,7 +138,6 @@ export class DynamoMembershipStore implements MembershipStore {
       );
     }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
-
 }
 
 /**
@@ -128,14 +150,4 @@ export function decodeClientRow(item: Item): LiveClient | undefined {
   const lastUpdateNs = readInteger(item, A.lastUpdate);
   if (id === undefined || lastUpdateNs === undefined) return undefined;
   return { id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards) };
-}
-
-/** The row, or `undefined` when it cannot be read (left out, as if not live). */
-function readableClientRow(item: Item): LiveClient | undefined {
-  try {
-    return decodeClientRow(item);
-  } catch (error) {
-    if (error instanceof AttributeFormatError) return undefined;
-    throw error;
-  }
 }

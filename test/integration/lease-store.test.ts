@@ -344,6 +344,26 @@ describe('DynamoLeaseStore (dynalite)', () => {
       });
     }
 
+    it('readMany reports a corrupt row once while it stays so, and again after it was repaired and broke anew', async () => {
+      const shard = uniqueName('corrupt-once');
+      const reported: string[] = [];
+      const s = new DynamoLeaseStore({
+        dynamo: new Dynamo(local().dynamodb), table, clientId: 'me', clientName: 'host', leaseTtlMs: TTL_MS, now: () => NOW_MS,
+        onCorruptRow: (e) => reported.push(e.attribute),
+      });
+      await put({ Shard: { S: shard }, SequenceNumber: { N: '1' } });
+      await firstValueFrom(s.readMany([shard]));
+      await firstValueFrom(s.readMany([shard]));
+      expect(reported).to.deep.equal(['SequenceNumber']);
+      await put({ Shard: { S: shard }, LastUpdate: { S: 'now' } });
+      await firstValueFrom(s.readMany([shard]));
+      await put({ Shard: { S: shard }, SequenceNumber: { S: SEQ } });
+      expect((await firstValueFrom(s.readMany([shard]))).map((r) => r.shardId)).to.deep.equal([shard]);
+      await put({ Shard: { S: shard }, LastUpdate: { S: 'now' } });
+      await firstValueFrom(s.readMany([shard]));
+      expect(reported).to.deep.equal(['SequenceNumber', 'LastUpdate', 'LastUpdate']);
+    });
+
     it('a missing table is a TableNotFoundError for every operation', async () => {
       const s = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: 'no_such_checkpoints', clientId: 'me', clientName: 'h', leaseTtlMs: TTL_MS, now: () => NOW_MS });
       const lease: HeldLease = { shardId: 's', ownerId: 'me', leaseCounter: 1, checkpoint: undefined, finished: false };
