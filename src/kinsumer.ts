@@ -139,7 +139,7 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
     metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
     stream,
     prepare: async () => {
-      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables });
+      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler });
       // Fails fast with StreamNotFoundError rather than at the first read.
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);
