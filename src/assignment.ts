@@ -4,6 +4,8 @@
 // balance (per-client counts differ by at most one), stickiness (as few moves as balance allows),
 // preference (a shard nobody holds goes back to its last owner, a child to its parent's finisher).
 
+import { compareIds } from './compare-ids.js';
+
 /** A shard as the assignment sees it. */
 export interface ShardToAssign {
   readonly shardId: string;
@@ -30,14 +32,6 @@ export interface AssignmentInput {
 
 /** Shard id → client id, for every eligible shard (in shard id order). */
 export type Assignment = ReadonlyMap<string, string>;
-
-/**
- * Total order on client and shard ids: UTF-16 code units, never the locale (`localeCompare` could
- * order differently on two hosts, and the clients would disagree). For ASCII ids, as Go sorts.
- */
-export function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /**
  * The shards that may be read now, sorted: not finished, and every parent finished. A parent

@@ -1,9 +1,12 @@
 export { Kinsumer, kinsumer } from './kinsumer.js';
 export { createTables, deleteTables, type TablesOptions } from './dynamodb/tables.js';
 export {
+  resetCheckpoints, type ResetCheckpointsOptions, type ResetCheckpointsResult, type ShardReset,
+} from './reset-checkpoints.js';
+export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
+  CorruptCheckpointError,
 } from './errors.js';
-export { CorruptCheckpointError } from './dynamodb/lease-store.js';
 export { ShardReadError } from './shard-reader.js';
 export { DEFAULTS, type KinsumerOptions, type ResolvedOptions, type StreamRef } from './options.js';
 export type {

@@ -133,12 +133,13 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
   const stream = new KinesisStream(options.kinesis, options.stream);
   const common = { dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs, now };
   return {
-    store: new DynamoLeaseStore({ ...common, table: tables.checkpoints, scheduler: options.scheduler }),
-    membership: new DynamoMembershipStore({ ...common, table: tables.clients }),
+    // Rows the coordinator reads but cannot decode are reported, never silently skipped.
+    store: new DynamoLeaseStore({ ...common, table: tables.checkpoints, scheduler: options.scheduler, onCorruptRow: (error) => emit({ type: 'error', error, shardId: error.shardId }) }),
+    membership: new DynamoMembershipStore({ ...common, table: tables.clients, onCorruptRow: (error) => emit({ type: 'error', error }) }),
     metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
     stream,
     prepare: async () => {
-      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables });
+      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler });
       // Fails fast with StreamNotFoundError rather than at the first read.
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);

@@ -215,7 +215,8 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   };
 }
 
-function resolveStream(input: KinsumerOptions): StreamRef {
+/** The stream named by `streamName` or `streamArn` (exactly one); throws {@link ConfigError}. */
+export function resolveStream(input: Pick<KinsumerOptions, 'streamName' | 'streamArn'>): StreamRef {
   const { streamName, streamArn } = input;
   if (streamName !== undefined && streamArn !== undefined) {
     throw new ConfigError('streamName', 'give streamName or streamArn, not both');

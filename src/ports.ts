@@ -52,7 +52,10 @@ export interface CheckpointRow {
   readonly lastUpdateNs: bigint | undefined;
   /** Set once the shard was closed and fully consumed. */
   readonly finished: boolean;
-  /** Grows by one at every capture; 0 for rows the Go kinsumer wrote (it has no counter). */
+  /**
+   * The fencing token of the last capture (or a reset's fence): grows at every capture, never
+   * repeats; 0 for rows the Go kinsumer wrote (it drops the attribute).
+   */
   readonly leaseCounter: number;
   /**
    * The client that released the lease last (`LastOwnerID`, written by every release). For a
@@ -106,9 +109,9 @@ export interface LeaseStore {
   release(lease: HeldLease, write: CheckpointWrite): Observable<void>;
   /**
    * Moves a shard's checkpoint (operator's `reset`), creating the row if needed; keeps `Finished`.
-   * Refused with `LeaseHeldError` while a live owner holds the lease, unless `force`: then the
-   * lease counter moves too, so the owner's next write is fenced and it reads from the new place
-   * after capturing again.
+   * Every reset is a fence: it removes the owner and moves the lease counter, so the former owner's
+   * next write fails with `LeaseLostError` and whoever captures next reads from the new place.
+   * Refused with `LeaseHeldError` while a live owner holds the lease, unless `force`.
    */
   resetCheckpoint(shardId: string, checkpoint: StoredCheckpoint | undefined, options: { readonly force: boolean }): Observable<void>;
 }

@@ -35,9 +35,3 @@ export function comparePositions(a: Position, b: Position): number {
   const subB = b.subSequenceNumber ?? Number.POSITIVE_INFINITY;
   return subA < subB ? -1 : subA > subB ? 1 : 0;
 }
-
-/** `true` when both name the same record (or the same whole aggregate). */
-export function samePosition(a: Position | undefined, b: Position | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return a.sequenceNumber === b.sequenceNumber && a.subSequenceNumber === b.subSequenceNumber;
-}

@@ -70,7 +70,8 @@ export interface ShardLease {
   /** Where reading this shard started under this lease (its checkpoint, or the initial position). */
   readonly startingPosition: StartingPosition;
   /**
-   * Grows by one each time any client captures the shard. Downstream systems can keep the highest
+   * Grows each time any client captures the shard (usually by one), also across a rollback to the
+   * Go kinsumer, and never repeats. Downstream systems can keep the highest
    * token they have seen per shard and refuse writes carrying a lower one (fencing).
    */
   readonly fencingToken: number;

@@ -1,4 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { compareIds } from '../compare-ids.js';
+import type { Item } from './dynamo.js';
 
 // The attribute formats of the Go kinsumer's tables, read and written exactly: timestamps are
 // Unix nanoseconds (type N, beyond 2^53, so BigInt), each with a human-readable "...RFC" twin
@@ -30,36 +32,53 @@ export function timestampAttributes(name: string, ms: number): Record<string, At
   return { [name]: { N: nanosFromMillis(ms).toString() }, [`${name}RFC`]: { S: rfc1123z(ms) } };
 }
 
-/** The string of an S attribute; `undefined` for absent, NULL, or empty. */
-export function readString(value: AttributeValue | undefined): string | undefined {
-  if (value === undefined || !('S' in value) || typeof value.S !== 'string' || value.S === '') return undefined;
-  return value.S;
-}
+// Reading, one policy for every table: an attribute that is absent or of the NULL type (and an
+// empty string) is empty, `undefined`, as the Go kinsumer writes empties; anything else of the
+// wrong type or form throws AttributeFormatError. What a bad attribute means for its row (a corrupt
+// checkpoint, a client row reported and left out, a leader item read as free) is the store's call.
 
-/** An N attribute as BigInt; `undefined` for absent or NULL. Throws on a non-integer. */
-export function readBigInt(value: AttributeValue | undefined): bigint | undefined {
-  if (value === undefined || !('N' in value) || typeof value.N !== 'string') return undefined;
-  if (!/^-?\d+$/.test(value.N)) throw new TypeError(`not an integer: ${value.N}`);
-  return BigInt(value.N);
-}
-
-/** An N attribute as a safe integer; `undefined` for absent or NULL. Throws when out of range. */
-export function readInteger(value: AttributeValue | undefined): number | undefined {
-  const big = readBigInt(value);
-  if (big === undefined) return undefined;
-  if (big > BigInt(Number.MAX_SAFE_INTEGER) || big < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError(`integer out of range: ${big}`);
-  return Number(big);
+/** An attribute holds what no writer of these tables writes: a wrong type, or a malformed value. */
+export class AttributeFormatError extends Error {
+  constructor(readonly attribute: string, readonly problem: string) {
+    super(`${attribute} ${problem}`);
+    this.name = 'AttributeFormatError';
+  }
 }
 
 /** `true` for an attribute that is absent or of the NULL type (the Go kinsumer's "empty"). */
-export function isEmpty(value: AttributeValue | undefined): boolean {
-  return value === undefined || ('NULL' in value && value.NULL === true);
+export function isEmpty(value: AttributeValue | undefined): value is undefined | { NULL: true } {
+  return value === undefined || value.NULL === true;
 }
 
-/** A list of S attributes (`L` of `S`, as the Go kinsumer stores `ShardIDs`); `[]` for absent or NULL. */
-export function readStringList(value: AttributeValue | undefined): string[] {
-  if (value === undefined || !('L' in value) || !Array.isArray(value.L)) return [];
-  return value.L.map((item) => readString(item)).filter((s): s is string => s !== undefined);
+/** An S attribute; `undefined` when empty. */
+export function readString(item: Item, attribute: string): string | undefined {
+  const value = item[attribute];
+  if (isEmpty(value)) return undefined;
+  if (typeof value.S !== 'string') throw new AttributeFormatError(attribute, 'is not a string');
+  return value.S === '' ? undefined : value.S;
+}
+
+/** An N attribute holding an integer (Unix nanoseconds exceed 2^53: BigInt); `undefined` when empty. */
+export function readInteger(item: Item, attribute: string): bigint | undefined {
+  const value = item[attribute];
+  if (isEmpty(value)) return undefined;
+  const text: unknown = value.N;
+  if (typeof text !== 'string') throw new AttributeFormatError(attribute, 'is not a number');
+  if (!/^-?\d{1,40}$/.test(text)) throw new AttributeFormatError(attribute, `is not an integer: ${JSON.stringify(text.slice(0, 40))}`);
+  return BigInt(text);
+}
+
+/**
+ * A list of ids, `L` of `S` as the Go kinsumer writes `ShardIDs` (or a string set), deduplicated
+ * and sorted; `undefined` when empty.
+ */
+export function readIdList(item: Item, attribute: string): string[] | undefined {
+  const value = item[attribute];
+  if (isEmpty(value)) return undefined;
+  const listed: unknown[] | undefined = Array.isArray(value.L) ? value.L.map((element) => element.S) : Array.isArray(value.SS) ? value.SS : undefined;
+  if (listed === undefined) throw new AttributeFormatError(attribute, 'is not a list');
+  if (!listed.every((id): id is string => typeof id === 'string' && id !== '')) throw new AttributeFormatError(attribute, 'holds something other than ids');
+  return [...new Set(listed)].sort(compareIds);
 }
 
 /** An S attribute, or the NULL type for an empty value (how the Go kinsumer writes empties). */

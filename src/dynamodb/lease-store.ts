@@ -1,18 +1,27 @@
 // The checkpoints table (`<app>_checkpoints`) as a lease store, reading and writing the rows the
 // Go kinsumer writes. Every write after a capture is fenced on owner AND lease counter, and the
 // capture itself never rewrites the checkpoint, so a stale owner can never move it backwards (W9).
+//
+// The lease counter is also the public fencing token, which must only grow. The Go kinsumer's
+// capture and commit rewrite the whole row and drop LeaseCounter, so the row alone cannot promise
+// that after a rollback to Go: each capture first records its token in the metadata table (item
+// `LeaseCounter:<shardId>`), which the Go kinsumer never reads or scans (it gets only `Leader` and
+// `ShardCache` there), and takes a token above both that record and the row's counter.
 import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
   reduce, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
+import { leaseAvailable } from '../capture-rule.js';
 import { backoffDelay } from '../backoff.js';
-import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError, TableNotFoundError } from '../errors.js';
+import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 import { isSequenceNumber } from '../sequence-number.js';
-import { nanosFromMillis, stringOrNull, timestampAttributes } from './codec.js';
+import { AttributeFormatError, nanosFromMillis, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
+import { CorruptRowReporter } from './corrupt-rows.js';
+import { tableError } from './table-error.js';
 
 /** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`. */
 export const CHECKPOINT_ATTRIBUTES = {
@@ -37,25 +46,20 @@ const LATEST = 'LATEST';
 const BATCH_GET_LIMIT = 100;
 /** Consecutive BatchGetItem calls that made no progress before readMany gives up. */
 const BATCH_GET_MAX_STALLS = 8;
-
-// Defined with the other errors (the shard reader raises it too); exported here as before.
-export { CorruptCheckpointError };
-
-/**
- * The capture rule, on the capturer's clock: a lease is available when it has no owner, is this
- * client's own, or was not renewed since `cutoffNs` (now − leaseTtlMs). An owner without any
- * `LastUpdate` never renewed, so it counts as expired (the Go kinsumer would wait forever).
- */
-export function leaseAvailable(row: CheckpointRow | undefined, clientId: string, cutoffNs: bigint): boolean {
-  if (row === undefined || row.ownerId === undefined || row.ownerId === clientId) return true;
-  return row.lastUpdateNs === undefined || row.lastUpdateNs <= cutoffNs;
-}
+/** Key prefix of the metadata items that hold each shard's highest fencing token. */
+export const TOKEN_KEY_PREFIX = 'LeaseCounter:';
 
 /** Options of {@link DynamoLeaseStore}. */
 export interface DynamoLeaseStoreOptions {
   readonly dynamo: Dynamo;
   /** The checkpoints table, `<app>_checkpoints`. */
   readonly table: string;
+  /**
+   * The metadata table, where each capture records its fencing token (item `LeaseCounter:<shardId>`)
+   * so tokens keep growing after the Go kinsumer rewrote a row. Default: `<app>_metadata` for a
+   * `table` named `<app>_checkpoints`.
+   */
+  readonly metadataTable?: string;
   readonly clientId: string;
   readonly clientName: string;
   readonly leaseTtlMs: number;
@@ -63,7 +67,10 @@ export interface DynamoLeaseStoreOptions {
   readonly now: () => number;
   /** Timers of readMany's retries of unprocessed keys. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
-  /** Receives each corrupt row that {@link DynamoLeaseStore.readMany} leaves out. */
+  /**
+   * Receives each corrupt row that {@link DynamoLeaseStore.readMany} leaves out: once, and again
+   * when its problem changes or after it was read clean.
+   */
   readonly onCorruptRow?: (error: CorruptCheckpointError) => void;
 }
 
@@ -75,10 +82,16 @@ export interface DynamoLeaseStoreOptions {
 export class DynamoLeaseStore implements LeaseStore {
   readonly #options: DynamoLeaseStoreOptions;
   readonly #scheduler: SchedulerLike;
+  readonly #metadataTable: string;
+  readonly #corrupt: CorruptRowReporter<CorruptCheckpointError>;
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
+    this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#scheduler = options.scheduler ?? asyncScheduler;
+    const metadataTable = options.metadataTable ?? (options.table.endsWith('_checkpoints') ? `${options.table.slice(0, -'_checkpoints'.length)}_metadata` : undefined);
+    if (metadataTable === undefined) throw new TypeError(`metadataTable is required when the checkpoints table (${options.table}) is not named <app>_checkpoints`);
+    this.#metadataTable = metadataTable;
   }
 
   read(shardId: string): Observable<CheckpointRow | undefined> {
@@ -97,16 +110,18 @@ export class DynamoLeaseStore implements LeaseStore {
       map((items) => {
         const rows: CheckpointRow[] = [];
         for (const item of items) {
+          const key = item[A.shard]?.S ?? '(unknown)';
           try {
             rows.push(decodeCheckpointRow(item));
+            this.#corrupt.clean(key);
           } catch (error) {
             if (!(error instanceof CorruptCheckpointError)) throw error;
-            this.#options.onCorruptRow?.(error);
+            this.#corrupt.corrupt(key, error);
           }
         }
         return rows.sort((a, b) => (order.get(a.shardId) ?? 0) - (order.get(b.shardId) ?? 0));
       }),
-      catchError((error: unknown) => this.#tableError(error)),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
     );
   }
 
@@ -116,25 +131,28 @@ export class DynamoLeaseStore implements LeaseStore {
       mergeMap((item) => {
         const nowMs = now();
         const row = item === undefined ? undefined : decodeCheckpointRow(item, shardId);
-        if (!leaseAvailable(row, clientId, nanosFromMillis(nowMs - leaseTtlMs))) return of(undefined);
-        const update = new UpdateExpression();
-        update.set(A.ownerId, { S: clientId });
-        update.set(A.ownerName, stringOrNull(clientName));
-        update.setTimestamp(A.lastUpdate, nowMs);
-        update.set(A.leaseCounter, { N: String((row?.leaseCounter ?? 0) + 1) });
-        // Conditioned on the row being exactly as read: a release or capture in between (which
-        // moves LastUpdate, the owner or the counter) fails this write instead of being overwritten.
-        if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
-        else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
-        return this.#options.dynamo.updateItem(update.input(this.#options.table, shardId)).pipe(
-          map((attributes): HeldLease => {
-            const held = decodeCheckpointRow(attributes ?? {}, shardId);
-            return { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
-          }),
-          catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
-        );
+        if (!leaseAvailable(row, clientId, nowMs, leaseTtlMs)) return of(undefined);
+        return this.#issueToken(shardId, row?.leaseCounter ?? 0).pipe(mergeMap((token) => {
+          const update = new UpdateExpression();
+          update.set(A.ownerId, { S: clientId });
+          update.set(A.ownerName, stringOrNull(clientName));
+          update.setTimestamp(A.lastUpdate, nowMs);
+          update.set(A.leaseCounter, { N: String(token) });
+          // Conditioned on the row being exactly as read: a release or capture in between (which
+          // moves LastUpdate, the owner or the counter) fails this write instead of being
+          // overwritten. The token is then spent unused, which only leaves a gap.
+          if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
+          else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
+          return this.#options.dynamo.updateItem(update.input(this.#options.table, shardId)).pipe(
+            map((attributes): HeldLease => {
+              const held = decodeCheckpointRow(attributes ?? {}, shardId);
+              return { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
+            }),
+            catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
+          );
+        }));
       }),
-      catchError((error: unknown) => this.#tableError(error)),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
     );
   }
 
@@ -160,32 +178,31 @@ export class DynamoLeaseStore implements LeaseStore {
       } else {
         setCheckpoint(update, checkpoint);
       }
-      if (options.force) {
-        // Fence whoever holds it: their next write fails, and they (or another) capture again
-        // and read from the new checkpoint.
-        // A forced reset is also how an operator repairs a corrupt row, so it must not need to
-        // decode the row: take the counter if it is readable, and drop attributes of a wrong type.
-        const counter = item === undefined ? 0 : readableCounter(item);
-        if (item !== undefined) for (const attribute of wronglyTyped(item)) update.remove(attribute);
-        update.set(A.leaseCounter, { N: String(counter + 1) });
-        update.remove(A.ownerId);
-        update.remove(A.ownerName);
-        update.setTimestamp(A.lastUpdate, nowMs);
-        if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
-        else update.unchanged(A.leaseCounter, item[A.leaseCounter]);
-      } else {
-        // LastUpdate is the lease heartbeat: left alone, so an expired owner stays expired.
+      // Every reset is a fence: the owner goes and the counter moves, so whoever held the lease
+      // (live, or expired but still running: a GC pause, SIGSTOP, a partition) can never write
+      // over the reset; it, or another client, captures again and reads from the new checkpoint.
+      // A forced reset is also how an operator repairs a corrupt row, so it must not need to
+      // decode the row: take the counter if it is readable, and drop attributes of a wrong type.
+      if (options.force && item !== undefined) for (const attribute of wronglyTyped(item)) update.remove(attribute);
+      update.set(A.leaseCounter, { N: String((item === undefined ? 0 : readableCounter(item)) + 1) });
+      update.remove(A.ownerId);
+      update.remove(A.ownerName);
+      update.setTimestamp(A.lastUpdate, nowMs);
+      if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
+      else update.unchanged(A.leaseCounter, item[A.leaseCounter]);
+      if (!options.force) {
+        // Refused while a live owner holds it, judged by DynamoDB at the write.
         const owner = update.name(A.ownerId);
         update.condition(`attribute_not_exists(${owner}) OR attribute_type(${owner}, ${update.value('null', { S: 'NULL' })}) OR ${update.name(A.lastUpdate)} <= ${update.value('cutoff', { N: nanosFromMillis(nowMs - leaseTtlMs).toString() })}`);
       }
       return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, shardId), ReturnValues: 'NONE' });
     });
-    const attempt$ = options.force ? this.#get(shardId).pipe(mergeMap((item) => write(item))) : write(undefined);
-    return attempt$.pipe(
+    return this.#get(shardId).pipe(
+      mergeMap((item) => write(item)),
       map(() => undefined),
       catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
         ? throwError(() => new LeaseHeldError(shardId, { cause: error }))
-        : this.#tableError(error))),
+        : tableError(this.#options.table, error))),
     );
   }
 
@@ -213,13 +230,59 @@ export class DynamoLeaseStore implements LeaseStore {
       map(() => undefined),
       catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
         ? throwError(() => new LeaseLostError(lease.shardId, { cause: error }))
-        : this.#tableError(error))),
+        : tableError(this.#options.table, error))),
     );
+  }
+
+  /**
+   * A fencing token for a capture of `shardId`: above `floor` (the row's counter as read) and above
+   * every token issued for the shard before, recorded before the row shows it. One conditional
+   * write when the row kept its counter since the last capture; when it did not (the Go kinsumer
+   * rewrote it) or a rival capture took a token meanwhile, that write fails and an ADD follows.
+   */
+  #issueToken(shardId: string, floor: number): Observable<number> {
+    const { dynamo } = this.#options;
+    const table = this.#metadataTable;
+    const key = `${TOKEN_KEY_PREFIX}${shardId}`;
+    const names = { '#counter': A.leaseCounter, '#shard': A.shard };
+    const add$ = defer(() => dynamo.updateItem({
+      TableName: table,
+      Key: { Key: { S: key } },
+      UpdateExpression: 'SET #shard = :shard ADD #counter :one',
+      // A counter of another type cannot be trusted as the highest token: the shard waits for an operator.
+      ConditionExpression: 'attribute_not_exists(#counter) OR attribute_type(#counter, :number)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':shard': { S: shardId }, ':one': { N: '1' }, ':number': { S: 'N' } },
+      ReturnValues: 'UPDATED_NEW',
+    })).pipe(
+      map((attributes) => {
+        const token = Number(attributes?.[A.leaseCounter]?.N);
+        if (!Number.isSafeInteger(token) || token <= floor) throw new CorruptCheckpointError(shardId, A.leaseCounter, `of metadata item ${key} in ${table} is out of range`);
+        return token;
+      }),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
+        ? throwError(() => new CorruptCheckpointError(shardId, A.leaseCounter, `of metadata item ${key} in ${table} is not a number`, { cause: error }))
+        : throwError(() => error))),
+    );
+    const raise$ = defer(() => dynamo.updateItem({
+      TableName: table,
+      Key: { Key: { S: key } },
+      UpdateExpression: 'SET #counter = :token, #shard = :shard',
+      ConditionExpression: 'attribute_not_exists(#counter) OR #counter < :token',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':shard': { S: shardId }, ':token': { N: String(floor + 1) } },
+      ReturnValues: 'NONE',
+    })).pipe(
+      map(() => floor + 1),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? add$ : throwError(() => error))),
+    );
+    // A row without a counter is new or was rewritten by the Go kinsumer: the record alone knows.
+    return (floor === 0 ? add$ : raise$).pipe(catchError((error: unknown) => tableError(table, error)));
   }
 
   #get(shardId: string): Observable<Item | undefined> {
     return this.#options.dynamo.getItem({ TableName: this.#options.table, Key: { [A.shard]: { S: shardId } }, ConsistentRead: true })
-      .pipe(catchError((error: unknown) => this.#tableError(error)));
+      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   #batchGet(keys: Record<string, AttributeValue>[], stalls: number): Observable<Item[]> {
@@ -242,10 +305,6 @@ export class DynamoLeaseStore implements LeaseStore {
     );
   }
 
-  #tableError(error: unknown): Observable<never> {
-    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
-    return throwError(() => error);
-  }
 }
 
 // ---------------------------------------------------------------- decoding
@@ -256,25 +315,37 @@ export class DynamoLeaseStore implements LeaseStore {
  * @throws CorruptCheckpointError naming the shard and the attribute.
  */
 export function decodeCheckpointRow(item: Item, expectedShardId?: string): CheckpointRow {
-  const shardId = decodeString(item, A.shard, expectedShardId ?? '(unknown)') ?? expectedShardId;
+  const shardId = corruptAs(expectedShardId ?? '(unknown)', () => readString(item, A.shard)) ?? expectedShardId;
   if (shardId === undefined) throw new CorruptCheckpointError('(unknown)', A.shard, 'is missing');
-  const counter = decodeInteger(item, A.leaseCounter, shardId) ?? 0n;
-  if (counter > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.leaseCounter, 'is out of range');
-  return {
-    shardId,
-    checkpoint: decodeCheckpoint(item, shardId),
-    ownerId: decodeString(item, A.ownerId, shardId),
-    ownerName: decodeString(item, A.ownerName, shardId),
-    lastUpdateNs: decodeInteger(item, A.lastUpdate, shardId),
-    finished: decodeInteger(item, A.finished, shardId) !== undefined,
-    leaseCounter: Number(counter),
-    lastOwnerId: decodeString(item, A.lastOwnerId, shardId),
-  };
+  return corruptAs(shardId, () => {
+    const counter = readInteger(item, A.leaseCounter) ?? 0n;
+    if (counter > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.leaseCounter, 'is out of range');
+    return {
+      shardId,
+      checkpoint: decodeCheckpoint(item, shardId),
+      ownerId: readString(item, A.ownerId),
+      ownerName: readString(item, A.ownerName),
+      lastUpdateNs: readInteger(item, A.lastUpdate),
+      finished: readInteger(item, A.finished) !== undefined,
+      leaseCounter: Number(counter),
+      lastOwnerId: readString(item, A.lastOwnerId),
+    };
+  });
+}
+
+/** Runs `decode`, an attribute it cannot read becoming the `CorruptCheckpointError` of `shardId`. */
+function corruptAs<T>(shardId: string, decode: () => T): T {
+  try {
+    return decode();
+  } catch (error) {
+    if (error instanceof AttributeFormatError) throw new CorruptCheckpointError(shardId, error.attribute, error.problem);
+    throw error;
+  }
 }
 
 function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undefined {
-  const sequenceNumber = decodeString(item, A.sequenceNumber, shardId);
-  const sub = decodeInteger(item, A.subSequenceNumber, shardId);
+  const sequenceNumber = readString(item, A.sequenceNumber);
+  const sub = readInteger(item, A.subSequenceNumber);
   if (sequenceNumber === undefined) return decodeStart(item, shardId);
   if (sequenceNumber === LATEST) return { type: 'LATEST' };
   if (!isSequenceNumber(sequenceNumber)) {
@@ -286,35 +357,13 @@ function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undef
 }
 
 function decodeStart(item: Item, shardId: string): StoredCheckpoint | undefined {
-  const start = decodeString(item, A.startPosition, shardId);
+  const start = readString(item, A.startPosition);
   if (start === undefined) return undefined;
   if (start === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
   if (start !== 'AT_TIMESTAMP') throw new CorruptCheckpointError(shardId, A.startPosition, `is not TRIM_HORIZON or AT_TIMESTAMP: ${JSON.stringify(start.slice(0, 40))}`);
-  const ms = decodeInteger(item, A.startTimestamp, shardId);
+  const ms = readInteger(item, A.startTimestamp);
   if (ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n) throw new CorruptCheckpointError(shardId, A.startTimestamp, 'is missing or out of range');
   return { type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) };
-}
-
-function isNull(value: AttributeValue): boolean {
-  return value.NULL === true;
-}
-
-/** An S attribute; `undefined` when absent, NULL or empty (the Go kinsumer's empties). */
-function decodeString(item: Item, attribute: string, shardId: string): string | undefined {
-  const value = item[attribute];
-  if (value === undefined || isNull(value)) return undefined;
-  if (typeof value.S !== 'string') throw new CorruptCheckpointError(shardId, attribute, 'is not a string');
-  return value.S === '' ? undefined : value.S;
-}
-
-/** An N attribute holding an integer; `undefined` when absent or NULL. */
-function decodeInteger(item: Item, attribute: string, shardId: string): bigint | undefined {
-  const value = item[attribute];
-  if (value === undefined || isNull(value)) return undefined;
-  const text: unknown = value.N;
-  if (typeof text !== 'string') throw new CorruptCheckpointError(shardId, attribute, 'is not a number');
-  if (!/^-?\d{1,40}$/.test(text)) throw new CorruptCheckpointError(shardId, attribute, `is not an integer: ${JSON.stringify(text.slice(0, 40))}`);
-  return BigInt(text);
 }
 
 /** The row's lease counter, or 0 when it is missing or unreadable. */
@@ -325,12 +374,12 @@ function readableCounter(item: Item): number {
 
 /** Attributes a forced reset does not overwrite itself and that do not decode. */
 function wronglyTyped(item: Item): string[] {
-  const decoders: readonly (readonly [string, (item: Item, attribute: string, shardId: string) => unknown])[] = [
-    [A.finished, decodeInteger], [A.lastOwnerId, decodeString],
+  const decoders: readonly (readonly [string, (item: Item, attribute: string) => unknown])[] = [
+    [A.finished, readInteger], [A.lastOwnerId, readString],
   ];
   return decoders.filter(([attribute, decode]) => {
     try {
-      decode(item, attribute, '');
+      decode(item, attribute);
       return false;
     } catch {
       return true;
@@ -406,7 +455,7 @@ class UpdateExpression {
   unchanged(attribute: string, read: AttributeValue | undefined): void {
     const name = this.name(attribute);
     if (read === undefined) this.condition(`attribute_not_exists(${name})`);
-    else if (isNull(read)) this.condition(`attribute_type(${name}, ${this.value('null', { S: 'NULL' })})`);
+    else if (read.NULL === true) this.condition(`attribute_type(${name}, ${this.value('null', { S: 'NULL' })})`);
     else this.condition(`${name} = ${this.value(`was${attribute}`, read)}`);
   }
 

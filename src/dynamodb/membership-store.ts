@@ -1,14 +1,15 @@
 // The clients table (`<app>_clients`) as group membership, in the Go kinsumer's row format
 // (ID, Name, LastUpdate in Unix ns + LastUpdateRFC) plus `Shards`, the shards the client holds,
 // so every client learns the current owners from this small table instead of scanning checkpoints.
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, catchError, concatMap, defer, filter, from, map, of, throwError, toArray } from 'rxjs';
-import { compareIds } from '../assignment.js';
+import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore } from '../coordination-ports.js';
-import { TableNotFoundError } from '../errors.js';
-import { isEmpty, nanosFromMillis, readBigInt, readString, stringOrNull, timestampAttributes } from './codec.js';
+import { KinsumerError } from '../errors.js';
+import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
+import { CorruptRowReporter } from './corrupt-rows.js';
+import { tableError } from './table-error.js';
 
 /** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards`. */
 export const CLIENT_ATTRIBUTES = {
@@ -33,6 +34,11 @@ export interface DynamoMembershipStoreOptions {
   readonly now: () => number;
   /** Age at which {@link DynamoMembershipStore.reapStale} deletes a row. Default {@link REAP_CLIENTS_AFTER_MS}. */
   readonly reapAfterMs?: number;
+  /**
+   * Receives each row that {@link DynamoMembershipStore.liveClients} cannot read and leaves out:
+   * once, and again when its problem changes or after it was read clean.
+   */
+  readonly onCorruptRow?: (error: KinsumerError) => void;
 }
 
 /**
@@ -41,9 +47,11 @@ export interface DynamoMembershipStoreOptions {
  */
 export class DynamoMembershipStore implements MembershipStore {
   readonly #options: DynamoMembershipStoreOptions;
+  readonly #corrupt: CorruptRowReporter<KinsumerError>;
 
   constructor(options: DynamoMembershipStoreOptions) {
     this.#options = options;
+    this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
   }
 
   heartbeat(heldShardIds: readonly string[]): Observable<void> {
@@ -56,7 +64,7 @@ export class DynamoMembershipStore implements MembershipStore {
         ...timestampAttributes(A.lastUpdate, now()),
         [A.shards]: { L: [...new Set(heldShardIds)].sort(compareIds).map((S) => ({ S })) },
       },
-    })).pipe(catchError((error: unknown) => this.#tableError(error)));
+    })).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   liveClients(): Observable<LiveClient[]> {
@@ -66,21 +74,35 @@ export class DynamoMembershipStore implements MembershipStore {
       return dynamo.scanAll({
         TableName: table,
         ConsistentRead: true,
-        FilterExpression: '#lastUpdate > :cutoff',
+        // Live rows, and rows whose LastUpdate is no number (the comparison alone would hide them).
+        FilterExpression: '#lastUpdate > :cutoff OR (attribute_exists(#lastUpdate) AND NOT attribute_type(#lastUpdate, :number) AND NOT attribute_type(#lastUpdate, :null))',
         ExpressionAttributeNames: { '#lastUpdate': A.lastUpdate },
-        ExpressionAttributeValues: { ':cutoff': { N: cutoffNs.toString() } },
+        ExpressionAttributeValues: { ':cutoff': { N: cutoffNs.toString() }, ':number': { S: 'N' }, ':null': { S: 'NULL' } },
       }).pipe(map((items) => items
-        .map(decodeClientRow)
-        // The filter already did this; checking again keeps a row with an undecodable LastUpdate out.
+        .map((item) => this.#readable(item))
         .filter((row): row is LiveClient => row !== undefined && row.lastUpdateNs > cutoffNs)
         .sort((a, b) => compareIds(a.id, b.id))));
-    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
+  }
+
+  /** The row, or `undefined` when it cannot be read: reported, and left out as if not live. */
+  #readable(item: Item): LiveClient | undefined {
+    const id = item[A.id]?.S ?? '(unknown)';
+    try {
+      const row = decodeClientRow(item);
+      this.#corrupt.clean(id);
+      return row;
+    } catch (error) {
+      if (!(error instanceof AttributeFormatError)) throw error;
+      this.#corrupt.corrupt(id, new KinsumerError(`clients row ${id} of ${this.#options.table} is corrupt: ${error.message}`, { cause: error }));
+      return undefined;
+    }
   }
 
   deregister(): Observable<void> {
     const { dynamo, table, clientId } = this.#options;
     return defer(() => dynamo.deleteItem({ TableName: table, Key: { [A.id]: { S: clientId } } }))
-      .pipe(catchError((error: unknown) => this.#tableError(error)));
+      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   reapStale(): Observable<string[]> {
@@ -99,7 +121,7 @@ export class DynamoMembershipStore implements MembershipStore {
         ...condition,
         ExpressionAttributeNames: { ...condition.ExpressionAttributeNames, '#id': A.id },
       }).pipe(
-        concatMap((items) => from(items.map((item) => readString(item[A.id])).filter((id): id is string => id !== undefined))),
+        concatMap((items) => from(items.map((item) => readString(item, A.id)).filter((id): id is string => id !== undefined))),
         // The condition again at delete time: a client that heartbeated since the scan is alive.
         concatMap((id) => dynamo.deleteItem({
           TableName: table,
@@ -114,45 +136,18 @@ export class DynamoMembershipStore implements MembershipStore {
         toArray(),
         map((ids) => ids.sort(compareIds)),
       );
-    }).pipe(catchError((error: unknown) => this.#tableError(error)));
-  }
-
-  #tableError(error: unknown): Observable<never> {
-    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
-    return throwError(() => error);
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 }
 
 /**
  * A clients row as kinsumer or the Go kinsumer wrote it; `undefined` when it has no ID or no
- * readable LastUpdate. Unknown attributes are ignored.
+ * LastUpdate. Unknown attributes are ignored.
+ * @throws AttributeFormatError for an attribute of the wrong type or form.
  */
 export function decodeClientRow(item: Item): LiveClient | undefined {
-  const id = readString(item[A.id]);
-  const lastUpdateNs = readNanos(item[A.lastUpdate]);
+  const id = readString(item, A.id);
+  const lastUpdateNs = readInteger(item, A.lastUpdate);
   if (id === undefined || lastUpdateNs === undefined) return undefined;
-  const shards = item[A.shards];
-  return {
-    id,
-    name: readString(item[A.name]),
-    lastUpdateNs,
-    shardIds: isEmpty(shards) ? undefined : readIdList(shards),
-  };
-}
-
-/** A list of ids, `L` of `S` as the Go kinsumer writes it (or a string set), deduplicated and sorted. */
-export function readIdList(value: AttributeValue | undefined): string[] {
-  const listed = value !== undefined && 'L' in value && Array.isArray(value.L)
-    ? value.L.map((item) => readString(item))
-    : value !== undefined && 'SS' in value && Array.isArray(value.SS) ? value.SS : [];
-  return [...new Set(listed.filter((s): s is string => s !== undefined))].sort(compareIds);
-}
-
-/** An N attribute as BigInt; `undefined` for absent, NULL, or not an integer (a row some other writer mangled). */
-export function readNanos(value: AttributeValue | undefined): bigint | undefined {
-  try {
-    return readBigInt(value);
-  } catch {
-    return undefined;
-  }
+  return { id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards) };
 }

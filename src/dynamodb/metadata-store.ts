@@ -5,13 +5,12 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type Observable, catchError, defer, map, of, throwError } from 'rxjs';
-import { compareIds } from '../assignment.js';
+import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import type { CachedShard, Leader, MetadataStore, ShardCache } from '../coordination-ports.js';
-import { TableNotFoundError } from '../errors.js';
-import { nanosFromMillis, readString, rfc1123z, stringOrNull, timestampAttributes } from './codec.js';
+import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, rfc1123z, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
-import { readIdList, readNanos } from './membership-store.js';
+import { tableError } from './table-error.js';
 
 /** Keys and attribute names of `<app>_metadata`: the Go kinsumer's, plus `ShardInfo`. */
 export const METADATA_ATTRIBUTES = {
@@ -74,7 +73,7 @@ export class DynamoMetadataStore implements MetadataStore {
         map(() => true),
         catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
       );
-    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   stepDown(): Observable<boolean> {
@@ -98,7 +97,7 @@ export class DynamoMetadataStore implements MetadataStore {
         map(() => true),
         catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
       );
-    }).pipe(catchError((error: unknown) => this.#tableError(error)));
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   leader(): Observable<Leader | undefined> {
@@ -117,27 +116,28 @@ export class DynamoMetadataStore implements MetadataStore {
   writeShardCache(shards: readonly CachedShard[]): Observable<void> {
     const { dynamo, table, now } = this.#options;
     return defer(() => dynamo.putItem({ TableName: table, Item: encodeShardCache(shards, now()) }))
-      .pipe(catchError((error: unknown) => this.#tableError(error)));
+      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
   #get(key: string): Observable<Item | undefined> {
     const { dynamo, table } = this.#options;
     return defer(() => dynamo.getItem({ TableName: table, Key: { [A.key]: { S: key } }, ConsistentRead: true }))
-      .pipe(catchError((error: unknown) => this.#tableError(error)));
+      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
-  #tableError(error: unknown): Observable<never> {
-    if (classifyAwsError(error) === 'not-found') return throwError(() => new TableNotFoundError(this.#options.table, { cause: error }));
-    return throwError(() => error);
-  }
 }
 
-/** The `Leader` item's holder; `undefined` when nobody holds it (ID absent or NULL) or it has no LastUpdate. */
+/**
+ * The `Leader` item's holder; `undefined` when nobody holds it (ID absent or NULL), it has no
+ * LastUpdate, or it cannot be read (the lock's own condition, on the server, decides who takes it).
+ */
 export function decodeLeader(item: Item): Leader | undefined {
-  const id = readString(item[A.id]);
-  const lastUpdateNs = readNanos(item[A.lastUpdate]);
-  if (id === undefined || lastUpdateNs === undefined) return undefined;
-  return { id, name: readString(item[A.name]), lastUpdateNs };
+  return readable(() => {
+    const id = readString(item, A.id);
+    const lastUpdateNs = readInteger(item, A.lastUpdate);
+    if (id === undefined || lastUpdateNs === undefined) return undefined;
+    return { id, name: readString(item, A.name), lastUpdateNs };
+  });
 }
 
 // ShardInfo, version 1: gzip of {"v":1,"shards":[[id, state, ...parentIds], ...]}, state "o" open,
@@ -166,15 +166,28 @@ export function encodeShardCache(shards: readonly CachedShard[], nowMs: number):
 }
 
 /**
- * The `ShardCache` item as kinsumer or the Go kinsumer wrote it. Lineage that is missing, cannot be
+ * The `ShardCache` item as kinsumer or the Go kinsumer wrote it; `undefined` when it cannot be read
+ * (like a missing cache, it is then rebuilt from the stream). Lineage that is missing, cannot be
  * decoded, or disagrees with `ShardIDs` (someone rewrote one and not the other) reads as unknown.
  */
-export function decodeShardCache(item: Item): ShardCache {
-  const shardIds = readIdList(item[A.shardIds]);
-  const shards = decodeShardInfo(item[A.shardInfo]);
-  const unfinished = shards?.filter((s) => !s.finished).map((s) => s.shardId);
-  const agrees = unfinished !== undefined && unfinished.length === shardIds.length && unfinished.every((id, i) => id === shardIds[i]);
-  return { shardIds, shards: agrees ? shards : undefined, lastUpdateNs: readNanos(item[A.lastUpdate]) };
+export function decodeShardCache(item: Item): ShardCache | undefined {
+  return readable(() => {
+    const shardIds = readIdList(item, A.shardIds) ?? [];
+    const shards = decodeShardInfo(item[A.shardInfo]);
+    const unfinished = shards?.filter((s) => !s.finished).map((s) => s.shardId);
+    const agrees = unfinished !== undefined && unfinished.length === shardIds.length && unfinished.every((id, i) => id === shardIds[i]);
+    return { shardIds, shards: agrees ? shards : undefined, lastUpdateNs: readInteger(item, A.lastUpdate) };
+  });
+}
+
+/** `decode()`, or `undefined` when an attribute cannot be read. */
+function readable<T>(decode: () => T | undefined): T | undefined {
+  try {
+    return decode();
+  } catch (error) {
+    if (error instanceof AttributeFormatError) return undefined;
+    throw error;
+  }
 }
 
 function decodeShardInfo(value: AttributeValue | undefined): CachedShard[] | undefined {

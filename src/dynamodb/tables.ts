@@ -1,5 +1,7 @@
 import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb';
-import { firstValueFrom } from 'rxjs';
+import {
+  type Observable, type SchedulerLike, asyncScheduler, catchError, defer, first, firstValueFrom, map, of, repeat, tap, throwError, timeout, timer,
+} from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
 import { ConfigError, KinsumerError, TableNotFoundError } from '../errors.js';
 import { checkApplicationName, tableNames } from '../options.js';
@@ -19,6 +21,8 @@ export interface TablesOptions {
   readonly writeCapacity?: number;
   /** How long to wait for the tables to become ACTIVE (or gone). Default 300000. */
   readonly timeoutMs?: number;
+  /** The scheduler the wait polls and times out on (a virtual-time one in tests). Default `asyncScheduler`. */
+  readonly scheduler?: SchedulerLike;
 }
 
 /** The three tables and their string hash keys, as the Go kinsumer defines them. */
@@ -37,7 +41,7 @@ export function tableKeys(applicationName: string): ReadonlyArray<{ readonly tab
  * "not found" (access denied, say) is reported, not mistaken for a missing table.
  */
 export async function createTables(options: TablesOptions): Promise<void> {
-  const { dynamo, timeoutMs } = checkTablesOptions(options);
+  const { dynamo, timeoutMs, scheduler } = checkTablesOptions(options);
   const billingMode = options.billingMode ?? 'PAY_PER_REQUEST';
   if (billingMode !== 'PAY_PER_REQUEST' && billingMode !== 'PROVISIONED') {
     throw new ConfigError('billingMode', "must be 'PAY_PER_REQUEST' or 'PROVISIONED'");
@@ -62,13 +66,13 @@ export async function createTables(options: TablesOptions): Promise<void> {
         if (classifyAwsError(error) !== 'in-use') throw new KinsumerError(`creating table ${table} failed`, { cause: error });
       }
     }
-    await waitFor(dynamo, table, 'ACTIVE', timeoutMs);
+    await firstValueFrom(waitFor(dynamo, table, 'ACTIVE', timeoutMs, scheduler));
   }));
 }
 
 /** Deletes the application's three tables where present and waits until they are gone. Idempotent. */
 export async function deleteTables(options: TablesOptions): Promise<void> {
-  const { dynamo, timeoutMs } = checkTablesOptions(options);
+  const { dynamo, timeoutMs, scheduler } = checkTablesOptions(options);
   await Promise.all(tableKeys(options.applicationName).map(async ({ table }) => {
     for (let attempt = 0; ; attempt += 1) {
       try {
@@ -81,10 +85,10 @@ export async function deleteTables(options: TablesOptions): Promise<void> {
         if (kind !== 'in-use' || attempt > 50) throw new KinsumerError(`deleting table ${table} failed`, { cause: error });
         const status = (await describe(dynamo, table))?.TableStatus;
         if (status === undefined || status === 'DELETING') break;
-        await delay(pollDelay(attempt));
+        await firstValueFrom(timer(pollDelay(attempt), scheduler));
       }
     }
-    await waitFor(dynamo, table, 'GONE', timeoutMs);
+    await firstValueFrom(waitFor(dynamo, table, 'GONE', timeoutMs, scheduler));
   }));
 }
 
@@ -92,9 +96,9 @@ export async function deleteTables(options: TablesOptions): Promise<void> {
  * Checks that the application's tables exist: creates them when `create` is set, throws
  * `TableNotFoundError` naming the first missing one otherwise.
  */
-export async function checkTables(options: { dynamodb: DynamoDBClient; applicationName: string; create: boolean }): Promise<void> {
+export async function checkTables(options: { dynamodb: DynamoDBClient; applicationName: string; create: boolean; scheduler?: SchedulerLike }): Promise<void> {
   if (options.create) {
-    await createTables({ dynamodb: options.dynamodb, applicationName: options.applicationName });
+    await createTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
     return;
   }
   const dynamo = new Dynamo(options.dynamodb);
@@ -104,7 +108,7 @@ export async function checkTables(options: { dynamodb: DynamoDBClient; applicati
   }
 }
 
-function checkTablesOptions(options: TablesOptions): { dynamo: Dynamo; timeoutMs: number } {
+function checkTablesOptions(options: TablesOptions): { dynamo: Dynamo; timeoutMs: number; scheduler: SchedulerLike } {
   if (options === null || typeof options !== 'object') throw new ConfigError('options', 'must be an object');
   const client: unknown = options.dynamodb;
   if (typeof client !== 'object' || client === null || typeof (client as { send?: unknown }).send !== 'function') {
@@ -113,7 +117,9 @@ function checkTablesOptions(options: TablesOptions): { dynamo: Dynamo; timeoutMs
   checkApplicationName(options.applicationName);
   const timeoutMs = options.timeoutMs ?? 300_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ConfigError('timeoutMs', 'must be a positive finite number of milliseconds');
-  return { dynamo: new Dynamo(options.dynamodb), timeoutMs };
+  const scheduler = options.scheduler ?? asyncScheduler;
+  if (typeof scheduler.now !== 'function' || typeof scheduler.schedule !== 'function') throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
+  return { dynamo: new Dynamo(options.dynamodb), timeoutMs, scheduler };
 }
 
 function capacity(value: number | undefined, option: 'readCapacity' | 'writeCapacity'): number {
@@ -123,29 +129,34 @@ function capacity(value: number | undefined, option: 'readCapacity' | 'writeCapa
 }
 
 async function describe(dynamo: Dynamo, table: string): Promise<TableDescription | undefined> {
-  try {
-    return await firstValueFrom(dynamo.describeTable(table));
-  } catch (error) {
-    if (classifyAwsError(error) === 'not-found') return undefined;
-    throw new KinsumerError(`describing table ${table} failed`, { cause: error, retriable: classifyAwsError(error) === 'transient' });
-  }
+  return firstValueFrom(describe$(dynamo, table));
 }
 
-async function waitFor(dynamo: Dynamo, table: string, status: 'ACTIVE' | 'GONE', timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (let attempt = 0; ; attempt += 1) {
-    const current = (await describe(dynamo, table))?.TableStatus ?? 'GONE';
-    if (current === status) return;
-    if (Date.now() > deadline) throw new KinsumerError(`table ${table} is ${current}, not ${status}, after ${timeoutMs} ms`, { retriable: true });
-    await delay(pollDelay(attempt));
-  }
+function describe$(dynamo: Dynamo, table: string): Observable<TableDescription | undefined> {
+  return dynamo.describeTable(table).pipe(catchError((error: unknown) => {
+    if (classifyAwsError(error) === 'not-found') return of(undefined);
+    return throwError(() => new KinsumerError(`describing table ${table} failed`, { cause: error, retriable: classifyAwsError(error) === 'transient' }));
+  }));
+}
+
+/** Polls the table's status (fast first, backing off) until it is `status`, for at most `timeoutMs` of `scheduler`. */
+function waitFor(dynamo: Dynamo, table: string, status: 'ACTIVE' | 'GONE', timeoutMs: number, scheduler: SchedulerLike): Observable<void> {
+  let current = 'unknown';
+  return defer(() => describe$(dynamo, table)).pipe(
+    map((description) => description?.TableStatus ?? 'GONE'),
+    tap((seen) => { current = seen; }),
+    repeat({ delay: (count) => timer(pollDelay(count - 1), scheduler) }),
+    first((seen) => seen === status),
+    map(() => undefined),
+    timeout({
+      first: timeoutMs,
+      scheduler,
+      with: () => throwError(() => new KinsumerError(`table ${table} is ${current}, not ${status}, after ${timeoutMs} ms`, { retriable: true })),
+    }),
+  );
 }
 
 // Local servers switch state in milliseconds, AWS in seconds: start fast, back off to 2 s.
 function pollDelay(attempt: number): number {
   return Math.min(2000, 20 * 2 ** attempt);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

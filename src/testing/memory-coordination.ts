@@ -2,7 +2,7 @@
 // cut-off, conditional reaping, the leader lock's condition, the shard cache's ShardIDs), for
 // virtual-time tests of the coordinator and for benchmarks that must not measure DynamoDB.
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
-import { compareIds } from '../assignment.js';
+import { compareIds } from '../compare-ids.js';
 import {
   REAP_CLIENTS_AFTER_MS, type CachedShard, type Leader, type LiveClient, type MembershipStore, type MetadataStore,
   type ShardCache,

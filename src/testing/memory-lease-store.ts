@@ -2,7 +2,7 @@
 // LATEST, Finished kept on release, LastOwnerID), for model tests, virtual-time tests of the
 // layers above, and benchmarks that must not measure DynamoDB.
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
-import { leaseAvailable } from '../dynamodb/lease-store.js';
+import { leaseAvailable } from '../capture-rule.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
@@ -10,6 +10,8 @@ import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheck
 /** The rows of one checkpoints table, shared by the stores of several simulated clients. */
 export class MemoryCheckpointTable {
   readonly #rows = new Map<string, CheckpointRow>();
+  /** Each shard's highest fencing token, apart from the rows (the DynamoDB store keeps it in the metadata table). */
+  readonly #tokens = new Map<string, number>();
 
   /** The row of a shard, as the DynamoDB store would decode it. */
   row(shardId: string): CheckpointRow | undefined {
@@ -21,9 +23,23 @@ export class MemoryCheckpointTable {
     return [...this.#rows.values()];
   }
 
-  /** Writes a row as is (seeding a test, or playing an operator or another writer). */
+  /**
+   * Writes a row as is (seeding a test, or playing an operator or another writer). A row with
+   * `leaseCounter: 0` is one the Go kinsumer rewrote: later captures still get tokens above every
+   * token issued before.
+   */
   put(row: CheckpointRow): void {
     this.#rows.set(row.shardId, row);
+  }
+
+  /**
+   * Issues a fencing token for a capture of `shardId`: above `floor` (the row's counter as the
+   * capture read it) and above every token issued for the shard before.
+   */
+  issueToken(shardId: string, floor: number): number {
+    const token = Math.max(floor, this.#tokens.get(shardId) ?? 0) + 1;
+    this.#tokens.set(shardId, token);
+    return token;
   }
 
   /** Removes a shard's row, as an operator deleting the item would. */
@@ -96,12 +112,13 @@ export class MemoryLeaseStore implements LeaseStore {
     const { clientId, clientName, leaseTtlMs, now } = this.#options;
     return this.#call('capture', () => {
       const read = this.table.row(shardId);
-      const available = leaseAvailable(read, clientId, nanosFromMillis(now() - leaseTtlMs));
+      const available = leaseAvailable(read, clientId, now(), leaseTtlMs);
       return () => {
-        // Written when the call answers, and only if nobody wrote the row since the read.
-        const current = this.table.row(shardId);
-        if (!available || !sameLeaseState(read, current)) return undefined;
-        const leaseCounter = (read?.leaseCounter ?? 0) + 1;
+        // Written when the call answers, and only if nobody wrote the row since the read (the
+        // token is then spent unused, as in DynamoDB).
+        if (!available) return undefined;
+        const leaseCounter = this.table.issueToken(shardId, read?.leaseCounter ?? 0);
+        if (!sameLeaseState(read, this.table.row(shardId))) return undefined;
         const row: CheckpointRow = {
           shardId,
           checkpoint: read?.checkpoint,
@@ -139,14 +156,11 @@ export class MemoryLeaseStore implements LeaseStore {
         shardId, checkpoint: undefined, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined,
         finished: false, leaseCounter: 0, lastOwnerId: undefined,
       };
-      if (options.force) {
-        this.table.put({ ...row, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
-        return;
-      }
-      if (!leaseAvailable(row, '', nanosFromMillis(nowMs - this.#options.leaseTtlMs))) {
+      if (!options.force && !leaseAvailable(row, '', nowMs, this.#options.leaseTtlMs)) {
         throw new LeaseHeldError(shardId, { cause: conditionalCheckFailed() });
       }
-      this.table.put({ ...row, checkpoint });
+      // Every reset is a fence: the owner goes and the counter moves.
+      this.table.put({ ...row, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
 

@@ -1,18 +1,20 @@
 import { GetItemCommand, PutItemCommand, type AttributeValue, type DynamoDBClient, type GetItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
 import { type Observable, Subject, firstValueFrom, lastValueFrom, mergeMap, take } from 'rxjs';
+import { nanosFromMillis, rfc1123z } from '../../src/dynamodb/codec.js';
 import { createTables } from '../../src/dynamodb/tables.js';
 import { Dynamo, type Item } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
 import { LeaseLostError, TableNotFoundError } from '../../src/errors.js';
-import type { HeldLease, StoredCheckpoint } from '../../src/ports.js';
-import { startLocalAws, type LocalAws } from '../../src/testing/index.js';
+import type { HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports.js';
+import { MemoryCheckpointTable, MemoryLeaseStore, startLocalAws, type LocalAws } from '../../src/testing/index.js';
 import { uniqueName } from '../support/local.js';
 import { TIERS, skipUnless } from '../support/tiers.js';
 
 // The lease store's capture / commit / release / fencing semantics, on each tier of local DynamoDB
 // (dynalite, and Amazon's DynamoDB Local): the conditions, NULL types and big nanosecond numbers
-// it relies on must behave the same on both.
+// it relies on must behave the same on both. The guarantees every LeaseStore makes (leaseStoreSpec)
+// run on the in-memory store too, so the fake the layers above are tested with cannot drift.
 
 const SEQ = '49590338271490256608559692538361571095921575989136588898';
 const LATER = '49590338271490256608559692538361571095921575989136589000';
@@ -34,6 +36,90 @@ class HookedDynamo extends Dynamo {
     }));
   }
 }
+
+/** Lease stores of several clients over one (shared) checkpoints table, and the Go kinsumer writing to it. */
+interface LeaseStoreBackend {
+  store(clientId: string, now: () => number): LeaseStore;
+  /**
+   * The Go kinsumer's capture and commit, as kinsumer-go-behavior.md §3.2 describes them: it reads
+   * the row into its own record and writes the whole row back with a full PutItem — Shard,
+   * SequenceNumber, LastUpdate(RFC), OwnerID, OwnerName, Finished(RFC), NULL for empties — so every
+   * attribute it does not know (LeaseCounter, LastOwnerID, ...) is gone afterwards.
+   */
+  goWrite(shardId: string, write: { readonly ownerId: string; readonly sequenceNumber?: string; readonly nowMs: number }): Promise<void>;
+}
+
+/** What every LeaseStore guarantees, whatever holds the rows. */
+function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
+  describe('LeaseStore guarantees', () => {
+    const clock = { now: NOW_MS };
+    beforeEach(() => { clock.now = NOW_MS; });
+    const store = (clientId: string) => backend().store(clientId, () => clock.now);
+    const write = (o: Observable<void>) => lastValueFrom(o, { defaultValue: undefined });
+    const held = async (s: LeaseStore, shard: string): Promise<HeldLease> => {
+      const lease = await firstValueFrom(s.capture(shard));
+      if (lease === undefined) throw new Error(`capture of ${shard} failed`);
+      return lease;
+    };
+
+    it('reset is a fence: after an unforced reset of an expired owner, that owner\'s commit is LeaseLostError and the row keeps the reset', async () => {
+      const shard = uniqueName('zombie');
+      const zombie = store('zombie');
+      const lease = await held(zombie, shard);
+      await write(zombie.commit(lease, { checkpoint: at(SEQ), finished: false }));
+      // Paused past its TTL (GC pause, SIGSTOP, partition): expired, but alive and about to write.
+      clock.now += TTL_MS + 1;
+      await write(store('operator').resetCheckpoint(shard, { type: 'TRIM_HORIZON' }, { force: false }));
+      const reset = await firstValueFrom(zombie.read(shard));
+      expect(reset?.ownerId, 'the reset removes the owner').to.equal(undefined);
+      expect(reset?.leaseCounter, 'the reset moves the lease counter').to.be.above(lease.leaseCounter);
+      const error = await write(zombie.commit(lease, { checkpoint: at(LATER), finished: false })).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(LeaseLostError);
+      expect(await write(zombie.release(lease, { checkpoint: at(LATER), finished: false })).catch((e: unknown) => e)).to.be.instanceOf(LeaseLostError);
+      expect((await firstValueFrom(zombie.read(shard)))?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
+      expect((await held(store('next'), shard)).checkpoint, 'the next owner starts where the operator said').to.deep.equal({ type: 'TRIM_HORIZON' });
+    });
+
+    it('fencing tokens only grow, also after the Go kinsumer rewrote the row without LeaseCounter (1, 2, then above 2)', async () => {
+      const shard = uniqueName('rollback');
+      const a = store('a');
+      const first = await held(a, shard);
+      await write(a.release(first, { checkpoint: at(SEQ), finished: false }));
+      const b = store('b');
+      const second = await held(b, shard);
+      await write(b.release(second, { checkpoint: at(SEQ), finished: false }));
+      expect([first.leaseCounter, second.leaseCounter]).to.deep.equal([1, 2]);
+      // A rollback: a Go kinsumer client captures the shard and commits, both by full PutItem, then dies.
+      clock.now += 1;
+      await backend().goWrite(shard, { ownerId: 'go-client', sequenceNumber: SEQ, nowMs: clock.now });
+      await backend().goWrite(shard, { ownerId: 'go-client', sequenceNumber: LATER, nowMs: clock.now });
+      expect((await firstValueFrom(a.read(shard)))?.leaseCounter, 'the Go kinsumer dropped the counter').to.equal(0);
+      clock.now += TTL_MS;
+      const third = await held(store('c'), shard);
+      expect(third.checkpoint, 'the Go kinsumer\'s checkpoint is kept').to.deep.equal(at(LATER));
+      expect(third.leaseCounter).to.be.above(second.leaseCounter);
+      // And the token after that grows from there, not from the row the Go kinsumer left.
+      clock.now += TTL_MS;
+      expect((await held(store('d'), shard)).leaseCounter).to.be.above(third.leaseCounter);
+    });
+  });
+}
+
+describe('conformance: lease store in memory', () => {
+  let table = new MemoryCheckpointTable();
+  beforeEach(() => { table = new MemoryCheckpointTable(); });
+  leaseStoreSpec(() => ({
+    store: (clientId, now) => new MemoryLeaseStore({ clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, table }),
+    goWrite: (shardId, { ownerId, sequenceNumber, nowMs }) => {
+      const row = table.row(shardId);
+      table.put({
+        shardId, checkpoint: sequenceNumber === undefined ? row?.checkpoint : at(sequenceNumber), ownerId, ownerName: ownerId,
+        lastUpdateNs: nanosFromMillis(nowMs), finished: row?.finished ?? false, leaseCounter: 0, lastOwnerId: undefined,
+      });
+      return Promise.resolve();
+    },
+  }));
+});
 
 for (const tier of TIERS) {
   describe(`conformance: lease store on ${tier.name}`, function () {
@@ -60,6 +146,24 @@ for (const tier of TIERS) {
       if (lease === undefined) throw new Error(`capture of ${shard} failed`);
       return lease;
     };
+
+    leaseStoreSpec(() => ({
+      store: (clientId, now) => new DynamoLeaseStore({ dynamo: new Dynamo(local.dynamodb), table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now }),
+      goWrite: async (shardId, { ownerId, sequenceNumber, nowMs }) => {
+        const row = await raw(shardId);
+        const kept = (attribute: string): AttributeValue => row?.[attribute] ?? { NULL: true };
+        await put({
+          Shard: { S: shardId },
+          SequenceNumber: sequenceNumber === undefined ? kept('SequenceNumber') : { S: sequenceNumber },
+          LastUpdate: { N: nanosFromMillis(nowMs).toString() },
+          LastUpdateRFC: { S: rfc1123z(nowMs) },
+          OwnerID: { S: ownerId },
+          OwnerName: { S: ownerId },
+          Finished: kept('Finished'),
+          FinishedRFC: kept('FinishedRFC'),
+        });
+      },
+    }));
 
     it('capture: a shard without a row, a NULL-typed owner, an expired owner; not a live foreign owner; its own live lease', async () => {
       const fresh = uniqueName('fresh');
@@ -124,8 +228,10 @@ for (const tier of TIERS) {
           else await firstValueFrom(both.pipe(take(1)));
         };
         const results = await Promise.all(['a', 'b'].map((id) => capture(store(id, NOW_MS, new HookedDynamo(local.dynamodb, barrier)), shard)));
-        expect(results.filter((r) => r !== undefined), `round ${round}`).to.have.length(1);
-        expect((await raw(shard))?.LeaseCounter).to.deep.equal({ N: '1' });
+        const winners = results.filter((r) => r !== undefined);
+        expect(winners, `round ${round}`).to.have.length(1);
+        // The loser may have taken a token too (token 1 or 2 wins): the row carries the winner's.
+        expect((await raw(shard))?.LeaseCounter).to.deep.equal({ N: String(winners[0]?.leaseCounter) });
       }
     });
 

@@ -142,8 +142,8 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
     expect(one.code, one.stderr).to.equal(0);
     expect(one.stdout).to.equal(`${SHARD0}: - -> TRIM_HORIZON\nreset 1 shards of app ${app} to TRIM_HORIZON\n`);
     expect((await row(app, SHARD0))?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
-    // The crashed owner is left as it was: its lease stays expired (the reset does not renew it).
-    expect((await row(app, SHARD0))?.ownerId).to.equal('crashed');
+    // The reset fenced the crashed owner: were it only paused, its next write would fail.
+    expect(await row(app, SHARD0)).to.deep.include({ ownerId: undefined, leaseCounter: 2 });
     expect((await row(app, SHARD1))?.checkpoint).to.deep.equal({ type: 'position', position: { sequenceNumber: '77' } });
 
     const finished = await cli(['reset', ...args, '--to', 'LATEST', '--shard', `${SHARD1},${SHARD1}`]);

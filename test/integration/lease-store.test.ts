@@ -1,6 +1,6 @@
 import {
-  BatchGetItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue,
-  type GetItemCommandInput,
+  BatchGetItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue,
+  type GetItemCommandInput, type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { expect } from 'chai';
@@ -8,8 +8,8 @@ import { type Observable, Subject, firstValueFrom, lastValueFrom, mergeMap, take
 import { createTables } from '../../src/dynamodb/tables.js';
 import { rfc1123z } from '../../src/dynamodb/codec.js';
 import { Dynamo, type Item } from '../../src/dynamodb/dynamo.js';
-import { CorruptCheckpointError, DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
-import { KinsumerError, LeaseLostError, TableNotFoundError } from '../../src/errors.js';
+import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
+import { CorruptCheckpointError, KinsumerError, LeaseLostError, TableNotFoundError } from '../../src/errors.js';
 import type { HeldLease, StoredCheckpoint } from '../../src/ports.js';
 import { uniqueName, useLocalAws } from '../support/local.js';
 
@@ -211,8 +211,9 @@ describe('DynamoLeaseStore (dynalite)', () => {
         const winners = [byA, byB].filter((held) => held !== undefined);
         expect(winners, `round ${round}`).to.have.length(1);
         const winner = winners[0] as HeldLease;
-        expect(winner.leaseCounter).to.equal(2);
-        expect((await raw(shard))?.OwnerID).to.deep.equal({ S: winner.ownerId });
+        // Both may have taken a token (2 and 3, in either order): the winner's is on the row, above the stale one.
+        expect(winner.leaseCounter).to.be.above(staleLease.leaseCounter);
+        expect(await raw(shard)).to.deep.include({ OwnerID: { S: winner.ownerId }, LeaseCounter: { N: String(winner.leaseCounter) } });
         const lost = await write(a.commit(staleLease, { checkpoint: position(SEQ), finished: false })).catch((e: unknown) => e);
         expect(lost).to.be.instanceOf(LeaseLostError);
         await write((winner.ownerId === 'a' ? a : racingB).commit(winner, { checkpoint: position(NEXT_SEQ), finished: false }));
@@ -232,6 +233,69 @@ describe('DynamoLeaseStore (dynalite)', () => {
       const retried = await captured(store('b', () => NOW_MS + TTL_MS), shard);
       expect(retried.checkpoint).to.deep.equal(position(NEXT_SEQ));
       expect((await raw(shard))?.SequenceNumber).to.deep.equal({ S: NEXT_SEQ });
+    });
+  });
+
+  describe('fencing tokens', () => {
+    const metadata = () => table.replace(/_checkpoints$/, '_metadata');
+    const tokenItem = async (shard: string) => (await local().dynamodb.send(new GetItemCommand({ TableName: metadata(), Key: { Key: { S: `LeaseCounter:${shard}` } }, ConsistentRead: true }))).Item;
+
+    /** Counts the requests a capture sends, by operation and table (what a capture costs). */
+    class CountingDynamo extends Dynamo {
+      readonly calls: string[] = [];
+
+      override getItem(input: GetItemCommandInput): Observable<Item | undefined> {
+        this.calls.push(`GetItem ${String(input.TableName)}`);
+        return super.getItem(input);
+      }
+
+      override updateItem(input: UpdateItemCommandInput): Observable<Item | undefined> {
+        this.calls.push(`UpdateItem ${String(input.TableName)}`);
+        return super.updateItem(input);
+      }
+    }
+
+    it('a capture records its token in the metadata table, which the Go kinsumer never scans; the checkpoints table gets no extra item', async () => {
+      const shard = uniqueName('token');
+      const held = await captured(store('me'), shard);
+      expect(await tokenItem(shard)).to.deep.equal({ Key: { S: `LeaseCounter:${shard}` }, Shard: { S: shard }, LeaseCounter: { N: String(held.leaseCounter) } });
+      const { Items } = await local().dynamodb.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+      expect((Items ?? []).filter((item) => item.Shard?.S?.includes(shard)).map((item) => item.Shard?.S)).to.deep.equal([shard]);
+    });
+
+    it('costs one write to the metadata table per capture, also after the Go kinsumer dropped the row\'s counter', async () => {
+      const shard = uniqueName('cost');
+      const first = new CountingDynamo(local().dynamodb);
+      const a = store('a', () => NOW_MS, first);
+      const lease = await captured(a, shard);
+      expect(first.calls, 'a new row').to.deep.equal([`GetItem ${table}`, `UpdateItem ${metadata()}`, `UpdateItem ${table}`]);
+      await write(a.release(lease, { checkpoint: position(SEQ), finished: false }));
+      const second = new CountingDynamo(local().dynamodb);
+      expect((await captured(store('b', () => NOW_MS, second), shard)).leaseCounter).to.equal(2);
+      expect(second.calls, 'a row with its counter').to.deep.equal([`GetItem ${table}`, `UpdateItem ${metadata()}`, `UpdateItem ${table}`]);
+      // The Go kinsumer's full PutItem: no LeaseCounter any more.
+      await put({ Shard: { S: shard }, SequenceNumber: { S: SEQ }, OwnerID: { NULL: true }, OwnerName: { NULL: true }, LastUpdate: { N: ns(NOW_MS) }, Finished: { NULL: true } });
+      const third = new CountingDynamo(local().dynamodb);
+      expect((await captured(store('c', () => NOW_MS, third), shard)).leaseCounter).to.equal(3);
+      expect(third.calls, 'a row the Go kinsumer rewrote').to.deep.equal([`GetItem ${table}`, `UpdateItem ${metadata()}`, `UpdateItem ${table}`]);
+    });
+
+    it('a row written before tokens were recorded (counter 5, no metadata item) goes on from its own counter', async () => {
+      const shard = uniqueName('upgrade');
+      await put({ Shard: { S: shard }, SequenceNumber: { S: SEQ }, LastUpdate: { N: ns(NOW_MS - TTL_MS) }, LeaseCounter: { N: '5' } });
+      expect((await captured(store('me'), shard)).leaseCounter).to.equal(6);
+      expect((await tokenItem(shard))?.LeaseCounter).to.deep.equal({ N: '6' });
+    });
+
+    it('a token record that is not a number is a CorruptCheckpointError of that shard (not an error that stops the client); the row is untouched', async () => {
+      const shard = uniqueName('bad-token');
+      await local().dynamodb.send(new PutItemCommand({ TableName: metadata(), Item: { Key: { S: `LeaseCounter:${shard}` }, LeaseCounter: { S: 'seven' } } }));
+      await put({ Shard: { S: shard }, SequenceNumber: { S: SEQ }, LastUpdate: { N: ns(NOW_MS - TTL_MS) }, LeaseCounter: { N: '2' } });
+      const error = await firstValueFrom(store('me').capture(shard)).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(CorruptCheckpointError);
+      expect(error).to.deep.include({ shardId: shard, attribute: 'LeaseCounter' });
+      expect((error as Error).message).to.contain(`LeaseCounter:${shard}`);
+      expect((await raw(shard))?.OwnerID).to.equal(undefined);
     });
   });
 
@@ -280,6 +344,26 @@ describe('DynamoLeaseStore (dynalite)', () => {
       });
     }
 
+    it('readMany reports a corrupt row once while it stays so, and again after it was repaired and broke anew', async () => {
+      const shard = uniqueName('corrupt-once');
+      const reported: string[] = [];
+      const s = new DynamoLeaseStore({
+        dynamo: new Dynamo(local().dynamodb), table, clientId: 'me', clientName: 'host', leaseTtlMs: TTL_MS, now: () => NOW_MS,
+        onCorruptRow: (e) => reported.push(e.attribute),
+      });
+      await put({ Shard: { S: shard }, SequenceNumber: { N: '1' } });
+      await firstValueFrom(s.readMany([shard]));
+      await firstValueFrom(s.readMany([shard]));
+      expect(reported).to.deep.equal(['SequenceNumber']);
+      await put({ Shard: { S: shard }, LastUpdate: { S: 'now' } });
+      await firstValueFrom(s.readMany([shard]));
+      await put({ Shard: { S: shard }, SequenceNumber: { S: SEQ } });
+      expect((await firstValueFrom(s.readMany([shard]))).map((r) => r.shardId)).to.deep.equal([shard]);
+      await put({ Shard: { S: shard }, LastUpdate: { S: 'now' } });
+      await firstValueFrom(s.readMany([shard]));
+      expect(reported).to.deep.equal(['SequenceNumber', 'LastUpdate', 'LastUpdate']);
+    });
+
     it('a missing table is a TableNotFoundError for every operation', async () => {
       const s = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: 'no_such_checkpoints', clientId: 'me', clientName: 'h', leaseTtlMs: TTL_MS, now: () => NOW_MS });
       const lease: HeldLease = { shardId: 's', ownerId: 'me', leaseCounter: 1, checkpoint: undefined, finished: false };
@@ -307,7 +391,7 @@ describe('DynamoLeaseStore.readMany with unprocessed keys (aws-sdk-client-mock: 
       .resolvesOnce({ Responses: { t: [row('a')] }, UnprocessedKeys: { t: { Keys: [{ Shard: { S: 'b' } }, { Shard: { S: 'c' } }] } } })
       .resolvesOnce({ Responses: { t: [] }, UnprocessedKeys: { t: { Keys: [{ Shard: { S: 'b' } }, { Shard: { S: 'c' } }] } } })
       .resolvesOnce({ Responses: { t: [row('c'), row('b')] } });
-    const s = new DynamoLeaseStore({ dynamo: new Dynamo(client), table: 't', clientId: 'me', clientName: 'h', leaseTtlMs: TTL_MS, now: () => NOW_MS });
+    const s = new DynamoLeaseStore({ dynamo: new Dynamo(client), table: 't', metadataTable: 'm', clientId: 'me', clientName: 'h', leaseTtlMs: TTL_MS, now: () => NOW_MS });
     const rows = await firstValueFrom(s.readMany(['a', 'b', 'c']));
     expect(rows.map((r) => r.shardId)).to.deep.equal(['a', 'b', 'c']);
     const calls = mock.commandCalls(BatchGetItemCommand).map((c) => c.args[0].input.RequestItems?.t?.Keys?.map((k) => k.Shard?.S));

@@ -6,11 +6,13 @@ import { nanosFromMillis } from '../../src/dynamodb/codec.js';
 import { Dynamo } from '../../src/dynamodb/dynamo.js';
 import { DynamoMembershipStore } from '../../src/dynamodb/membership-store.js';
 import { createTables } from '../../src/dynamodb/tables.js';
-import { TableNotFoundError } from '../../src/errors.js';
+import { KinsumerError, TableNotFoundError } from '../../src/errors.js';
+import { Kinsumer } from '../../src/index.js';
 import { tableNames } from '../../src/options.js';
 import { localDynamoDbClient } from '../../src/testing/index.js';
 import { membershipSpec } from '../support/coordination-spec.js';
-import { uniqueName, useLocalAws } from '../support/local.js';
+import { freshSetup, record } from '../support/bad-input.js';
+import { eventually, uniqueName, useLocalAws } from '../support/local.js';
 
 describe('DynamoMembershipStore (dynalite)', () => {
   const local = useLocalAws();
@@ -70,6 +72,44 @@ describe('DynamoMembershipStore (dynalite)', () => {
       { id: 'go-1', name: 'ip-10-0-0-1', lastUpdateNs: ns, shardIds: undefined },
       { id: 'go-2', name: undefined, lastUpdateNs: ns, shardIds: undefined },
     ]);
+  });
+
+  it('a row it cannot read (LastUpdate of type S, a Name that is a number, Shards not a list) is reported through onCorruptRow once and left out, not silently dropped', async () => {
+    const table = await freshTable();
+    const fresh = { N: nanosFromMillis(T0).toString() };
+    await put(table, { ID: { S: 'stringly' }, Name: { S: 'x' }, LastUpdate: { S: 'yesterday' } });
+    await put(table, { ID: { S: 'numeric-name' }, Name: { N: '7' }, LastUpdate: fresh });
+    await put(table, { ID: { S: 'bad-shards' }, LastUpdate: fresh, Shards: { S: 'shardId-1' } });
+    await put(table, { ID: { S: 'fine' }, LastUpdate: fresh });
+    await put(table, { ID: { S: 'null-heartbeat' }, LastUpdate: { NULL: true } });
+    const reported: KinsumerError[] = [];
+    const reader = new DynamoMembershipStore({
+      dynamo: new Dynamo(local().dynamodb), table, clientId: 'r', clientName: 'r', leaseTtlMs: TTL, now: () => T0, onCorruptRow: (error) => reported.push(error),
+    });
+    const live = await firstValueFrom(reader.liveClients());
+    expect(live.map((c) => c.id)).to.deep.equal(['fine']);
+    // Read again at the next shard check: the same rows, the same problems, reported once.
+    await firstValueFrom(reader.liveClients());
+    expect(reported.map((e) => e.message).sort()).to.deep.equal([
+      `clients row bad-shards of ${table} is corrupt: Shards is not a list`,
+      `clients row numeric-name of ${table} is corrupt: Name is not a string`,
+      `clients row stringly of ${table} is corrupt: LastUpdate is not a number`,
+    ]);
+    expect(reported.every((e) => e instanceof KinsumerError && !e.retriable)).to.equal(true);
+  });
+
+  it('a Kinsumer reports a clients row it cannot read as an error event (and goes on)', async function () {
+    this.timeout(60_000);
+    const options = await freshSetup(local(), 'corrupt-client');
+    await put(tableNames(options.applicationName).clients, { ID: { S: 'mangled' }, LastUpdate: { S: 'yesterday' } });
+    const run = record(new Kinsumer(options));
+    try {
+      const reported = await eventually(() => run.errors().find(({ error }) => error.message.includes('clients row mangled')), 'the corrupt row on events$');
+      expect(reported.error.message).to.contain('LastUpdate is not a number');
+      await eventually(() => run.events.some((e) => e.type === 'lease-acquired'), 'the consumer to go on and capture its shard');
+    } finally {
+      await run.consumer.stop();
+    }
   });
 
   it('cuts liveness off at the nanosecond: LastUpdate = cutoff is not live, cutoff + 1 ns is', async () => {

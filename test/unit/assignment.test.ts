@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
-  assignShards, assignmentChanges, compareIds, eligibleShardIds, type AssignmentInput, type ShardToAssign,
+  assignShards, assignmentChanges, eligibleShardIds, type AssignmentInput, type ShardToAssign,
 } from '../../src/assignment.js';
+import { compareIds } from '../../src/compare-ids.js';
 
 // ---------------------------------------------------------------- oracles, written from the spec
 

@@ -1,22 +1,16 @@
-// `kinsumer reset`: moves the application's checkpoints to LATEST, TRIM_HORIZON or a timestamp.
-// Refuses (exit 3) while a live client leases any of the shards: a running consumer would go on
-// from where it is and overwrite the reset with its next commit. --force fences the owners
-// instead (LeaseStore.resetCheckpoint moves the lease counter), so they re-read from the new place.
-import { firstValueFrom } from 'rxjs';
-import { millisFromNanos, nanosFromMillis } from '../../dynamodb/codec.js';
-import { Dynamo } from '../../dynamodb/dynamo.js';
-import { type CorruptCheckpointError, DynamoLeaseStore, leaseAvailable } from '../../dynamodb/lease-store.js';
-import { LeaseHeldError } from '../../errors.js';
-import { KinesisStream } from '../../kinesis/kinesis.js';
-import { DEFAULTS, tableNames } from '../../options.js';
-import type { CheckpointRow, StoredCheckpoint } from '../../ports.js';
+// `kinsumer reset`: moves the application's checkpoints to LATEST, TRIM_HORIZON or a timestamp,
+// through resetCheckpoints() (one implementation for the CLI and for programs). Refuses (exit 3)
+// while a live client leases any of the shards: a running consumer would lose its lease in the
+// middle of its work. --force resets those too (their owners are fenced and read again from the
+// new checkpoint).
+import { DEFAULTS } from '../../options.js';
+import { type ShardReset, resetCheckpoints } from '../../reset-checkpoints.js';
+import type { StoredCheckpoint } from '../../ports.js';
+import type { InitialPosition, StartingPosition } from '../../types.js';
 import { clientSettings, dynamodbClient, kinesisClient } from '../clients.js';
 import { EXIT, UsageError, type Command } from '../command.js';
 import { applicationOption, integerOption, listOption, parseTimestamp, streamOption, textOption } from '../common-options.js';
 import { ageText, checkpointText } from '../format.js';
-
-/** The client id the CLI's lease store uses; it never captures, so no row ever names it as owner. */
-const CLI_CLIENT_ID = 'kinsumer-cli';
 
 /**
  * `--to`: `LATEST`, `TRIM_HORIZON`, or an ISO 8601 timestamp with a date and time (not in the
@@ -30,9 +24,22 @@ export function parseResetTarget(text: string, nowMs: number): StoredCheckpoint 
   return { type: 'AT_TIMESTAMP', timestamp };
 }
 
-function ownerText(row: CheckpointRow): string {
-  const id = row.ownerId ?? '?';
-  return row.ownerName === undefined || row.ownerName === id ? id : `${row.ownerName} (${id})`;
+function ownerText(owner: NonNullable<ShardReset['liveOwner']>): string {
+  const { clientId, clientName } = owner;
+  return clientName === undefined || clientName === clientId ? clientId : `${clientName} (${clientId})`;
+}
+
+/** The shard's checkpoint before the reset, in the words `status` uses. */
+function previousText(previous: StartingPosition | undefined): string {
+  if (previous?.type !== 'AFTER_SEQUENCE_NUMBER') return checkpointText(previous);
+  const { sequenceNumber, subSequenceNumber } = previous;
+  return checkpointText({ type: 'position', position: subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber } });
+}
+
+function initialPosition(target: StoredCheckpoint): InitialPosition {
+  if (target.type === 'AT_TIMESTAMP') return { timestamp: target.timestamp };
+  if (target.type === 'position') throw new UsageError('--to cannot be a sequence number');
+  return target.type;
 }
 
 export const resetCommand: Command = {
@@ -63,51 +70,42 @@ export const resetCommand: Command = {
     const kinesis = kinesisClient(settings);
     const dynamodb = dynamodbClient(settings);
     try {
-      const shardIds = (await firstValueFrom(new KinesisStream(kinesis, stream).listShards())).map((s) => s.shardId);
-      const unknown = (only ?? []).filter((id) => !shardIds.includes(id));
-      if (unknown.length > 0) throw new UsageError(`not a shard of stream ${stream.streamArn ?? stream.streamName}: ${unknown.join(', ')}`);
-      const targets = only ?? shardIds;
-
-      const corrupt: CorruptCheckpointError[] = [];
-      const store = new DynamoLeaseStore({
-        dynamo: new Dynamo(dynamodb), table: tableNames(app).checkpoints, clientId: CLI_CLIENT_ID, clientName: CLI_CLIENT_ID,
-        leaseTtlMs, now: Date.now, onCorruptRow: (error) => corrupt.push(error),
+      const result = await resetCheckpoints({
+        dynamodb, kinesis, applicationName: app, ...(stream.streamArn === undefined ? { streamName: stream.streamName } : { streamArn: stream.streamArn }), to: initialPosition(target), force, leaseTtlMs, ...(only === undefined ? {} : { shardIds: only }),
       });
-      const rows = new Map((await firstValueFrom(store.readMany(targets))).map((row) => [row.shardId, row]));
-      const cutoffNs = nanosFromMillis(Date.now() - leaseTtlMs);
-      const held = [...rows.values()].filter((row) => !leaseAvailable(row, CLI_CLIENT_ID, cutoffNs));
-      if (held.length > 0 && !force) {
-        io.stderr.write(`kinsumer reset: refused: ${held.length} of ${targets.length} shards are leased by live clients:\n`);
-        for (const row of held) io.stderr.write(`  ${row.shardId}  ${ownerText(row)}, renewed ${ageText(Date.now() - millisFromNanos(row.lastUpdateNs ?? 0n))} ago\n`);
+      const held = result.shards.filter((s) => s.outcome === 'held' && s.liveOwner !== undefined);
+      if (held.length > 0) {
+        io.stderr.write(`kinsumer reset: refused: ${held.length} of ${result.shards.length} shards are leased by live clients:\n`);
+        for (const shard of held) {
+          const renewedAt = shard.liveOwner?.renewedAt?.getTime() ?? 0;
+          io.stderr.write(`  ${shard.shardId}  ${ownerText(shard.liveOwner ?? { clientId: '?' })}, renewed ${ageText(Date.now() - renewedAt)} ago\n`);
+        }
         io.stderr.write('Stop the consumers first (or wait until their leases expire), or reset anyway with --force.\nNothing was changed.\n');
         return EXIT.refused;
       }
-      // A corrupt row is overwritten by the reset: say what it was.
-      for (const error of corrupt) io.stderr.write(`kinsumer reset: ${error.message}; resetting it\n`);
-
-      const raced: string[] = [];
-      for (const shardId of targets) {
-        const before = rows.get(shardId);
-        try {
-          await firstValueFrom(store.resetCheckpoint(shardId, target, { force }), { defaultValue: undefined });
-        } catch (error) {
-          // Captured by a client between the check above and this write.
-          if (!(error instanceof LeaseHeldError)) throw error;
-          raced.push(shardId);
-          io.stdout.write(`${shardId}: NOT reset, a client captured it meanwhile\n`);
+      for (const shard of result.shards) {
+        if (shard.outcome === 'captured') {
+          io.stdout.write(`${shard.shardId}: NOT reset, a client captured it meanwhile\n`);
           continue;
         }
+        if (shard.outcome === 'held') {
+          io.stdout.write(`${shard.shardId}: NOT reset, its owner cannot be read (${shard.corrupt ?? 'corrupt row'}); reset it with --force\n`);
+          continue;
+        }
+        // A corrupt row is overwritten by the reset: say what it was.
+        if (shard.corrupt !== undefined) io.stderr.write(`kinsumer reset: ${shard.corrupt}; reset it\n`);
         const notes = [
-          ...(before !== undefined && held.includes(before) ? [`lease of ${ownerText(before)} revoked`] : []),
-          ...(before?.finished === true ? ['finished: it stays finished and is not read again'] : []),
+          ...(shard.liveOwner !== undefined ? [`lease of ${ownerText(shard.liveOwner)} revoked`] : []),
+          ...(shard.finished ? ['finished: it stays finished and is not read again'] : []),
         ];
-        io.stdout.write(`${shardId}: ${checkpointText(before?.checkpoint)} -> ${checkpointText(target)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n`);
+        io.stdout.write(`${shard.shardId}: ${previousText(shard.previous)} -> ${checkpointText(target)}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n`);
       }
-      if (raced.length > 0) {
-        io.stderr.write(`kinsumer reset: refused for ${raced.length} shards leased meanwhile: ${raced.join(', ')}\n`);
+      const missed = result.shards.filter((s) => s.outcome !== 'reset');
+      if (missed.length > 0) {
+        io.stderr.write(`kinsumer reset: refused for ${missed.length} shards: ${missed.map((s) => s.shardId).join(', ')}\n`);
         return EXIT.refused;
       }
-      io.stdout.write(`reset ${targets.length} shards of app ${app} to ${checkpointText(target)}\n`);
+      io.stdout.write(`reset ${result.shards.length} shards of app ${app} to ${checkpointText(target)}\n`);
       return EXIT.ok;
     } finally {
       kinesis.destroy();

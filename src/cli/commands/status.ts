@@ -2,7 +2,8 @@
 // Read-only: one ListShards walk and one BatchGetItem per 100 shards, nothing written.
 import { firstValueFrom } from 'rxjs';
 import { Dynamo } from '../../dynamodb/dynamo.js';
-import { type CorruptCheckpointError, DynamoLeaseStore } from '../../dynamodb/lease-store.js';
+import { DynamoLeaseStore } from '../../dynamodb/lease-store.js';
+import type { CorruptCheckpointError } from '../../errors.js';
 import { millisFromNanos } from '../../dynamodb/codec.js';
 import { KinesisStream } from '../../kinesis/kinesis.js';
 import { DEFAULTS, tableNames } from '../../options.js';
