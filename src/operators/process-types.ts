@@ -1,5 +1,5 @@
 // The public types of processRecords and processBatches.
-import type { ObservableInput, SchedulerLike } from 'rxjs';
+import type { Observable, SchedulerLike } from 'rxjs';
 import type { KinsumerRecord } from '../types.js';
 
 /**
@@ -43,11 +43,17 @@ export interface FailedRecord {
   readonly attempts: number;
 }
 
-/** Handles one record: done when the returned promise resolves (or Observable completes, or at once when it returns nothing). */
-export type RecordHandler = (record: KinsumerRecord, ctx: ProcessContext) => ObservableInput<unknown> | void;
+/**
+ * What a handler or `onFailure` returns: a promise (done when it resolves), an Observable (done
+ * when it completes; its last value counts), or a value (done at once).
+ */
+export type HandlerResult<T> = T | PromiseLike<T> | Observable<T>;
 
-/** Takes a record that will not be processed (a dead-letter queue, a log): it is acked when this resolves. */
-export type FailureHandler = (failure: FailedRecord) => ObservableInput<unknown> | void;
+/** Handles one record; rejecting (or throwing) fails this attempt. */
+export type RecordHandler = (record: KinsumerRecord, ctx: ProcessContext) => HandlerResult<unknown>;
+
+/** Takes a record that will not be processed (a dead-letter queue, a log): it is acked when this is done. */
+export type FailureHandler = (failure: FailedRecord) => HandlerResult<unknown>;
 
 /** What processRecords (and, per record, processBatches) tells about a settled record. */
 export interface ProcessedRecord {
@@ -90,7 +96,7 @@ export interface BatchResult {
 }
 
 /** Handles one batch of one shard's records, in sequence order. Rejecting fails the whole batch. */
-export type BatchHandler = (records: readonly KinsumerRecord[], ctx: ProcessContext) => ObservableInput<BatchResult | void> | void;
+export type BatchHandler = (records: readonly KinsumerRecord[], ctx: ProcessContext) => HandlerResult<BatchResult | void>;
 
 /** A batch, settled: every record of it processed or sent to `onFailure`, and acked. */
 export interface ProcessedBatch {
