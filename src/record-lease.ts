@@ -5,7 +5,7 @@
 // lease session's signal; records built elsewhere (tests, hand-made records) carry none.
 import type { KinsumerRecord } from './types.js';
 
-/** Where the signal is kept on a record: a symbol, so it never shows in the record's own keys or JSON. */
+/** Where the signal is kept on a record: a symbol, so it shows in neither `Object.keys` nor JSON. */
 const LEASE_SIGNAL: unique symbol = Symbol('kinsumer.leaseSignal');
 
 type Tagged = { readonly [LEASE_SIGNAL]?: AbortSignal };
@@ -21,6 +21,7 @@ export function leaseSignalOf(record: KinsumerRecord): AbortSignal | undefined {
 
 /** Tags `record` with its lease session's signal (one signal per lease session). Returns the record. */
 export function setLeaseSignal<T extends object>(record: T, signal: AbortSignal): T {
-  Object.defineProperty(record, LEASE_SIGNAL, { value: signal, enumerable: false, writable: false, configurable: false });
+  // A plain assignment: it keeps the object's shape transition cached (defineProperty costs ~300 ns per record).
+  (record as { [LEASE_SIGNAL]?: AbortSignal })[LEASE_SIGNAL] = signal;
   return record;
 }
