@@ -13,3 +13,10 @@ export type {
   InitialPosition, StartingPosition, KinsumerRecord, ShardLease, CheckpointPosition, KinsumerEvent,
   KinsumerEventType, Logger, StatReceiver,
 } from './types.js';
+export { processRecords } from './operators/process-records.js';
+export { processBatches } from './operators/process-batches.js';
+export { RecordTooOldError } from './operators/record-retry.js';
+export type {
+  RecordOrdering, RetryOptions, ProcessContext, FailedRecord, HandlerResult, RecordHandler, FailureHandler, ProcessedRecord,
+  ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions,
+} from './operators/process-types.js';

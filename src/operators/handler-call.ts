@@ -1,0 +1,33 @@
+// The one place where the processing operators call the user's handler. Tracing (a span per
+// handler call) wraps this function and nothing else.
+import { type Observable, defaultIfEmpty, defer, from, isObservable, of, takeLast } from 'rxjs';
+import type { KinsumerRecord } from '../types.js';
+import type { HandlerResult, ProcessContext } from './process-types.js';
+
+/**
+ * Calls a handler on `records` (one record, or one batch of one shard): emits what it returned,
+ * resolved to, or last emitted (`undefined` for an Observable that completed empty), then
+ * completes; errors with what it threw, rejected or errored with.
+ */
+export function handlerCall$<R>(_records: readonly KinsumerRecord[], _ctx: ProcessContext, call: () => HandlerResult<R>): Observable<R | undefined> {
+  // A span goes here: named after the stream, with the records' shard, sequence numbers and ctx.attempt.
+  return settle$(call);
+}
+
+/**
+ * Runs a user callback (handler or onFailure) and turns its result into one value then
+ * completion: a promise is awaited, an Observable followed to its completion, anything else
+ * (an array included) is the value itself.
+ */
+export function settle$<R>(call: () => HandlerResult<R>): Observable<R | undefined> {
+  return defer(() => {
+    const result = call();
+    if (isObservable(result)) return result.pipe(takeLast(1), defaultIfEmpty(undefined));
+    if (isPromiseLike(result)) return from(result);
+    return of(result);
+  });
+}
+
+function isPromiseLike<R>(value: HandlerResult<R>): value is PromiseLike<R> {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<PromiseLike<R>>).then === 'function';
+}

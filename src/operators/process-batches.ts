@@ -1,0 +1,143 @@
+// processBatches: the RxJS composition around the pure batch window (when a shard's next batch is
+// cut) and the per-batch settle loop. One batch at a time per shard, shards in parallel.
+import { Observable, type OperatorFunction, type Subscription } from 'rxjs';
+import { leaseSignalOf } from '../record-lease.js';
+import type { KinsumerRecord } from '../types.js';
+import { BatchWindow } from './batch-window.js';
+import { resolveBatchesOptions } from './process-options.js';
+import type { BatchHandler, ProcessBatchesOptions, ProcessedBatch } from './process-types.js';
+import { RecordSignals } from './record-signals.js';
+import { settleBatch$ } from './settle-batch.js';
+
+interface ShardBatches {
+  readonly window: BatchWindow<KinsumerRecord>;
+  running: boolean;
+  considering: boolean;
+  timer: Subscription | undefined;
+  timerAtMs: number;
+}
+
+/**
+ * Processes each shard's records in batches and acks them: per shard in sequence order, one
+ * batch at a time, never mixing shards (shards run in parallel). A batch is cut at `maxSize`
+ * records, or when its first record has waited `maxWaitMs` (and at once when the source
+ * completes). The handler gets the batch and may return `{ failed }`: those records (and only
+ * they) are retried as a smaller batch, in order, with capped exponential backoff and jitter on
+ * `scheduler`; a handler that throws or rejects fails the whole batch. Records that fail every
+ * attempt (or are older than `maxRecordAgeMs`) go to `onFailure` one at a time in sequence order;
+ * everything else is acked as soon as its handler call resolves. The next batch of the shard
+ * starts when the current one is settled.
+ *
+ * Emits a {@link ProcessedBatch} per settled batch (every record in it acked, each with its
+ * outcome), in completion order. Errors as `processRecords` does (a record failing for good
+ * without `onFailure`: its last error; `onFailure` failing: that error), and with a
+ * `KinsumerError` when the handler reports a failed record that is not in its batch. `ctx.signal`
+ * aborts as in `processRecords`: the batch then gets no further call, retry, `onFailure` or ack
+ * and is not emitted (records acked before stay acked).
+ *
+ * ```ts
+ * consumer.records$.pipe(
+ *   processBatches(async (records) => {
+ *     const rejected = await bulkWrite(records);        // the ones the store refused
+ *     return { failed: rejected };
+ *   }, { maxSize: 500, maxWaitMs: 1000, scheduler: consumer.options.scheduler }),
+ * ).subscribe();
+ * ```
+ *
+ * @param handler - Processes one batch of one shard.
+ * @param options - See {@link ProcessBatchesOptions}.
+ */
+export function processBatches(handler: BatchHandler, options?: ProcessBatchesOptions): OperatorFunction<KinsumerRecord, ProcessedBatch> {
+  const resolved = resolveBatchesOptions(handler, options);
+  const { maxSize, maxWaitMs, scheduler } = resolved;
+
+  return (source) => new Observable<ProcessedBatch>((subscriber) => {
+    const signals = new RecordSignals();
+    // Shards with records waiting or a batch running; a shard's entry goes when it is idle.
+    const shards = new Map<string, ShardBatches>();
+    let sourceDone = false;
+
+    const checkComplete = (): void => {
+      if (sourceDone && shards.size === 0) subscriber.complete();
+    };
+
+    // Cuts and starts the shard's next batch when one is due, else arms the window's timer. A
+    // batch settling synchronously re-enters here: the running loop goes on instead. A record
+    // arriving cuts a full batch only, never one due by time: the rest of its GetRecords page,
+    // emitted in the same synchronous burst, joins first (a 0 ms window lasts one scheduler turn).
+    const consider = (shardId: string, work: ShardBatches, arriving = false): void => {
+      if (work.considering) return;
+      work.considering = true;
+      try {
+        while (!work.running && !subscriber.closed) {
+          const decision = work.window.next(sourceDone ? Infinity : arriving ? -Infinity : scheduler.now());
+          if (decision.kind === 'idle') break;
+          if (decision.kind === 'wait') {
+            arm(shardId, work, decision.untilMs);
+            break;
+          }
+          disarm(work);
+          // A batch is one lease's records: all of them left to the next owner, or none.
+          const signal = signals.for(decision.items[0] as KinsumerRecord);
+          if (signal.aborted) continue;
+          work.running = true;
+          subscriber.add(settleBatch$(shardId, decision.items, signal, handler, resolved).subscribe({
+            next: (batch) => subscriber.next(batch),
+            error: (error: unknown) => subscriber.error(error),
+            complete: () => {
+              work.running = false;
+              consider(shardId, work);
+            },
+          }));
+        }
+      } finally {
+        work.considering = false;
+      }
+      if (!work.running && work.window.length === 0 && shards.get(shardId) === work) {
+        disarm(work);
+        shards.delete(shardId);
+        checkComplete();
+      }
+    };
+
+    const arm = (shardId: string, work: ShardBatches, untilMs: number): void => {
+      if (work.timer !== undefined && work.timerAtMs === untilMs) return;
+      disarm(work);
+      work.timerAtMs = untilMs;
+      work.timer = scheduler.schedule(() => {
+        work.timer = undefined;
+        consider(shardId, work);
+      }, Math.max(0, untilMs - scheduler.now()));
+    };
+
+    const disarm = (work: ShardBatches): void => {
+      work.timer?.unsubscribe();
+      work.timer = undefined;
+    };
+
+    subscriber.add(source.subscribe({
+      next: (record) => {
+        if (signals.for(record).aborted) return;
+        let work = shards.get(record.shardId);
+        if (work === undefined) {
+          work = { window: new BatchWindow(maxSize, maxWaitMs, leaseSignalOf), running: false, considering: false, timer: undefined, timerAtMs: 0 };
+          shards.set(record.shardId, work);
+        }
+        work.window.push(record, scheduler.now());
+        consider(record.shardId, work, true);
+      },
+      error: (error: unknown) => subscriber.error(error),
+      complete: () => {
+        sourceDone = true;
+        // What still waits for its window is cut now: nothing more will join it.
+        for (const [shardId, work] of [...shards]) consider(shardId, work);
+        checkComplete();
+      },
+    }));
+
+    return () => {
+      for (const work of shards.values()) disarm(work);
+      signals.abort(new Error('processBatches was unsubscribed'));
+    };
+  });
+}

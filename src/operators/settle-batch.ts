@@ -1,0 +1,141 @@
+// One batch of one shard from its first handler call to every record acked: records the handler
+// reports failed (or all of them, when it throws) are retried as a smaller batch, in order, after a
+// backoff delay; those that fail every attempt or grow too old go to onFailure one at a time, in
+// sequence order. Emits one ProcessedBatch and completes; completes without emitting when the
+// batch's signal aborts (records acked before that stay acked); errors like settleRecord$.
+import { Observable, type Subscription } from 'rxjs';
+import { KinsumerError } from '../errors.js';
+import type { KinsumerRecord } from '../types.js';
+import { handlerCall$, settle$ } from './handler-call.js';
+import type { ResolvedFailurePolicy } from './process-options.js';
+import type { BatchHandler, BatchResult, FailedRecord, ProcessedBatch, ProcessedRecord } from './process-types.js';
+import { afterFailure, tooOld } from './record-retry.js';
+
+/** Settles one batch (records of one shard, in sequence order); see the file comment. */
+export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], signal: AbortSignal, handler: BatchHandler, policy: ResolvedFailurePolicy): Observable<ProcessedBatch> {
+  const { retry, maxRecordAgeMs, onFailure, scheduler, random } = policy;
+  return new Observable<ProcessedBatch>((subscriber) => {
+    const attemptsOf = new Map<KinsumerRecord, number>(batch.map((record) => [record, 0]));
+    const lastErrorOf = new Map<KinsumerRecord, unknown>();
+    const outcomes = new Map<KinsumerRecord, ProcessedRecord>();
+    const failures: FailedRecord[] = [];
+    let remaining: readonly KinsumerRecord[] = batch;
+    let calls = 0;
+    let running: Subscription | undefined;
+    let stopWaiting: (() => void) | undefined;
+
+    const leave = (): void => subscriber.complete();
+
+    const attempt = (): void => {
+      if (signal.aborted) return leave();
+      const young: KinsumerRecord[] = [];
+      for (const record of remaining) {
+        const old = tooOld(record, scheduler.now(), maxRecordAgeMs, lastErrorOf.get(record));
+        if (old === undefined) young.push(record);
+        else failures.push({ record, error: old, attempts: attemptsOf.get(record) ?? 0 });
+      }
+      remaining = young;
+      if (remaining.length === 0) return deliverFailures();
+      calls += 1;
+      for (const record of remaining) attemptsOf.set(record, (attemptsOf.get(record) ?? 0) + 1);
+      const ctx = { attempt: calls, signal };
+      const records = remaining;
+      let result: BatchResult | void = undefined;
+      running = handlerCall$(records, ctx, () => handler(records, ctx)).subscribe({
+        next: (value) => { result = value; },
+        error: (error: unknown) => failed(records, error),
+        complete: () => answered(records, result),
+      });
+    };
+
+    const answered = (records: readonly KinsumerRecord[], result: BatchResult | void): void => {
+      if (signal.aborted) return leave();
+      const failedSet = new Set<KinsumerRecord>();
+      for (const reported of result?.failed ?? []) {
+        const record = records.find((r) => r === reported || samePosition(r, reported));
+        if (record === undefined) {
+          return subscriber.error(new KinsumerError(`the batch handler reported record ${String(reported?.sequenceNumber)} failed, which is not in its batch of shard ${shardId}`));
+        }
+        failedSet.add(record);
+      }
+      for (const record of records) {
+        if (failedSet.has(record)) continue;
+        record.ack();
+        outcomes.set(record, { record, outcome: 'processed', attempts: attemptsOf.get(record) ?? 0 });
+      }
+      if (failedSet.size === 0) return deliverFailures();
+      const reportedError = new KinsumerError(`reported failed by the batch handler (attempt ${calls})`);
+      failed(records.filter((record) => failedSet.has(record)), reportedError);
+    };
+
+    const failed = (records: readonly KinsumerRecord[], error: unknown): void => {
+      if (signal.aborted) return leave();
+      for (const record of records) lastErrorOf.set(record, error);
+      remaining = records;
+      const step = afterFailure(retry, calls, random);
+      if (step.kind === 'retry') return wait(step.delayMs);
+      for (const record of records) failures.push({ record, error, attempts: attemptsOf.get(record) ?? 0 });
+      deliverFailures();
+    };
+
+    const wait = (delayMs: number): void => {
+      const timer = scheduler.schedule(() => {
+        stopWaiting?.();
+        attempt();
+      }, delayMs);
+      const onAbort = (): void => {
+        timer.unsubscribe();
+        leave();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      stopWaiting = () => {
+        stopWaiting = undefined;
+        timer.unsubscribe();
+        signal.removeEventListener('abort', onAbort);
+      };
+    };
+
+    // onFailure one record at a time, in sequence order; then the batch is done.
+    const deliverFailures = (): void => {
+      const order = new Map(batch.map((record, i) => [record, i]));
+      const queue = [...failures].sort((x, y) => (order.get(x.record) ?? 0) - (order.get(y.record) ?? 0));
+      // A loop, not recursion, while onFailure completes synchronously (a batch may hold thousands).
+      const next = (): void => {
+        for (;;) {
+          if (signal.aborted) return leave();
+          const failure = queue.shift();
+          if (failure === undefined) {
+            subscriber.next({ shardId, records: batch.map((record) => outcomes.get(record) as ProcessedRecord) });
+            return subscriber.complete();
+          }
+          if (onFailure === undefined) return subscriber.error(failure.error);
+          let synchronous = true;
+          let doneSynchronously = false;
+          running = settle$(() => onFailure(failure)).subscribe({
+            error: (error: unknown) => subscriber.error(error),
+            complete: () => {
+              if (signal.aborted) return leave();
+              failure.record.ack();
+              outcomes.set(failure.record, { record: failure.record, outcome: 'failed', attempts: failure.attempts, error: failure.error });
+              if (synchronous) doneSynchronously = true;
+              else next();
+            },
+          });
+          synchronous = false;
+          if (!doneSynchronously) return;
+        }
+      };
+      next();
+    };
+
+    attempt();
+    return () => {
+      stopWaiting?.();
+      running?.unsubscribe();
+    };
+  });
+}
+
+function samePosition(a: KinsumerRecord, b: KinsumerRecord | undefined): boolean {
+  return b !== undefined && a.shardId === b.shardId && a.sequenceNumber === b.sequenceNumber && a.subSequenceNumber === b.subSequenceNumber;
+}

@@ -1,0 +1,88 @@
+// One record from its first handler call to acked: calls, backoff waits on the scheduler, the age
+// limit, onFailure. Emits one ProcessedRecord and completes; completes without emitting when the
+// record's signal aborts (the record is left to the lease's next owner); errors when the record
+// fails for good without onFailure, or when onFailure fails.
+import { Observable, type Subscription } from 'rxjs';
+import type { KinsumerRecord } from '../types.js';
+import { handlerCall$, settle$ } from './handler-call.js';
+import type { ResolvedFailurePolicy } from './process-options.js';
+import type { ProcessedRecord, RecordHandler } from './process-types.js';
+import { afterFailure, tooOld } from './record-retry.js';
+
+/** Settles one record; see the file comment for what the Observable does. */
+export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handler: RecordHandler, policy: ResolvedFailurePolicy): Observable<ProcessedRecord> {
+  const { retry, maxRecordAgeMs, onFailure, scheduler, random } = policy;
+  return new Observable<ProcessedRecord>((subscriber) => {
+    let attempts = 0;
+    let lastError: unknown;
+    let running: Subscription | undefined;
+    let stopWaiting: (() => void) | undefined;
+
+    const leave = (): void => subscriber.complete();
+
+    const attempt = (): void => {
+      if (signal.aborted) return leave();
+      const old = tooOld(record, scheduler.now(), maxRecordAgeMs, lastError);
+      if (old !== undefined) return giveUp(old);
+      attempts += 1;
+      const ctx = { attempt: attempts, signal };
+      running = handlerCall$([record], ctx, () => handler(record, ctx)).subscribe({
+        error: (error: unknown) => failed(error),
+        complete: () => succeeded(),
+      });
+    };
+
+    const succeeded = (): void => {
+      if (signal.aborted) return leave();
+      record.ack();
+      subscriber.next({ record, outcome: 'processed', attempts });
+      subscriber.complete();
+    };
+
+    const failed = (error: unknown): void => {
+      if (signal.aborted) return leave();
+      lastError = error;
+      const step = afterFailure(retry, attempts, random);
+      if (step.kind === 'give-up') return giveUp(error);
+      wait(step.delayMs);
+    };
+
+    // The wait ends early, and the record is left, when the signal aborts.
+    const wait = (delayMs: number): void => {
+      const timer = scheduler.schedule(() => {
+        stopWaiting?.();
+        attempt();
+      }, delayMs);
+      const onAbort = (): void => {
+        timer.unsubscribe();
+        leave();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      stopWaiting = () => {
+        stopWaiting = undefined;
+        timer.unsubscribe();
+        signal.removeEventListener('abort', onAbort);
+      };
+    };
+
+    const giveUp = (error: unknown): void => {
+      if (onFailure === undefined) return subscriber.error(error);
+      const failure = { record, error, attempts };
+      running = settle$(() => onFailure(failure)).subscribe({
+        error: (failureError: unknown) => subscriber.error(failureError),
+        complete: () => {
+          if (signal.aborted) return leave();
+          record.ack();
+          subscriber.next({ record, outcome: 'failed', attempts, error });
+          subscriber.complete();
+        },
+      });
+    };
+
+    attempt();
+    return () => {
+      stopWaiting?.();
+      running?.unsubscribe();
+    };
+  });
+}

@@ -1,0 +1,44 @@
+import { setLeaseSignal } from '../../src/record-lease.js';
+import type { KinsumerRecord } from '../../src/types.js';
+
+/** A hand-made record that counts its acks (and when they came, by `clock`). */
+export interface TestRecord extends KinsumerRecord {
+  /** A short name for assertions, such as `a1`. */
+  readonly name: string;
+  /** Clock readings of every ack() call. */
+  readonly acks: number[];
+}
+
+/** Options of {@link testRecord}. */
+export interface TestRecordOptions {
+  readonly shardId?: string;
+  readonly partitionKey?: string;
+  readonly arrivedAtMs?: number;
+  readonly lease?: AbortSignal;
+  readonly clock?: () => number;
+}
+
+let nextSequence = 1000;
+
+/** A record of `shardId` (default `s0`) with a growing sequence number. */
+export function testRecord(name: string, options: TestRecordOptions = {}): TestRecord {
+  const acks: number[] = [];
+  const clock = options.clock ?? (() => 0);
+  const record: TestRecord = {
+    name,
+    acks,
+    shardId: options.shardId ?? 's0',
+    sequenceNumber: String(nextSequence++),
+    subSequenceNumber: undefined,
+    partitionKey: options.partitionKey ?? name,
+    data: new TextEncoder().encode(name),
+    approximateArrivalTimestamp: new Date(options.arrivedAtMs ?? 0),
+    ack: () => { acks.push(clock()); },
+  };
+  return options.lease === undefined ? record : setLeaseSignal(record, options.lease);
+}
+
+/** Several records of one shard, by name: `const { a, b } = testRecords(['a', 'b'])`. */
+export function testRecords<N extends string>(names: readonly N[], options: TestRecordOptions = {}): Record<N, TestRecord> {
+  return Object.fromEntries(names.map((n) => [n, testRecord(n, options)])) as Record<N, TestRecord>;
+}
