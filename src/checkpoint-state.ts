@@ -100,6 +100,11 @@ export class CheckpointState {
     return this.#queue.length - this.#head;
   }
 
+  /** The oldest record beyond the watermark (always unacked: it is what holds the watermark back); `undefined` when none. */
+  get oldest(): Position | undefined {
+    return this.#queue[this.#head]?.position;
+  }
+
   /**
    * Registers a record about to be emitted. Positions must strictly increase, and start after the
    * current position: a record at or before the checkpoint was consumed already.

@@ -11,6 +11,7 @@ import {
 import { retryTransient } from './backoff.js';
 import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
+import { DEFAULTS } from './options.js';
 import { exhaustMapLatest } from './operators/exhaust-map-latest.js';
 import type { HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from './ports.js';
 import type { Position } from './sequence-number.js';
@@ -28,8 +29,10 @@ export interface CheckpointerOptions {
   readonly commitFrequencyMs: number;
   /** Renew the lease after this long without a write (well within leaseTtlMs; the coordination layer passes leaseTtlMs / 3). */
   readonly renewIntervalMs: number;
+  /** Report `shard-stalled` after this long with records pending and the watermark not moving, and again as often. Default 60000. */
+  readonly stallWarningMs?: number;
   readonly scheduler: SchedulerLike;
-  /** Receives `checkpoint`, `lease-released`, `lease-lost`, `retrying` and `error` events. */
+  /** Receives `checkpoint`, `lease-released`, `lease-lost`, `shard-stalled`, `retrying` and `error` events. */
   readonly emit: (event: KinsumerEvent) => void;
   readonly stats?: StatReceiver;
 }
@@ -64,12 +67,15 @@ type Status =
 
 /** Creates the checkpointer of a freshly captured lease. */
 export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
-  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs } = options;
+  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, stallWarningMs = DEFAULTS.stallWarningMs } = options;
   if (!(commitFrequencyMs >= 0)) throw new RangeError('commitFrequencyMs must be >= 0');
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
+  if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
   const { shardId } = lease;
   const state = new CheckpointState(lease.checkpoint);
   const acks = new Subject<void>();
+  // The watermark moved, or records became pending: the stall clock starts again.
+  const progress = new Subject<void>();
   // Anything that may make a commit worth writing: an ack, a finish.
   const triggers = new Subject<void>();
   // Each successful write, which restarts the renewal clock.
@@ -155,7 +161,20 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     );
     // A loss found by any write, the release included, ends the loop with that LeaseLostError.
     const lost$ = status.pipe(mergeMap((s) => (s.kind === 'lost' ? throwError(() => s.error) : EMPTY)));
-    return merge(merge(commits$, renewals$).pipe(exhaustMapLatest(() => write$), ignoreElements()), lost$).pipe(takeUntil(ended));
+    // Records pending and the watermark stuck for stallWarningMs: a record that was never acked.
+    const stalls$ = progress.pipe(
+      startWith(undefined),
+      switchMap(() => {
+        if (state.pending === 0) return EMPTY;
+        const sinceMs = scheduler.now();
+        return interval(stallWarningMs, scheduler).pipe(tap(() => {
+          const oldest = state.oldest;
+          if (phase !== 'open' || oldest === undefined) return;
+          emit({ type: 'shard-stalled', shardId, oldest: positionOf(oldest), pending: state.pending, sinceMs: scheduler.now() - sinceMs });
+        }));
+      }),
+    );
+    return merge(merge(commits$, renewals$).pipe(exhaustMapLatest(() => write$)), lost$, stalls$).pipe(ignoreElements(), takeUntil(ended));
   }).pipe(share());
 
   const release = async (): Promise<void> => {
@@ -195,13 +214,17 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     acks$: acks.asObservable(),
     track(position: Position): () => void {
       const record = state.track(position);
+      if (state.pending === 1) progress.next();
       return () => {
+        const pendingBefore = state.pending;
         if (!state.ack(record)) return;
+        if (state.pending < pendingBefore) progress.next();
         acks.next();
         triggers.next();
       };
     },
     inFlight: () => state.inFlight,
+    pending: () => state.pending,
     finish(last: Position | undefined): Observable<void> {
       return defer(() => {
         if (!state.finished && phase === 'open') {
@@ -235,8 +258,10 @@ export function releaseOnFinalize<T>(checkpointer: Pick<Checkpointer, 'close'>, 
 }
 
 function checkpointPosition(checkpoint: StoredCheckpoint | undefined): CheckpointPosition | undefined {
-  if (checkpoint?.type !== 'position') return undefined;
-  const { sequenceNumber, subSequenceNumber } = checkpoint.position;
+  return checkpoint?.type === 'position' ? positionOf(checkpoint.position) : undefined;
+}
+
+function positionOf({ sequenceNumber, subSequenceNumber }: Position): CheckpointPosition {
   return subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
 }
 

@@ -60,6 +60,7 @@ export class LeaseSession {
       lease: held,
       commitFrequencyMs: options.commitFrequencyMs,
       renewIntervalMs: Math.max(1, Math.floor(options.leaseTtlMs / 3)),
+      stallWarningMs: options.stallWarningMs,
       scheduler: options.scheduler,
       emit,
       stats: options.stats,

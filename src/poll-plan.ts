@@ -17,11 +17,12 @@ export const ITERATOR_LIFETIME_MS = 300_000;
 export const DEFAULT_ITERATOR_MAX_AGE_MS = 270_000;
 
 /**
- * The `Limit` of the next GetRecords: the room left under `maxInFlightRecords`, at most
- * {@link MAX_RECORDS_PER_CALL}; 0 when the reader must wait for acks.
+ * The `Limit` of the next GetRecords: the room left under `maxInFlightRecords` by the records
+ * still pending (emitted, not yet under the watermark), at most {@link MAX_RECORDS_PER_CALL};
+ * 0 when the reader must wait for the watermark to move.
  */
-export function recordsLimit(maxInFlightRecords: number, inFlight: number): number {
-  return Math.max(0, Math.min(MAX_RECORDS_PER_CALL, maxInFlightRecords - inFlight));
+export function recordsLimit(maxInFlightRecords: number, pending: number): number {
+  return Math.max(0, Math.min(MAX_RECORDS_PER_CALL, maxInFlightRecords - pending));
 }
 
 /** What decides when the next GetRecords may go out. */

@@ -264,7 +264,7 @@ export interface FanOutPort {
 
 /**
  * What a shard reader needs from the checkpoint side of its lease: it registers every record it
- * emits, pauses while too many are unacked, and at the end of the shard waits until `Finished`
+ * emits, pauses while too many are pending, and at the end of the shard waits until `Finished`
  * is written.
  */
 export interface ShardTracker {
@@ -272,6 +272,12 @@ export interface ShardTracker {
   track(position: Position): () => void;
   /** Records emitted and not yet acked. */
   inFlight(): number;
+  /**
+   * Records emitted and not yet under the checkpoint watermark: unacked, or acked behind an unacked
+   * one. Readers pause while `maxInFlightRecords` are pending, so one record never acked stops the
+   * shard at that bound instead of letting the backlog behind it grow.
+   */
+  pending(): number;
   /** Emits after every ack that changed something. */
   readonly acks$: Observable<void>;
   /**

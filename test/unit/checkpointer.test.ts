@@ -207,6 +207,64 @@ describe('checkpointer', () => {
     });
   });
 
+  describe('stall warning (shard-stalled)', () => {
+    const STALL_MS = 1000;
+    type Stall = Extract<KinsumerEvent, { type: 'shard-stalled' }> & { readonly atMs: number };
+    /** A checkpointer whose shard-stalled events are logged with the virtual time they came at. */
+    const stalledOn = (scheduler: TestScheduler, stalls: Stall[]) => createCheckpointer({
+      store: scriptedStore(() => of(undefined)).store, lease: lease(), commitFrequencyMs: 100, renewIntervalMs: 500,
+      stallWarningMs: STALL_MS, scheduler, emit: (e) => { if (e.type === 'shard-stalled') stalls.push({ ...e, atMs: scheduler.now() }); },
+    });
+
+    it('records pending behind an unacked one for stallWarningMs: reported with the oldest record, again every stallWarningMs, until the watermark moves', () => {
+      const scheduler = testScheduler();
+      const stalls: Stall[] = [];
+      scheduler.run(({ cold }) => {
+        const checkpointer = stalledOn(scheduler, stalls);
+        const acks = [1, 2, 3].map((n) => checkpointer.track(at(n)));
+        const run = checkpointer.run$.subscribe();
+        // 2 and 3 acked at once, 1 only at 3500 ms: the watermark is stuck from 0 to 3500.
+        acks[1]?.();
+        acks[2]?.();
+        cold('3500ms a').subscribe(() => acks[0]?.());
+        cold('9000ms a').subscribe(() => run.unsubscribe());
+      });
+      expect(stalls).to.deep.equal([1000, 2000, 3000].map((sinceMs) => ({
+        type: 'shard-stalled', shardId: SHARD, oldest: at(1), pending: 3, sinceMs, atMs: sinceMs,
+      })));
+    });
+
+    it('the clock starts when the watermark last moved, or when records became pending, never earlier', () => {
+      const scheduler = testScheduler();
+      const stalls: Stall[] = [];
+      scheduler.run(({ cold }) => {
+        const checkpointer = stalledOn(scheduler, stalls);
+        const run = checkpointer.run$.subscribe();
+        const acks: Array<() => void> = [];
+        // Idle until 2500 ms, then 1 and 2 arrive; 1 is acked at 3200 ms (the watermark moves), 2 never.
+        cold('2500ms a').subscribe(() => { acks.push(checkpointer.track(at(1)), checkpointer.track(at(2))); });
+        cold('3200ms a').subscribe(() => acks[0]?.());
+        cold('5000ms a').subscribe(() => run.unsubscribe());
+      });
+      expect(stalls).to.deep.equal([{ type: 'shard-stalled', shardId: SHARD, oldest: at(2), pending: 1, sinceMs: 1000, atMs: 4200 }]);
+    });
+
+    it('an idle shard (nothing pending) and a shard whose watermark keeps moving are never reported', () => {
+      const scheduler = testScheduler();
+      const stalls: Stall[] = [];
+      scheduler.run(({ cold }) => {
+        const idle = stalledOn(scheduler, stalls);
+        const busy = stalledOn(scheduler, stalls);
+        const runs = [idle.run$.subscribe(), busy.run$.subscribe()];
+        // The busy shard always has records pending, but its oldest is acked every 600 ms.
+        const acks = Array.from({ length: 12 }, (_, i) => busy.track(at(i + 1)));
+        for (let i = 0; i < 12; i += 1) cold(`${600 * (i + 1)}ms a`).subscribe(() => acks[i]?.());
+        cold('10000ms a').subscribe(() => { for (const run of runs) run.unsubscribe(); });
+      });
+      expect(stalls).to.deep.equal([]);
+    });
+  });
+
   describe('lease renewal (W2)', () => {
     it('an idle shard keeps its lease while run$ is subscribed; without renewal another client takes it after the TTL', () => {
       const ttl = 3_000;
