@@ -25,6 +25,12 @@ export interface CheckpointerOptions {
   readonly store: LeaseStore;
   /** The lease as captured: its counter fences every write. */
   readonly lease: HeldLease;
+  /**
+   * Where reading really starts when the stored checkpoint does not say it (a LATEST or timestamp
+   * start, see `startToKeep`): written with the first write, and by a release with nothing acked.
+   * No record is emitted before it is stored.
+   */
+  readonly start?: StoredCheckpoint;
   /** Least time between two commits of this shard. */
   readonly commitFrequencyMs: number;
   /** Renew the lease after this long without a write (well within leaseTtlMs; the coordination layer passes leaseTtlMs / 3). */
@@ -72,7 +78,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
   if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
   const { shardId } = lease;
-  const state = new CheckpointState(lease.checkpoint);
+  const state = new CheckpointState(lease.checkpoint, options.start);
   const acks = new Subject<void>();
   // The watermark moved, or records became pending: the stall clock starts again.
   const progress = new Subject<void>();
@@ -112,7 +118,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   };
 
   // One write: snapshotted at subscription, retried while transient and while not closing.
-  const send = (operation: 'commit' | 'renew', request: () => Observable<void>): Observable<void> => defer(() => {
+  const send = (operation: 'commit' | 'renew', request: () => Observable<void>, onSuccess: () => void): Observable<void> => defer(() => {
     writing.next(writing.value + 1);
     let sentAtMs = scheduler.now();
     return defer(() => {
@@ -122,6 +128,8 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       retryTransient({ operation, shardId, scheduler, emit }),
       tap(() => {
         confirmedAtMs = Math.max(confirmedAtMs, sentAtMs);
+        onSuccess();
+        // After onSuccess: a reader waiting for the start to be stored looks again now.
         confirmed.next();
       }),
       catchError((error: unknown) => {
@@ -135,12 +143,12 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const write$ = defer(() => {
     if (phase !== 'open') return EMPTY;
     const decision = state.decide();
-    if (decision.changed) return send('commit', () => store.commit(lease, decision.write)).pipe(tap(() => onCommitted(decision)));
+    if (decision.changed) return send('commit', () => store.commit(lease, decision.write), () => onCommitted(decision));
     if (renewDue) {
-      return send('renew', () => store.renew(lease)).pipe(tap(() => {
+      return send('renew', () => store.renew(lease), () => {
         renewDue = false;
         written.next();
-      }));
+      });
     }
     return EMPTY;
   });
@@ -212,9 +220,12 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     shardId,
     run$,
     acks$: acks.asObservable(),
-    track(position: Position): () => void {
-      const record = state.track(position);
+    track(position: Position, arrivedAt?: Date): () => void {
+      const wasDirty = state.dirty;
+      const record = state.track(position, arrivedAt);
       if (state.pending === 1) progress.next();
+      // The first record narrowed a timestamp start: worth a commit even before its ack.
+      if (!wasDirty && state.dirty) triggers.next();
       return () => {
         const pendingBefore = state.pending;
         if (!state.ack(record)) return;
@@ -241,7 +252,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       closing ??= release();
       return closing;
     },
-    leaseConfirmed: () => scheduler.now() - confirmedAtMs < 2 * renewIntervalMs,
+    leaseConfirmed: () => state.startStored && scheduler.now() - confirmedAtMs < 2 * renewIntervalMs,
     confirmed$: confirmed.asObservable(),
     checkpoint: () => state.position,
     finishedWritten: () => state.finishedWritten || lease.finished,

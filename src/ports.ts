@@ -268,8 +268,11 @@ export interface FanOutPort {
  * is written.
  */
 export interface ShardTracker {
-  /** Registers a record about to be emitted, in emission (sequence) order; returns its ack (idempotent). */
-  track(position: Position): () => void;
+  /**
+   * Registers a record about to be emitted, in emission (sequence) order; returns its ack
+   * (idempotent). `arrivedAt` is its `ApproximateArrivalTimestamp` (the stream's clock).
+   */
+  track(position: Position, arrivedAt?: Date): () => void;
   /** Records emitted and not yet acked. */
   inFlight(): number;
   /**

@@ -105,7 +105,7 @@ export class ShardDelivery {
       room -= 1;
       const next = this.pending[this.head] as UserRecord;
       this.head += 1;
-      const ack = tracker.track(next.position);
+      const ack = tracker.track(next.position, next.approximateArrivalTimestamp);
       this.last = next;
       stats?.eventToClient?.(next.approximateArrivalTimestamp, this.retrievedAt);
       this.subscriber.next(new ShardRecord(shardId, next, ack));

@@ -79,13 +79,39 @@ describe('CheckpointState', () => {
       expect(() => state.track(at(12))).to.throw(RangeError, /finish/);
     });
 
-    it('an initial LATEST stays LATEST until a record is acked', () => {
-      const state = new CheckpointState({ type: 'LATEST' });
-      const record = state.track(at(1));
-      expect(state.position).to.deep.equal({ type: 'LATEST' });
-      expect(state.decide().write.checkpoint).to.deep.equal({ type: 'LATEST' });
-      state.ack(record);
+    it('a LATEST start kept as a timestamp is what the first write stores, and a release with nothing acked (R2)', () => {
+      const start: StoredCheckpoint = { type: 'AT_TIMESTAMP', timestamp: new Date(1_000_000) };
+      const state = new CheckpointState({ type: 'LATEST' }, start);
+      expect(state.startStored).to.equal(false);
+      const first = state.decide();
+      expect(first).to.deep.include({ changed: true, write: { checkpoint: start, finished: false } });
+      state.committed(first);
+      expect([state.startStored, state.dirty]).to.deep.equal([true, false]);
+      state.track(at(1));
+      expect(state.decide().write.checkpoint, 'no arrival time given: the start stays').to.deep.equal(start);
+    });
+
+    it('the first record of a timestamp start narrows the start to its arrival time (the stream\'s clock), later records do not', () => {
+      const state = new CheckpointState(undefined, { type: 'AT_TIMESTAMP', timestamp: new Date(9_000_000) });
+      state.committed(state.decide());
+      // Earlier than the kept start: the client's clock was ahead; the stream's clock wins.
+      const first = state.track(at(1), new Date(8_000_000));
+      expect(state.position).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(8_000_000) });
+      expect(state.dirty).to.equal(true);
+      state.track(at(2), new Date(8_500_000));
+      expect(state.position).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(8_000_000) });
+      state.ack(first);
       expect(state.position).to.deep.equal(stored(at(1)));
+    });
+
+    it('a start is not applied over a stored position, nor made dirty when it is already stored', () => {
+      const timestamp = new Date(5);
+      const positioned = new CheckpointState(stored(at(3)), { type: 'AT_TIMESTAMP', timestamp });
+      expect([positioned.position, positioned.dirty, positioned.startStored]).to.deep.equal([stored(at(3)), false, true]);
+      const kept = new CheckpointState({ type: 'AT_TIMESTAMP', timestamp: new Date(5) }, { type: 'AT_TIMESTAMP', timestamp });
+      expect([kept.dirty, kept.startStored]).to.deep.equal([false, true]);
+      positioned.track(at(4), new Date(1));
+      expect(positioned.position, 'arrival times never replace a position').to.deep.equal(stored(at(3)));
     });
 
     it('holds 10,000 records in flight and advances once when the first of them is acked last', () => {

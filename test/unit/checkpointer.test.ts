@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Observable, ReplaySubject, Subject, VirtualTimeScheduler, mergeMap, of, throwError } from 'rxjs';
+import { Observable, ReplaySubject, Subject, VirtualTimeScheduler, firstValueFrom, mergeMap, of, throwError } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { type Checkpointer, createCheckpointer, releaseOnFinalize } from '../../src/checkpointer.js';
 import { KinsumerError, LeaseLostError } from '../../src/errors.js';
@@ -204,6 +204,39 @@ describe('checkpointer', () => {
       });
       expect(errored).to.be.instanceOf(KinsumerError);
       expect((errored as KinsumerError).cause).to.equal(denied);
+    });
+  });
+
+  describe('a start to keep (LATEST or a timestamp, R2)', () => {
+    const start: StoredCheckpoint = { type: 'AT_TIMESTAMP', timestamp: new Date(1_000) };
+
+    it('is committed at once, and no record may be emitted (leaseConfirmed false) until that write succeeds', () => {
+      const scheduler = testScheduler();
+      const confirmedAt: Array<[number, boolean]> = [];
+      scheduler.run(({ cold, expectObservable }) => {
+        const scripted = scriptedStore(() => cold('40ms (a|)', { a: undefined }));
+        const checkpointer = createCheckpointer({
+          store: scripted.store, lease: lease({ checkpoint: { type: 'LATEST' } }), start, commitFrequencyMs: 100, renewIntervalMs: 500, scheduler, emit: () => undefined,
+        });
+        const run = checkpointer.run$.subscribe();
+        for (const t of [0, 39, 40]) cold(`${t}ms a`).subscribe(() => confirmedAt.push([t, checkpointer.leaseConfirmed?.() ?? true]));
+        expectObservable(checkpointer.confirmed$ ?? cold('-'), '^ 100ms !').toBe('40ms a', { a: undefined });
+        cold('100ms a').subscribe(() => run.unsubscribe());
+        scheduler.flush();
+        expect(scripted.log.map((entry) => [entry.op, entry.write?.checkpoint])).to.deep.equal([['commit', start]]);
+      });
+      expect(confirmedAt).to.deep.equal([[0, false], [39, false], [40, true]]);
+    });
+
+    it('a release with nothing acked writes it', async () => {
+      const scheduler = new VirtualTimeScheduler();
+      const store = new MemoryLeaseStore({ clientId: 'me', leaseTtlMs: 3_000, now: () => scheduler.now() });
+      const held = await firstValueFrom(store.capture(SHARD));
+      if (held === undefined) throw new Error('capture failed');
+      const checkpointer = createCheckpointer({ store, lease: held, start, commitFrequencyMs: 100, renewIntervalMs: 500, scheduler, emit: () => undefined });
+      checkpointer.track(at(1));
+      await checkpointer.close();
+      expect(store.row(SHARD)).to.deep.include({ ownerId: undefined, checkpoint: start });
     });
   });
 

@@ -8,6 +8,7 @@ import { ShardReadError } from '../../src/shard-delivery.js';
 import { ConfigError, CorruptCheckpointError } from '../../src/errors.js';
 import { prepareReadMode, readerFor } from '../../src/read-mode.js';
 import { readShard } from '../../src/shard-reader.js';
+import { START_SKEW_MARGIN_MS } from '../../src/start-position.js';
 import { consumerArn, consumerStep, ensureConsumer } from '../../src/stream-consumer.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { LeaseLostError } from '../../src/errors.js';
@@ -453,8 +454,8 @@ describe('fan-out plan (pure)', () => {
     });
     expect(planSubscribe(origin, { position: { sequenceNumber: '200' }, aggregateDone: true }, '300', new Date(0)))
       .to.deep.equal({ iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: '300' } });
-    // A LATEST start that has seen nothing resumes at the time of its first request.
-    expect(planSubscribe({ iteratorStart: { type: 'LATEST' } }, undefined, undefined, new Date(42)))
+    // A LATEST start that has seen nothing resumes at the time of its first request (less the skew margin).
+    expect(planSubscribe({ iteratorStart: { type: 'LATEST' } }, undefined, undefined, new Date(START_SKEW_MARGIN_MS + 42)))
       .to.deep.equal({ iteratorStart: { type: 'AT_TIMESTAMP', timestamp: new Date(42) } });
   });
 });
