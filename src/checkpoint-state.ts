@@ -58,11 +58,14 @@ export class CheckpointState {
 
   /**
    * @param initial the checkpoint stored at capture.
-   * @param start where reading really starts, when the stored checkpoint does not say it (a
-   * `LATEST` or timestamp start, see `startToKeep`): it replaces an `initial` that is not a position
-   * and is dirty, so the first write stores it and a hand-off before the first ack keeps it.
+   * @param options.start where reading really starts, when the stored checkpoint does not say it
+   * (a `LATEST` or timestamp start, see `startToKeep`): it replaces an `initial` that is not a
+   * position and is dirty, so the first write stores it and a hand-off before the first ack keeps it.
+   * @param options.finished the row is `Finished` already: it is never written again.
    */
-  constructor(initial: StoredCheckpoint | undefined, start?: StoredCheckpoint) {
+  constructor(initial: StoredCheckpoint | undefined, options: { readonly start?: StoredCheckpoint | undefined; readonly finished?: boolean } = {}) {
+    const { start, finished = false } = options;
+    this.#finishedWritten = finished;
     this.#position = initial;
     if (initial?.type === 'position') this.#cache(initial.position);
     else if (start !== undefined && !sameStart(start, initial)) {
@@ -92,7 +95,7 @@ export class CheckpointState {
     return this.#finished;
   }
 
-  /** `Finished` was written (a commit or release with `finished: true` succeeded). */
+  /** `Finished` is stored: the row was `Finished` at capture, or a commit or release with `finished: true` succeeded. */
   get finishedWritten(): boolean {
     return this.#finishedWritten;
   }
@@ -163,14 +166,6 @@ export class CheckpointState {
     this.#unacked -= 1;
     if (this.#queue[this.#head] === record) this.#advance();
     return true;
-  }
-
-  /** Moves the position directly, the Go kinsumer's way (auto-checkpoint on hand-off); no tracking. */
-  update(position: Position): void {
-    if (this.#position?.type === 'position' && comparePositions(this.#position.position, position) === 0) return;
-    this.#position = { type: 'position', position };
-    this.#cache(position);
-    this.#version += 1;
   }
 
   /** The shard is closed; `last` is its last record read since the capture (`undefined`: none). */

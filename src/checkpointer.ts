@@ -78,7 +78,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
   if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
   const { shardId } = lease;
-  const state = new CheckpointState(lease.checkpoint, options.start);
+  const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished });
   const acks = new Subject<void>();
   // The watermark moved, or records became pending: the stall clock starts again.
   const progress = new Subject<void>();
