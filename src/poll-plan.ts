@@ -7,12 +7,9 @@ export const MAX_RECORDS_PER_CALL = 10_000;
 /** Kinesis allows this many GetRecords per second per shard (shared by every reader of the shard). */
 export const MAX_CALLS_PER_SECOND = 5;
 
-/** A shard iterator expires this long after it was issued. */
-export const ITERATOR_LIFETIME_MS = 300_000;
-
 /**
- * A held iterator older than this is rebuilt before use instead of being sent to expire: the
- * lifetime less a margin for the request's own latency and clock drift.
+ * A held iterator older than this is rebuilt before use instead of being sent to expire: Kinesis
+ * iterators live 300000 ms, less a margin for the request's own latency and clock drift.
  */
 export const DEFAULT_ITERATOR_MAX_AGE_MS = 270_000;
 
