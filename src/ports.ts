@@ -292,7 +292,8 @@ export interface ShardTracker {
    * `false` while the lease may have expired unseen: no write has confirmed it for longer than
    * renewals allow (a process frozen by SIGSTOP or a long pause, woken up after its TTL). Readers
    * emit nothing then, until a write confirms the lease or finds it lost, so a zombie does not
-   * hand out a backlog it no longer owns. Absent: always confirmed.
+   * hand out a backlog it no longer owns. Also `false` until a kept start (a LATEST or timestamp
+   * start) is stored, so no record goes out that a hand-off could skip. Absent: always confirmed.
    */
   leaseConfirmed?(): boolean;
   /** Emits after each write that confirmed the lease (a reader held back by {@link ShardTracker.leaseConfirmed} waits for it). */
