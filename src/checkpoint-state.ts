@@ -45,6 +45,8 @@ export class CheckpointState {
   #sub = WHOLE;
   #version = 0;
   #committedVersion = 0;
+  // The version a write must reach for the start given to the constructor to be stored (0: none to store).
+  #startVersion = 0;
   // Tracked records beyond the watermark, oldest first; entries before #head are already released.
   #queue: (Entry | undefined)[] = [];
   #head = 0;
@@ -54,10 +56,23 @@ export class CheckpointState {
   #final: Position | undefined;
   #finishedWritten = false;
 
-  /** @param initial the checkpoint stored at capture (`LATEST` stays `LATEST` until a record is acked). */
-  constructor(initial: StoredCheckpoint | undefined) {
+  /**
+   * @param initial the checkpoint stored at capture.
+   * @param options.start where reading really starts, when the stored checkpoint does not say it
+   * (a `LATEST` or timestamp start, see `startToKeep`): it replaces an `initial` that is not a
+   * position and is dirty, so the first write stores it and a hand-off before the first ack keeps it.
+   * @param options.finished the row is `Finished` already: it is never written again.
+   */
+  constructor(initial: StoredCheckpoint | undefined, options: { readonly start?: StoredCheckpoint | undefined; readonly finished?: boolean } = {}) {
+    const { start, finished = false } = options;
+    this.#finishedWritten = finished;
     this.#position = initial;
     if (initial?.type === 'position') this.#cache(initial.position);
+    else if (start !== undefined && !sameStart(start, initial)) {
+      this.#position = start;
+      this.#version = 1;
+      this.#startVersion = 1;
+    }
   }
 
   /** The checkpoint to store: the watermark, or the initial checkpoint until something was acked. */
@@ -70,12 +85,17 @@ export class CheckpointState {
     return this.#version !== this.#committedVersion;
   }
 
+  /** The start given to the constructor is stored (a write of it succeeded), or there was none to store. */
+  get startStored(): boolean {
+    return this.#committedVersion >= this.#startVersion;
+  }
+
   /** {@link finish} was called: the shard is closed. */
   get finished(): boolean {
     return this.#finished;
   }
 
-  /** `Finished` was written (a commit or release with `finished: true` succeeded). */
+  /** `Finished` is stored: the row was `Finished` at capture, or a commit or release with `finished: true` succeeded. */
   get finishedWritten(): boolean {
     return this.#finishedWritten;
   }
@@ -100,12 +120,21 @@ export class CheckpointState {
     return this.#queue.length - this.#head;
   }
 
+  /** The oldest record beyond the watermark (always unacked: it is what holds the watermark back); `undefined` when none. */
+  get oldest(): Position | undefined {
+    return this.#queue[this.#head]?.position;
+  }
+
   /**
    * Registers a record about to be emitted. Positions must strictly increase, and start after the
    * current position: a record at or before the checkpoint was consumed already.
+   *
+   * The first record of a timestamp start (a `LATEST` start kept as a timestamp) narrows that start
+   * to `arrivedAt`, its arrival time on the stream's own clock: nothing after the start came before
+   * it, so the start no longer depends on the client's clock.
    * @throws RangeError on a malformed or out-of-order position, or after {@link finish}.
    */
-  track(position: Position): TrackedRecord {
+  track(position: Position, arrivedAt?: Date): TrackedRecord {
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
     if (!isSequenceNumber(position.sequenceNumber)) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
     const sub = position.subSequenceNumber ?? WHOLE;
@@ -114,6 +143,11 @@ export class CheckpointState {
     const before = this.#lastTracked ?? (this.#sequence === undefined ? undefined : { sequence: this.#sequence, sub: this.#sub });
     if (before !== undefined && compare(sequence, sub, before.sequence, before.sub) <= 0) {
       throw new RangeError(`record ${describe(position)} is not after ${this.#lastTracked === undefined ? 'the checkpoint' : 'the previous record'}`);
+    }
+    if (this.#lastTracked === undefined && arrivedAt !== undefined && this.#position?.type === 'AT_TIMESTAMP'
+      && this.#position.timestamp.getTime() !== arrivedAt.getTime()) {
+      this.#position = { type: 'AT_TIMESTAMP', timestamp: arrivedAt };
+      this.#version += 1;
     }
     const entry = new Entry(position, sequence, sub);
     this.#queue.push(entry);
@@ -132,14 +166,6 @@ export class CheckpointState {
     this.#unacked -= 1;
     if (this.#queue[this.#head] === record) this.#advance();
     return true;
-  }
-
-  /** Moves the position directly, the Go kinsumer's way (auto-checkpoint on hand-off); no tracking. */
-  update(position: Position): void {
-    if (this.#position?.type === 'position' && comparePositions(this.#position.position, position) === 0) return;
-    this.#position = { type: 'position', position };
-    this.#cache(position);
-    this.#version += 1;
   }
 
   /** The shard is closed; `last` is its last record read since the capture (`undefined`: none). */
@@ -187,6 +213,11 @@ export class CheckpointState {
     this.#sequence = BigInt(position.sequenceNumber);
     this.#sub = position.subSequenceNumber ?? WHOLE;
   }
+}
+
+function sameStart(a: StoredCheckpoint, b: StoredCheckpoint | undefined): boolean {
+  if (a.type === 'AT_TIMESTAMP' && b?.type === 'AT_TIMESTAMP') return a.timestamp.getTime() === b.timestamp.getTime();
+  return a.type === b?.type && a.type !== 'position';
 }
 
 function describe(position: Position): string {

@@ -1,17 +1,19 @@
-// One leased shard's checkpointer: acks move the pure CheckpointState; a commit loop writes it
-// through the lease store at most every commitFrequencyMs, one write at a time, and renews the
-// lease when nothing changed (an idle shard keeps its lease, W2); close() writes the final acked
-// position with the release. A fenced write means another client took the lease: that shard stops
-// with LeaseLostError, the consumer carries on.
+// One leased shard's checkpointer. Acks move the pure CheckpointState; every write of the lease —
+// commit, renewal, release — goes through one lane, one at a time: `throttle` with the write as
+// its duration sends a request at once when the lane is free and keeps the latest request that
+// came meanwhile for the moment it is free again. Commits are asked for at most every
+// commitFrequencyMs, renewals after renewIntervalMs without a write (an idle shard keeps its
+// lease, W2), the release once, by close(). A fenced write means another client took the lease:
+// that shard stops with LeaseLostError, the consumer carries on.
 import {
-  type MonoTypeOperatorFunction, type Observable, type SchedulerLike, BehaviorSubject, EMPTY, ReplaySubject, Subject,
-  catchError, defer, filter, finalize, first, firstValueFrom, identity, ignoreElements, interval, lastValueFrom, merge,
-  mergeMap, share, startWith, switchMap, takeUntil, tap, throttleTime, throwError,
+  type Observable, type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, defer, endWith, filter, first,
+  identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, share, startWith, switchMap, take, takeUntil,
+  tap, throttle, throttleTime, throwError,
 } from 'rxjs';
 import { retryTransient } from './backoff.js';
 import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
-import { exhaustMapLatest } from './operators/exhaust-map-latest.js';
+import { DEFAULTS } from './options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from './ports.js';
 import type { Position } from './sequence-number.js';
 import type { CheckpointPosition, KinsumerEvent, StatReceiver } from './types.js';
@@ -24,219 +26,257 @@ export interface CheckpointerOptions {
   readonly store: LeaseStore;
   /** The lease as captured: its counter fences every write. */
   readonly lease: HeldLease;
+  /**
+   * Where reading really starts when the stored checkpoint does not say it (a LATEST or timestamp
+   * start, see `startToKeep`): written with the first write, and by a release with nothing acked.
+   * No record is emitted before it is stored.
+   */
+  readonly start?: StoredCheckpoint;
   /** Least time between two commits of this shard. */
   readonly commitFrequencyMs: number;
   /** Renew the lease after this long without a write (well within leaseTtlMs; the coordination layer passes leaseTtlMs / 3). */
   readonly renewIntervalMs: number;
+  /** Report `shard-stalled` after this long with records pending and the watermark not moving, and again as often. Default 60000. */
+  readonly stallWarningMs?: number;
   readonly scheduler: SchedulerLike;
-  /** Receives `checkpoint`, `lease-released`, `lease-lost`, `retrying` and `error` events. */
+  /** Receives `checkpoint`, `lease-released`, `lease-lost`, `shard-stalled`, `retrying` and `error` events. */
   readonly emit: (event: KinsumerEvent) => void;
   readonly stats?: StatReceiver;
 }
 
-/** A {@link ShardTracker} that also runs the commit loop and releases the lease. */
+/** A {@link ShardTracker} that also runs the write lane and releases the lease. */
 export interface Checkpointer extends ShardTracker {
   readonly shardId: string;
   /**
-   * The commit and renewal loop, while subscribed (shared: one loop however many subscribers).
-   * Never emits; completes after {@link Checkpointer.close}; errors with `LeaseLostError` when a
-   * write (the release included) is fenced, or with a `KinsumerError` on a fatal store error.
-   * Transient errors are retried.
+   * The write lane (commits, renewals, the release) and the stall clock, while subscribed (shared:
+   * one lane however many subscribers). Never emits; completes after the release; errors with
+   * `LeaseLostError` when a write (the release included) is fenced, or with a `KinsumerError` on
+   * a fatal store error. Transient errors are retried.
    */
   readonly run$: Observable<never>;
   /**
-   * Idempotent: waits for a write in flight, then releases the lease writing the latest acked
-   * position (and `Finished` when the Go rule allows). Does nothing once the lease was lost.
-   * Never rejects: failures are reported as events.
+   * Idempotent: the release goes through the lane after the write in flight, writing the latest
+   * acked position (and `Finished` when the Go rule allows). Does nothing once the lease was lost
+   * or a write failed. Never rejects: failures are reported as events.
    */
   close(): Promise<void>;
-  /** The latest acked checkpoint (the watermark), written or not. */
+  /** The latest acked checkpoint (the watermark, or the start kept until the first ack), written or not. */
   checkpoint(): StoredCheckpoint | undefined;
   /** `Finished` is stored for this shard. */
   finishedWritten(): boolean;
 }
 
-type Status =
+/** Where the lease stands: the one state machine of the lane, close() and finish(). */
+type Phase =
+  /** Holding the lease: commits and renewals go out. */
   | { readonly kind: 'open' }
-  | { readonly kind: 'finished' }
+  /** close() was called: no more commits or renewals, the release is the last write. */
+  | { readonly kind: 'closing' }
+  /** Released, or the release failed for good (reported; the lease then expires on its own). */
   | { readonly kind: 'closed' }
-  | { readonly kind: 'lost'; readonly error: LeaseLostError };
+  /** A write was fenced: another client holds the lease. */
+  | { readonly kind: 'lost'; readonly error: LeaseLostError }
+  /** A write failed for good (access denied, a missing table). */
+  | { readonly kind: 'failed'; readonly error: KinsumerError };
+
+/** What goes through the lane. `write`: a commit if something changed, else a renewal if one is due. */
+type Request = 'write' | 'release';
 
 /** Creates the checkpointer of a freshly captured lease. */
 export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
-  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs } = options;
+  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, stallWarningMs = DEFAULTS.stallWarningMs } = options;
   if (!(commitFrequencyMs >= 0)) throw new RangeError('commitFrequencyMs must be >= 0');
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
+  if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
   const { shardId } = lease;
-  const state = new CheckpointState(lease.checkpoint);
+  const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished });
+  const phase = new BehaviorSubject<Phase>({ kind: 'open' });
+  // Each ack that changed something: wakes a reader waiting for room, and asks for a commit.
   const acks = new Subject<void>();
-  // Anything that may make a commit worth writing: an ack, a finish.
-  const triggers = new Subject<void>();
-  // Each successful write, which restarts the renewal clock.
-  const written = new Subject<void>();
-  // Writes in flight: a count, not a flag, because the next write can start (from the completion
-  // of the previous one) before the previous one's finalize runs.
-  const writing = new BehaviorSubject(0);
-  const status = new BehaviorSubject<Status>(lease.finished ? { kind: 'finished' } : { kind: 'open' });
-  const ended = new ReplaySubject<void>(1);
+  // A commit worth asking for without an ack: finish(), or a first record narrowing the kept start.
+  const commitWanted = new Subject<void>();
+  // Each write that confirmed the lease: restarts the renewal clock, wakes a reader held back by leaseConfirmed().
+  const confirmed = new Subject<void>();
+  // The watermark moved, or records became pending: restarts the stall clock.
+  const progress = new Subject<void>();
   // When the last write that confirmed the lease was sent (its LastUpdate is no earlier); the
   // capture has just confirmed it. Renewals come every renewIntervalMs (a third of the TTL): two
   // intervals without a confirmation leave the lease a third of its TTL from being takeable.
-  const confirmed = new Subject<void>();
   let confirmedAtMs = scheduler.now();
-  let phase: 'open' | 'closing' | 'closed' | 'lost' = 'open';
   let renewDue = false;
   let closing: Promise<void> | undefined;
 
-  const lose = (error: LeaseLostError): void => {
-    if (phase === 'lost') return;
-    phase = 'lost';
-    emit({ type: 'lease-lost', shardId, error });
-    status.next({ kind: 'lost', error });
+  const lose = (error: LeaseLostError): LeaseLostError => {
+    if (phase.value.kind !== 'lost') {
+      emit({ type: 'lease-lost', shardId, error });
+      phase.next({ kind: 'lost', error });
+    }
+    return error;
   };
 
-  const onCommitted = (decision: CommitDecision): void => {
-    state.committed(decision);
-    renewDue = false;
-    const checkpoint = checkpointPosition(decision.write.checkpoint);
-    if (checkpoint !== undefined) stats?.checkpoint?.();
-    emit({ type: 'checkpoint', shardId, checkpoint, finished: decision.write.finished });
-    if (decision.write.finished && status.value.kind === 'open') status.next({ kind: 'finished' });
-    written.next();
+  const fail = (error: unknown, message: string): KinsumerError => {
+    const failure = asKinsumerError(error, message);
+    phase.next({ kind: 'failed', error: failure });
+    return failure;
   };
 
-  // One write: snapshotted at subscription, retried while transient and while not closing.
-  const send = (operation: 'commit' | 'renew', request: () => Observable<void>): Observable<void> => defer(() => {
-    writing.next(writing.value + 1);
+  // A commit or a renewal, retried while transient; a retry after close() sends nothing (the
+  // release that follows writes the latest position anyway).
+  const confirm = (operation: 'commit' | 'renew', request: () => Observable<void>, onWritten: () => void): Observable<never> => defer(() => {
     let sentAtMs = scheduler.now();
     return defer(() => {
+      if (phase.value.kind !== 'open') return EMPTY;
       sentAtMs = scheduler.now();
-      return phase === 'open' ? request() : EMPTY;
+      return request();
     }).pipe(
       retryTransient({ operation, shardId, scheduler, emit }),
       tap(() => {
         confirmedAtMs = Math.max(confirmedAtMs, sentAtMs);
+        renewDue = false;
+        onWritten();
+        // After onWritten: a reader waiting for the kept start to be stored looks again now.
         confirmed.next();
       }),
-      catchError((error: unknown) => {
-        if (error instanceof LeaseLostError) lose(error);
-        return throwError(() => asKinsumerError(error, `${operation} of shard ${shardId} failed`));
-      }),
-      finalize(() => writing.next(writing.value - 1)),
+      ignoreElements(),
+      catchError((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `${operation} of shard ${shardId} failed`)))),
     );
   });
 
-  const write$ = defer(() => {
-    if (phase !== 'open') return EMPTY;
+  const committed = (decision: CommitDecision): void => {
+    state.committed(decision);
+    const checkpoint = checkpointPosition(decision.write.checkpoint);
+    if (checkpoint !== undefined) stats?.checkpoint?.();
+    // A commit that only stored the kept start is, for the application, a renewal.
+    if (checkpoint !== undefined || decision.write.finished) emit({ type: 'checkpoint', shardId, checkpoint, finished: decision.write.finished });
+  };
+
+  const release = (): Observable<never> => defer(() => {
     const decision = state.decide();
-    if (decision.changed) return send('commit', () => store.commit(lease, decision.write)).pipe(tap(() => onCommitted(decision)));
-    if (renewDue) {
-      return send('renew', () => store.renew(lease)).pipe(tap(() => {
-        renewDue = false;
-        written.next();
-      }));
-    }
+    return store.release(lease, decision.write).pipe(
+      retryTransient({ operation: 'release', shardId, scheduler, emit, maxRetries: RELEASE_RETRIES }),
+      ignoreElements(),
+      tap({
+        complete: () => {
+          state.committed(decision);
+          const checkpoint = checkpointPosition(decision.write.checkpoint);
+          if (checkpoint !== undefined) stats?.checkpoint?.();
+          emit({ type: 'lease-released', shardId, checkpoint, finished: state.finishedWritten });
+          phase.next({ kind: 'closed' });
+        },
+      }),
+      catchError((error: unknown) => {
+        if (error instanceof LeaseLostError) return throwError(() => lose(error));
+        emit({ type: 'error', shardId, error: asKinsumerError(error, `releasing shard ${shardId} failed`) });
+        phase.next({ kind: 'closed' });
+        return EMPTY;
+      }),
+    );
+  });
+
+  // The write a request stands for, decided when the lane gets to it (so it carries the latest state).
+  const write = (request: Request): Observable<never> => defer(() => {
+    if (request === 'release') return phase.value.kind === 'closing' ? release() : EMPTY;
+    if (phase.value.kind !== 'open') return EMPTY;
+    const decision = state.decide();
+    if (decision.changed) return confirm('commit', () => store.commit(lease, decision.write), () => committed(decision));
+    if (renewDue) return confirm('renew', () => store.renew(lease), () => undefined);
     return EMPTY;
   });
 
+  // Records pending and the watermark stuck for stallWarningMs: a record that was never acked.
+  const stalls$ = progress.pipe(
+    startWith(undefined),
+    switchMap(() => {
+      if (state.pending === 0) return EMPTY;
+      const sinceMs = scheduler.now();
+      return interval(stallWarningMs, scheduler).pipe(tap(() => {
+        const oldest = state.oldest;
+        if (oldest !== undefined) emit({ type: 'shard-stalled', shardId, oldest: positionOf(oldest), pending: state.pending, sinceMs: scheduler.now() - sinceMs });
+      }));
+    }),
+  );
+
   const run$ = defer(() => {
-    const current = status.value;
-    if (current.kind === 'lost') return throwError(() => current.error);
-    if (phase !== 'open') return EMPTY;
-    // Acks from before the loop started still deserve their commit.
-    const commits$ = triggers.pipe(
+    const current = phase.value;
+    if (current.kind === 'lost' || current.kind === 'failed') return throwError(() => current.error);
+    if (current.kind === 'closed') return EMPTY;
+    const closing$ = phase.pipe(filter((p) => p.kind !== 'open'), take(1));
+    // Acks from before the lane started, and a kept start, still deserve their commit.
+    const commits$ = merge(acks, commitWanted).pipe(
       state.decide().changed ? startWith(undefined) : identity,
       throttleTime(commitFrequencyMs, scheduler, { leading: true, trailing: true }),
     );
-    const renewals$ = written.pipe(
+    const renewals$ = confirmed.pipe(
       startWith(undefined),
       switchMap(() => interval(renewIntervalMs, scheduler)),
       tap(() => { renewDue = true; }),
     );
-    // A loss found by any write, the release included, ends the loop with that LeaseLostError.
-    const lost$ = status.pipe(mergeMap((s) => (s.kind === 'lost' ? throwError(() => s.error) : EMPTY)));
-    return merge(merge(commits$, renewals$).pipe(exhaustMapLatest(() => write$), ignoreElements()), lost$).pipe(takeUntil(ended));
+    const requests$ = merge(
+      merge(commits$, renewals$).pipe(map((): Request => 'write'), takeUntil(closing$)),
+      phase.pipe(filter((p) => p.kind === 'closing'), map((): Request => 'release')),
+    );
+    // One write at a time; a request that comes while one is in flight waits for it (the latest only).
+    const lane$ = requests$.pipe(throttle((request) => write(request).pipe(endWith(null)), { leading: true, trailing: true }));
+    return merge(lane$, stalls$.pipe(takeUntil(closing$))).pipe(
+      ignoreElements(),
+      takeUntil(phase.pipe(filter((p) => p.kind === 'closed'))),
+    );
   }).pipe(share());
-
-  const release = async (): Promise<void> => {
-    if (phase !== 'open') return;
-    phase = 'closing';
-    try {
-      await firstValueFrom(writing.pipe(filter((count) => count === 0)));
-      // The write that was in flight may have found the lease lost.
-      if (phase !== 'closing') return;
-      const decision = state.decide();
-      await lastValueFrom(
-        store.release(lease, decision.write).pipe(retryTransient({ operation: 'release', shardId, scheduler, emit, maxRetries: RELEASE_RETRIES })),
-        { defaultValue: undefined },
-      );
-      state.committed(decision);
-      phase = 'closed';
-      const checkpoint = checkpointPosition(decision.write.checkpoint);
-      if (checkpoint !== undefined) stats?.checkpoint?.();
-      if (decision.write.finished && status.value.kind === 'open') status.next({ kind: 'finished' });
-      emit({ type: 'lease-released', shardId, checkpoint, finished: status.value.kind === 'finished' });
-    } catch (error) {
-      if (error instanceof LeaseLostError) lose(error);
-      else {
-        phase = 'closed';
-        emit({ type: 'error', shardId, error: asKinsumerError(error, `releasing shard ${shardId} failed`) });
-      }
-    } finally {
-      if (status.value.kind === 'open') status.next({ kind: 'closed' });
-      ended.next();
-      ended.complete();
-    }
-  };
 
   return {
     shardId,
     run$,
     acks$: acks.asObservable(),
-    track(position: Position): () => void {
-      const record = state.track(position);
+    track(position: Position, arrivedAt?: Date): () => void {
+      const wasDirty = state.dirty;
+      const record = state.track(position, arrivedAt);
+      if (state.pending === 1) progress.next();
+      // The first record narrowed a kept start: worth storing before any ack.
+      if (!wasDirty && state.dirty) commitWanted.next();
       return () => {
+        const pendingBefore = state.pending;
         if (!state.ack(record)) return;
+        if (state.pending < pendingBefore) progress.next();
         acks.next();
-        triggers.next();
       };
     },
     inFlight: () => state.inFlight,
+    pending: () => state.pending,
     finish(last: Position | undefined): Observable<void> {
       return defer(() => {
-        if (!state.finished && phase === 'open') {
+        if (!state.finished && phase.value.kind === 'open') {
           state.finish(last);
-          triggers.next();
+          commitWanted.next();
         }
-        return status.pipe(
-          first((s) => s.kind !== 'open'),
-          mergeMap((s) => (s.kind === 'lost' ? throwError(() => s.error) : EMPTY)),
+        // Done once Finished is stored or the lease is given up; a loss or a failure first is an error.
+        return merge(phase, confirmed).pipe(
+          map(() => phase.value),
+          first((p) => state.finishedWritten || (p.kind !== 'open' && p.kind !== 'closing')),
+          mergeMap((p) => ((p.kind === 'lost' || p.kind === 'failed') && !state.finishedWritten ? throwError(() => p.error) : EMPTY)),
         );
       });
     },
     close(): Promise<void> {
-      closing ??= release();
+      closing ??= (async () => {
+        if (phase.value.kind !== 'open') return;
+        phase.next({ kind: 'closing' });
+        // The lane (started here when nobody runs it) ends with the release; a loss it finds is an event.
+        await lastValueFrom(run$, { defaultValue: undefined }).catch(() => undefined);
+      })();
       return closing;
     },
-    leaseConfirmed: () => scheduler.now() - confirmedAtMs < 2 * renewIntervalMs,
+    leaseConfirmed: () => state.startStored && scheduler.now() - confirmedAtMs < 2 * renewIntervalMs,
     confirmed$: confirmed.asObservable(),
     checkpoint: () => state.position,
-    finishedWritten: () => state.finishedWritten || lease.finished,
+    finishedWritten: () => state.finishedWritten,
   };
 }
 
-/**
- * Closes the checkpointer when the pipeline it is used in ends (completion, error or unsubscribe).
- * `finalize` cannot wait, so it starts the release and hands the promise to `register`; the
- * client's `stop()` awaits every registered promise.
- */
-export function releaseOnFinalize<T>(checkpointer: Pick<Checkpointer, 'close'>, register: (done: Promise<void>) => void): MonoTypeOperatorFunction<T> {
-  return (source) => source.pipe(finalize(() => register(checkpointer.close())));
+function checkpointPosition(checkpoint: StoredCheckpoint | undefined): CheckpointPosition | undefined {
+  return checkpoint?.type === 'position' ? positionOf(checkpoint.position) : undefined;
 }
 
-function checkpointPosition(checkpoint: StoredCheckpoint | undefined): CheckpointPosition | undefined {
-  if (checkpoint?.type !== 'position') return undefined;
-  const { sequenceNumber, subSequenceNumber } = checkpoint.position;
+function positionOf({ sequenceNumber, subSequenceNumber }: Position): CheckpointPosition {
   return subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
 }
 

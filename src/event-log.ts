@@ -31,6 +31,9 @@ export function logEvent(logger: Logger, event: KinsumerEvent): void {
     case 'retrying':
       logger.warn({ operation: event.operation, attempt: event.attempt, delayMs: event.delayMs, shardId: event.shardId, err: event.error }, 'kinsumer: retrying after a transient error');
       return;
+    case 'shard-stalled':
+      logger.warn({ shardId: event.shardId, oldest: event.oldest, pending: event.pending, sinceMs: event.sinceMs }, 'kinsumer: shard stalled: a record was not acked, its checkpoint does not move');
+      return;
     case 'record-undecodable':
       logger.warn({ shardId: event.shardId, sequenceNumber: event.sequenceNumber, err: event.error }, 'kinsumer: KPL aggregate could not be decoded; delivered as the raw record');
       return;

@@ -4,12 +4,9 @@ import type { IteratorPlan } from './start-position.js';
 import { type Delivered, planResume } from './start-position.js';
 import { comparePositions } from './sequence-number.js';
 
-/** The service ends every subscription after this long. */
-export const SUBSCRIPTION_LIFETIME_MS = 300_000;
-
 /**
- * A subscription is renewed this long after it started, before the service ends it: a margin for
- * clock drift, and a bound on how long a silently dead connection can hold a shard.
+ * A subscription is renewed this long after it started, before the service ends it (at 300000
+ * ms): a margin for clock drift, and a bound on how long a silently dead connection can hold a shard.
  */
 export const DEFAULT_RENEW_AFTER_MS = 290_000;
 

@@ -30,9 +30,9 @@ export interface ReadFanOutOptions extends Omit<ReadShardOptions, 'stream' | 'th
 /**
  * Reads one shard through SubscribeToShard from `start` to its end (if it has one), emitting user
  * records in sequence order, with the guarantees of the polling reader: no event is pulled while
- * `maxInFlightRecords` emitted records are unacked; after any drop (a failed connection, a renewal,
- * `ResourceInUseException`) reading resumes right after the last emitted record; at the end of a
- * closed shard it waits until `tracker.finish` completes, emits `shard-finished`, then completes.
+ * `maxInFlightRecords` emitted records are pending (unacked, or acked behind an unacked one);
+ * after any drop (a failed connection, a renewal, `ResourceInUseException`) reading resumes right
+ * after the last emitted record; at the end of a closed shard it waits until `tracker.finish` completes, emits `shard-finished`, then completes.
  * Unsubscribing ends the subscription (aborts the request) and every timer.
  */
 export function readFanOut(options: ReadFanOutOptions): Observable<KinsumerRecord> {

@@ -7,7 +7,7 @@ import { KinsumerError, LeaseLostError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
-import { planStart } from './start-position.js';
+import { planStart, startToKeep } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, StartingPosition } from './types.js';
 
 /** What a session needs from the client that captured the lease. */
@@ -55,16 +55,21 @@ export class LeaseSession {
   constructor(held: HeldLease, parentShardIds: readonly string[], private readonly deps: SessionDeps) {
     const { options, emit } = deps;
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
+    const plan = planStart(held.checkpoint, options.initialPosition);
+    // Taken now, before the reader asks for its first iterator: a LATEST start is kept as a time
+    // no later than that request, so a hand-off before the first ack skips nothing.
+    const start = startToKeep(plan.iteratorStart, options.scheduler.now());
     this.checkpointer = createCheckpointer({
       store: deps.store,
       lease: held,
+      ...(start === undefined ? {} : { start }),
       commitFrequencyMs: options.commitFrequencyMs,
       renewIntervalMs: Math.max(1, Math.floor(options.leaseTtlMs / 3)),
+      stallWarningMs: options.stallWarningMs,
       scheduler: options.scheduler,
       emit,
       stats: options.stats,
     });
-    const plan = planStart(held.checkpoint, options.initialPosition);
     const startingPosition: StartingPosition = plan.startingPosition;
 
     // Renewal must not wait for a reader: an idle or not-yet-read lease stays ours.

@@ -34,8 +34,16 @@ export interface KinsumerOptions {
   readonly leaderActionFrequencyMs?: number;
   /** A lease or client row not renewed for this long is expired. Default 15000. */
   readonly leaseTtlMs?: number;
-  /** Per shard: records emitted and not yet acked before reading pauses. Default 10000. */
+  /**
+   * Per shard: records emitted and not yet under the checkpoint (unacked, or acked behind an
+   * unacked one) before reading pauses. Default 10000.
+   */
   readonly maxInFlightRecords?: number;
+  /**
+   * A shard whose checkpoint has not moved for this long while records are pending is reported
+   * (`shard-stalled` event, a warning in the log), and again every time this much longer. Default 60000.
+   */
+  readonly stallWarningMs?: number;
   /** Bound on `stop()`: drain, final commits, releases. Default 30000. */
   readonly shutdownTimeoutMs?: number;
   /** `'polling'` (GetRecords, default) or `'fan-out'` (SubscribeToShard, enhanced fan-out). */
@@ -82,6 +90,8 @@ export interface ResolvedOptions {
   readonly maxInFlightRecords: number;
   /** Milliseconds; see {@link KinsumerOptions.shutdownTimeoutMs}. */
   readonly shutdownTimeoutMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.stallWarningMs}. */
+  readonly stallWarningMs: number;
   /** See {@link KinsumerOptions.readMode}; default `'polling'`. */
   readonly readMode: 'polling' | 'fan-out';
   /** The given consumer name, or the application name (its first 128 characters). Used in fan-out mode only. */
@@ -125,8 +135,10 @@ export const DEFAULTS = {
   leaderActionFrequencyMs: 10000,
   /** A lease or client row not renewed for 15000 ms is expired (three missed heartbeats). */
   leaseTtlMs: 15000,
-  /** Reading a shard pauses at 10000 emitted, unacked records. */
+  /** Reading a shard pauses at 10000 emitted records not yet under its checkpoint. */
   maxInFlightRecords: 10000,
+  /** A checkpoint stuck for 60000 ms with records pending is reported as a stalled shard. */
+  stallWarningMs: 60000,
   /** `stop()` gives up after 30000 ms. */
   shutdownTimeoutMs: 30000,
   /** GetRecords polling; `'fan-out'` must be asked for. */
@@ -141,7 +153,7 @@ export const MIN_THROTTLE_DELAY_MS = 200;
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'streamName', 'streamArn', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
-  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'readMode',
+  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
   'consumerName', 'createTables', 'logger', 'stats', 'scheduler',
 ]);
 
@@ -193,6 +205,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   }
   const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
   const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
+  const stallWarningMs = duration(input, 'stallWarningMs', DEFAULTS.stallWarningMs);
 
   const readMode = input.readMode ?? DEFAULTS.readMode;
   if (readMode !== 'polling' && readMode !== 'fan-out') {
@@ -208,7 +221,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   return {
     stream, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
     throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
-    maxInFlightRecords, shutdownTimeoutMs, readMode, consumerName, createTables,
+    maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, readMode, consumerName, createTables,
     logger: resolveLogger(input.logger),
     stats: resolveStats(input.stats),
     scheduler: resolveScheduler(input.scheduler),
@@ -270,7 +283,8 @@ function resolveInitialPosition(value: unknown): InitialPosition {
   throw new ConfigError('initialPosition', "must be 'TRIM_HORIZON', 'LATEST' or { timestamp: Date }");
 }
 
-type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs';
+type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs'
+  | 'stallWarningMs';
 
 function duration(input: KinsumerOptions, option: DurationOption, fallback: number): number {
   const value: unknown = input[option];

@@ -7,21 +7,19 @@ export const MAX_RECORDS_PER_CALL = 10_000;
 /** Kinesis allows this many GetRecords per second per shard (shared by every reader of the shard). */
 export const MAX_CALLS_PER_SECOND = 5;
 
-/** A shard iterator expires this long after it was issued. */
-export const ITERATOR_LIFETIME_MS = 300_000;
-
 /**
- * A held iterator older than this is rebuilt before use instead of being sent to expire: the
- * lifetime less a margin for the request's own latency and clock drift.
+ * A held iterator older than this is rebuilt before use instead of being sent to expire: Kinesis
+ * iterators live 300000 ms, less a margin for the request's own latency and clock drift.
  */
 export const DEFAULT_ITERATOR_MAX_AGE_MS = 270_000;
 
 /**
- * The `Limit` of the next GetRecords: the room left under `maxInFlightRecords`, at most
- * {@link MAX_RECORDS_PER_CALL}; 0 when the reader must wait for acks.
+ * The `Limit` of the next GetRecords: the room left under `maxInFlightRecords` by the records
+ * still pending (emitted, not yet under the watermark), at most {@link MAX_RECORDS_PER_CALL};
+ * 0 when the reader must wait for the watermark to move.
  */
-export function recordsLimit(maxInFlightRecords: number, inFlight: number): number {
-  return Math.max(0, Math.min(MAX_RECORDS_PER_CALL, maxInFlightRecords - inFlight));
+export function recordsLimit(maxInFlightRecords: number, pending: number): number {
+  return Math.max(0, Math.min(MAX_RECORDS_PER_CALL, maxInFlightRecords - pending));
 }
 
 /** What decides when the next GetRecords may go out. */

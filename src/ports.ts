@@ -267,14 +267,23 @@ export interface FanOutPort {
 
 /**
  * What a shard reader needs from the checkpoint side of its lease: it registers every record it
- * emits, pauses while too many are unacked, and at the end of the shard waits until `Finished`
+ * emits, pauses while too many are pending, and at the end of the shard waits until `Finished`
  * is written.
  */
 export interface ShardTracker {
-  /** Registers a record about to be emitted, in emission (sequence) order; returns its ack (idempotent). */
-  track(position: Position): () => void;
+  /**
+   * Registers a record about to be emitted, in emission (sequence) order; returns its ack
+   * (idempotent). `arrivedAt` is its `ApproximateArrivalTimestamp` (the stream's clock).
+   */
+  track(position: Position, arrivedAt?: Date): () => void;
   /** Records emitted and not yet acked. */
   inFlight(): number;
+  /**
+   * Records emitted and not yet under the checkpoint watermark: unacked, or acked behind an unacked
+   * one. Readers pause while `maxInFlightRecords` are pending, so one record never acked stops the
+   * shard at that bound instead of letting the backlog behind it grow.
+   */
+  pending(): number;
   /** Emits after every ack that changed something. */
   readonly acks$: Observable<void>;
   /**
@@ -286,7 +295,8 @@ export interface ShardTracker {
    * `false` while the lease may have expired unseen: no write has confirmed it for longer than
    * renewals allow (a process frozen by SIGSTOP or a long pause, woken up after its TTL). Readers
    * emit nothing then, until a write confirms the lease or finds it lost, so a zombie does not
-   * hand out a backlog it no longer owns. Absent: always confirmed.
+   * hand out a backlog it no longer owns. Also `false` until a kept start (a LATEST or timestamp
+   * start) is stored, so no record goes out that a hand-off could skip. Absent: always confirmed.
    */
   leaseConfirmed?(): boolean;
   /** Emits after each write that confirmed the lease (a reader held back by {@link ShardTracker.leaseConfirmed} waits for it). */

@@ -28,7 +28,7 @@ export class ShardReadError extends KinsumerError {
 export interface ShardDeliveryOptions {
   readonly shardId: string;
   readonly tracker: ShardTracker;
-  /** Records emitted and not acked before emission pauses. */
+  /** Records emitted and not yet under the watermark (see `ShardTracker.pending`) before emission pauses. */
   readonly maxInFlightRecords: number;
   readonly emit: (event: KinsumerEvent) => void;
   readonly stats?: StatReceiver | undefined;
@@ -57,11 +57,15 @@ export class ShardDelivery {
     this.roomFreed$ = defer(() => (this.room() > 0 ? of(undefined) : wake$.pipe(filter(() => this.room() > 0), take(1))));
   }
 
-  /** How many more records may be emitted before acks must come back (none while the lease is unconfirmed). */
+  /**
+   * How many more records may be emitted before the watermark must move (none while the lease is
+   * unconfirmed). Counted on pending records, not unacked ones: records acked behind a gap hold
+   * memory and would be replayed after a crash just the same.
+   */
   room(): number {
     const { tracker } = this.options;
     if (tracker.leaseConfirmed?.() === false) return 0;
-    return this.options.maxInFlightRecords - tracker.inFlight();
+    return this.options.maxInFlightRecords - tracker.pending();
   }
 
   /** `true` while records of the last fetch wait for room. */
@@ -101,7 +105,7 @@ export class ShardDelivery {
       room -= 1;
       const next = this.pending[this.head] as UserRecord;
       this.head += 1;
-      const ack = tracker.track(next.position);
+      const ack = tracker.track(next.position, next.approximateArrivalTimestamp);
       this.last = next;
       stats?.eventToClient?.(next.approximateArrivalTimestamp, this.retrievedAt);
       this.subscriber.next(new ShardRecord(shardId, next, ack));

@@ -29,7 +29,7 @@ export interface ReadShardOptions {
   readonly skipThrough?: Position;
   /** Least time between two GetRecords, unless the shard is behind. */
   readonly throttleDelayMs: number;
-  /** Records emitted and not acked before reading pauses. */
+  /** Records emitted and not yet under the checkpoint watermark (unacked, or acked behind an unacked one) before reading pauses. */
   readonly maxInFlightRecords: number;
   readonly scheduler: SchedulerLike;
   /** Receives `retrying`, `record-undecodable` and `shard-finished` events. */
@@ -45,8 +45,8 @@ export interface ReadShardOptions {
 
 /**
  * Reads one shard from `start` to its end (if it has one), emitting user records in sequence
- * order. Reading pauses while `maxInFlightRecords` emitted records are unacked, and each
- * GetRecords asks for no more than the room left. Transient faults are retried forever with
+ * order. Reading pauses while `maxInFlightRecords` emitted records are pending (unacked, or acked
+ * behind an unacked one), and each GetRecords asks for no more than the room left. Transient faults are retried forever with
  * backoff (`retrying` events); an expired or aging iterator is rebuilt after the last emitted
  * record. At the end of a closed shard it waits until `tracker.finish` completes (every record
  * acked, `Finished` written), emits `shard-finished`, then completes. Unsubscribing aborts the
@@ -107,7 +107,7 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     switchMap(() => iterator$),
     switchMap((current) => {
       recentCallsMs = rememberCall(recentCallsMs, scheduler.now());
-      return stream.getRecords(current, recordsLimit(maxInFlightRecords, tracker.inFlight()));
+      return stream.getRecords(current, recordsLimit(maxInFlightRecords, tracker.pending()));
     }),
     catchError((error: unknown) => {
       behind = false;

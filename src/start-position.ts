@@ -4,6 +4,16 @@ import type { IteratorStart, StoredCheckpoint } from './ports.js';
 import { comparePositions, type Position } from './sequence-number.js';
 import type { InitialPosition, StartingPosition } from './types.js';
 
+/**
+ * The client-clock skew a LATEST start is safe against: the start it keeps (see
+ * {@link startToKeep}) is this much earlier than the client's clock says. Kinesis compares an
+ * `AT_TIMESTAMP` with its own arrival timestamps, so a client clock up to this far ahead still
+ * names a time before the real start, never after it (a record put in between would be skipped).
+ * Five minutes is also how far SigV4 lets a request's clock be off. The cost: a shard handed over
+ * before it delivered any record is read again from up to five minutes before the group's start.
+ */
+export const START_SKEW_MARGIN_MS = 300_000;
+
 /** A GetShardIterator request and the sub-records to drop from the first aggregate it returns. */
 export interface IteratorPlan {
   readonly iteratorStart: IteratorStart;
@@ -47,6 +57,20 @@ function fromInitialPosition(initialPosition: InitialPosition): StartPlan {
 }
 
 /**
+ * The start a lease keeps until its first ack, so that a hand-off or a crash before that ack does
+ * not skip records: a LATEST start becomes `AT_TIMESTAMP` of `nowMs` (the client's clock at the
+ * capture, before the first iterator is asked for) less {@link START_SKEW_MARGIN_MS}; a timestamp
+ * start is kept as it is. Other starts need nothing: `TRIM_HORIZON` and positions do not move.
+ * (Once the first record arrives, the checkpoint narrows this to that record's arrival time, which
+ * is the stream's own clock; see `CheckpointState.track`.)
+ */
+export function startToKeep(start: IteratorStart, nowMs: number): StoredCheckpoint | undefined {
+  if (start.type === 'LATEST') return { type: 'AT_TIMESTAMP', timestamp: new Date(nowMs - START_SKEW_MARGIN_MS) };
+  if (start.type === 'AT_TIMESTAMP') return { type: 'AT_TIMESTAMP', timestamp: start.timestamp };
+  return undefined;
+}
+
+/**
  * Reading resumes right after `position`. A plain record, or the last sub-record of its
  * aggregate (`aggregateDone`), resumes AFTER its sequence number; a sub-record inside an
  * aggregate resumes AT the aggregate and skips through the sub-record. (A stored sub-sequence
@@ -68,13 +92,14 @@ export interface Delivered {
 /**
  * Where a rebuilt iterator starts (after an expired iterator or a long pause): right after the
  * last delivered record; before any delivery, where reading started. A LATEST start that
- * delivered nothing resumes AT_TIMESTAMP of its first request, so records that arrived while the
- * iterator was being replaced are not skipped.
+ * delivered nothing resumes AT_TIMESTAMP of its first request less {@link START_SKEW_MARGIN_MS}
+ * (the client's clock may be ahead of the stream's), so records that arrived while the iterator
+ * was being replaced are not skipped.
  */
 export function planResume(origin: IteratorPlan, last: Delivered | undefined, originRequestedAt: Date | undefined): IteratorPlan {
   if (last !== undefined) return startAfter(last.position, last.aggregateDone);
   if (origin.iteratorStart.type === 'LATEST' && originRequestedAt !== undefined) {
-    return { iteratorStart: { type: 'AT_TIMESTAMP', timestamp: originRequestedAt } };
+    return { iteratorStart: { type: 'AT_TIMESTAMP', timestamp: new Date(originRequestedAt.getTime() - START_SKEW_MARGIN_MS) } };
   }
   return origin;
 }

@@ -185,6 +185,28 @@ export type KinsumerEvent =
     /** The shard concerned, for per-shard operations. */
     readonly shardId?: string;
   }
+  /**
+   * A shard's checkpoint has not moved for `sinceMs` while records of it are pending: the oldest
+   * one was never acked. Its reading stops at `maxInFlightRecords` pending records. Reported after
+   * `stallWarningMs`, then again every `stallWarningMs` while it lasts.
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'shard-stalled';
+    /** The stalled shard. */
+    readonly shardId: string;
+    /** The oldest record not acked: the one holding the checkpoint back. */
+    readonly oldest: {
+      /** Its sequence number. */
+      readonly sequenceNumber: string;
+      /** Its sub-record inside a KPL aggregate. */
+      readonly subSequenceNumber?: number;
+    };
+    /** Records emitted and not yet under the checkpoint: `oldest`, and every record after it. */
+    readonly pending: number;
+    /** Milliseconds since the checkpoint last moved (or since records became pending, if later). */
+    readonly sinceMs: number;
+  }
   /** A record looked like a KPL aggregate but did not decode: it is delivered raw, as one record. */
   | {
     /** Which event this is. */
@@ -222,7 +244,7 @@ export interface Logger {
   debug(obj: object, msg?: string): void;
   /** Changes worth knowing: leases acquired and released, shards finished, leadership, rebalances. */
   info(obj: object, msg?: string): void;
-  /** Trouble kinsumer recovers from: retries, lost leases, undecodable records. */
+  /** Trouble kinsumer recovers from, or that needs a look: retries, lost leases, undecodable records, stalled shards. */
   warn(obj: object, msg?: string): void;
   /** Faults that stop a shard or the client. */
   error(obj: object, msg?: string): void;

@@ -4,6 +4,7 @@ import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';
+import { skewedScheduler } from './skewed-scheduler.js';
 import { SteppedScheduler } from './stepped-scheduler.js';
 
 /** Small timings, as the tests and the demo use them. */
@@ -58,7 +59,7 @@ export class MemoryGroup {
   }
 
   /** Starts a client that acks every record as soon as it is received (unless `ack` says otherwise). */
-  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerOptions> } = {}): Member {
+  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerOptions>; clockOffsetMs?: number } = {}): Member {
     const gate = new BehaviorSubject(true);
     const gated = <T extends object>(target: T): T => new Proxy(target, {
       get(object, property, receiver) {
@@ -71,12 +72,14 @@ export class MemoryGroup {
         };
       },
     });
-    const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => this.scheduler.now() };
+    // A client clock off by clockOffsetMs (its timers still run on the shared scheduler).
+    const scheduler = skewedScheduler(this.scheduler, options.clockOffsetMs ?? 0);
+    const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now() };
     const store = new MemoryLeaseStore({ ...common, table: this.checkpoints });
     const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
-      scheduler: this.scheduler,
+      scheduler: options.clockOffsetMs === undefined ? this.scheduler : scheduler,
       // The Kinsumer checks that these are SDK clients; the deps below replace every use of them.
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,

@@ -4,7 +4,7 @@ import { comparePositions, type Position } from '../../src/sequence-number.js';
 
 /**
  * A small, honest ShardTracker for reader tests (the real one is the checkpointer): it counts
- * records in flight, remembers what was tracked and acked, insists on strictly increasing
+ * records in flight and records pending behind the first unacked one, remembers what was tracked and acked, insists on strictly increasing
  * positions, and `finish` completes once everything tracked is acked.
  */
 export class TestTracker implements ShardTracker {
@@ -51,6 +51,13 @@ export class TestTracker implements ShardTracker {
 
   inFlight(): number {
     return this.unacked;
+  }
+
+  /** Tracked records not yet under the watermark: the first unacked one and everything tracked after it. */
+  pending(): number {
+    const done = new Set(this.acked);
+    const gap = this.tracked.findIndex((position) => !done.has(position));
+    return gap === -1 ? 0 : this.tracked.length - gap;
   }
 
   finish(last: Position | undefined): Observable<void> {

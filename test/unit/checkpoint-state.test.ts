@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { CheckpointState, type TrackedRecord } from '../../src/checkpoint-state.js';
+import { type CommitDecision, CheckpointState, type TrackedRecord } from '../../src/checkpoint-state.js';
 import type { StoredCheckpoint } from '../../src/ports.js';
 import type { Position } from '../../src/sequence-number.js';
 
@@ -79,13 +79,39 @@ describe('CheckpointState', () => {
       expect(() => state.track(at(12))).to.throw(RangeError, /finish/);
     });
 
-    it('an initial LATEST stays LATEST until a record is acked', () => {
-      const state = new CheckpointState({ type: 'LATEST' });
-      const record = state.track(at(1));
-      expect(state.position).to.deep.equal({ type: 'LATEST' });
-      expect(state.decide().write.checkpoint).to.deep.equal({ type: 'LATEST' });
-      state.ack(record);
+    it('a LATEST start kept as a timestamp is what the first write stores, and a release with nothing acked (R2)', () => {
+      const start: StoredCheckpoint = { type: 'AT_TIMESTAMP', timestamp: new Date(1_000_000) };
+      const state = new CheckpointState({ type: 'LATEST' }, { start });
+      expect(state.startStored).to.equal(false);
+      const first = state.decide();
+      expect(first).to.deep.include({ changed: true, write: { checkpoint: start, finished: false } });
+      state.committed(first);
+      expect([state.startStored, state.dirty]).to.deep.equal([true, false]);
+      state.track(at(1));
+      expect(state.decide().write.checkpoint, 'no arrival time given: the start stays').to.deep.equal(start);
+    });
+
+    it('the first record of a timestamp start narrows the start to its arrival time (the stream\'s clock), later records do not', () => {
+      const state = new CheckpointState(undefined, { start: { type: 'AT_TIMESTAMP', timestamp: new Date(9_000_000) } });
+      state.committed(state.decide());
+      // Earlier than the kept start: the client's clock was ahead; the stream's clock wins.
+      const first = state.track(at(1), new Date(8_000_000));
+      expect(state.position).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(8_000_000) });
+      expect(state.dirty).to.equal(true);
+      state.track(at(2), new Date(8_500_000));
+      expect(state.position).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(8_000_000) });
+      state.ack(first);
       expect(state.position).to.deep.equal(stored(at(1)));
+    });
+
+    it('a start is not applied over a stored position, nor made dirty when it is already stored', () => {
+      const timestamp = new Date(5);
+      const positioned = new CheckpointState(stored(at(3)), { start: { type: 'AT_TIMESTAMP', timestamp } });
+      expect([positioned.position, positioned.dirty, positioned.startStored]).to.deep.equal([stored(at(3)), false, true]);
+      const kept = new CheckpointState({ type: 'AT_TIMESTAMP', timestamp: new Date(5) }, { start: { type: 'AT_TIMESTAMP', timestamp } });
+      expect([kept.dirty, kept.startStored]).to.deep.equal([false, true]);
+      positioned.track(at(4), new Date(1));
+      expect(positioned.position, 'arrival times never replace a position').to.deep.equal(stored(at(3)));
     });
 
     it('holds 10,000 records in flight and advances once when the first of them is acked last', () => {
@@ -119,23 +145,6 @@ describe('CheckpointState', () => {
       state.committed(first); // a late, older success must not make it dirty again or clean anything newer
       expect(state.dirty).to.equal(false);
     });
-
-    it('update() moves the position directly (Go style) and only a real move makes it dirty', () => {
-      const state = new CheckpointState(stored(at(1)));
-      state.update(at(1));
-      expect(state.dirty).to.equal(false);
-      state.update(at(7));
-      expect(state.dirty).to.equal(true);
-      expect(state.decide().write.checkpoint).to.deep.equal(stored(at(7)));
-    });
-
-    it('acks never move the position backwards past an update()', () => {
-      const state = new CheckpointState(undefined);
-      const a = state.track(at(1));
-      state.update(at(5));
-      state.ack(a);
-      expect(state.position).to.deep.equal(stored(at(5)));
-    });
   });
 
   describe('the Finished rule (Go): written only when the position is the final record, or nothing was read', () => {
@@ -162,11 +171,12 @@ describe('CheckpointState', () => {
       expect(state.decide()).to.deep.include({ changed: true, write: { checkpoint: undefined, finished: true } });
     });
 
-    it('a final record that is not the position keeps Finished back (Go: position must equal the final sequence number)', () => {
+    it('a final record not yet under the position keeps Finished back (Go: position must equal the final sequence number)', () => {
       const state = new CheckpointState(stored(at(3)));
+      const last = state.track(at(4));
       state.finish(at(4));
       expect(state.finishable).to.equal(false);
-      state.update(at(4));
+      state.ack(last);
       expect(state.finishable).to.equal(true);
     });
   });
@@ -236,6 +246,73 @@ describe('CheckpointState', () => {
           expect(state.position).to.deep.equal(expected);
           expect(state.dirty).to.equal(JSON.stringify(committed) !== JSON.stringify(expected));
         }
+      }));
+    });
+    it('finish, finishable and Finished: written exactly when the shard is closed and every record up to the last is acked, once, carrying the last record', () => {
+      // Snapshots (decide) may be taken while older ones are still being written, and their writes
+      // succeed in any order, as a store with retries and a release racing a commit can make them.
+      const ops = fc.array(fc.oneof(
+        fc.constant({ kind: 'emit' as const }),
+        fc.record({ kind: fc.constant('ack' as const), pick: fc.nat() }),
+        fc.constant({ kind: 'decide' as const }),
+        fc.record({ kind: fc.constant('written' as const), pick: fc.nat() }),
+        fc.constant({ kind: 'finish' as const }),
+      ), { maxLength: 60 });
+      const initialArb = fc.constantFrom<StoredCheckpoint | undefined>(undefined, { type: 'LATEST' }, stored(at(0)));
+      fc.assert(fc.property(initialArb, ops, (initial, script) => {
+        const state = new CheckpointState(initial);
+        const records: TrackedRecord[] = [];
+        const acked: boolean[] = [];
+        const inFlight: CommitDecision[] = [];
+        let finishedAt: number | undefined;
+        let finishedWritten = false;
+        for (const op of script) {
+          if (op.kind === 'emit') {
+            if (finishedAt !== undefined) {
+              expect(() => state.track(at(records.length + 1)), 'no record after finish()').to.throw(RangeError);
+              continue;
+            }
+            records.push(state.track(at(records.length + 1)));
+            acked.push(false);
+          } else if (op.kind === 'ack' && records.length > 0) {
+            const index = op.pick % records.length;
+            state.ack(records[index] as TrackedRecord);
+            acked[index] = true;
+          } else if (op.kind === 'decide') {
+            inFlight.push(state.decide());
+          } else if (op.kind === 'written' && inFlight.length > 0) {
+            const [decision] = inFlight.splice(op.pick % inFlight.length, 1) as [CommitDecision];
+            state.committed(decision);
+            if (decision.write.finished) finishedWritten = true;
+          } else if (op.kind === 'finish' && finishedAt === undefined) {
+            finishedAt = records.length;
+            state.finish(records.length === 0 ? undefined : at(records.length));
+          }
+          const allAcked = acked.every(Boolean);
+          const finishable = finishedAt !== undefined && allAcked;
+          expect(state.finished, 'finished').to.equal(finishedAt !== undefined);
+          expect(state.finishable, 'finishable').to.equal(finishable);
+          expect(state.finishedWritten, 'finishedWritten').to.equal(finishedWritten);
+          const decision = state.decide();
+          expect(decision.write.finished, 'Finished is due').to.equal(finishable && !finishedWritten);
+          expect(decision.changed, 'changed').to.equal(state.dirty || decision.write.finished);
+          if (decision.write.finished) {
+            // The Go rule: Finished goes with the shard's last record as the position (or nothing read at all).
+            expect(decision.write.checkpoint).to.deep.equal(finishedAt === 0 ? initial : stored(at(finishedAt ?? 0)));
+          }
+        }
+      }));
+    });
+
+    it('a row already Finished at capture is never written Finished again', () => {
+      fc.assert(fc.property(fc.integer({ min: 0, max: 5 }), fc.boolean(), (count, ackAll) => {
+        const state = new CheckpointState(stored(at(0)), { finished: true });
+        const records = Array.from({ length: count }, (_, i) => state.track(at(i + 1)));
+        if (ackAll) for (const record of records) state.ack(record);
+        state.finish(count === 0 ? undefined : at(count));
+        expect(state.finishedWritten).to.equal(true);
+        expect(state.decide().write.finished).to.equal(false);
+        expect(state.decide().changed).to.equal(state.dirty);
       }));
     });
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { Observable, ReplaySubject, Subject, VirtualTimeScheduler, mergeMap, of, throwError } from 'rxjs';
+import { Observable, ReplaySubject, VirtualTimeScheduler, firstValueFrom, mergeMap, of, throwError } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { type Checkpointer, createCheckpointer, releaseOnFinalize } from '../../src/checkpointer.js';
+import { type Checkpointer, createCheckpointer } from '../../src/checkpointer.js';
 import { KinsumerError, LeaseLostError } from '../../src/errors.js';
 import type { CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports.js';
 import type { Position } from '../../src/sequence-number.js';
@@ -207,6 +207,97 @@ describe('checkpointer', () => {
     });
   });
 
+  describe('a start to keep (LATEST or a timestamp, R2)', () => {
+    const start: StoredCheckpoint = { type: 'AT_TIMESTAMP', timestamp: new Date(1_000) };
+
+    it('is committed at once, and no record may be emitted (leaseConfirmed false) until that write succeeds', () => {
+      const scheduler = testScheduler();
+      const confirmedAt: Array<[number, boolean]> = [];
+      scheduler.run(({ cold, expectObservable }) => {
+        const scripted = scriptedStore(() => cold('40ms (a|)', { a: undefined }));
+        const checkpointer = createCheckpointer({
+          store: scripted.store, lease: lease({ checkpoint: { type: 'LATEST' } }), start, commitFrequencyMs: 100, renewIntervalMs: 500, scheduler, emit: () => undefined,
+        });
+        const run = checkpointer.run$.subscribe();
+        for (const t of [0, 39, 40]) cold(`${t}ms a`).subscribe(() => confirmedAt.push([t, checkpointer.leaseConfirmed?.() ?? true]));
+        expectObservable(checkpointer.confirmed$ ?? cold('-'), '^ 100ms !').toBe('40ms a', { a: undefined });
+        cold('100ms a').subscribe(() => run.unsubscribe());
+        scheduler.flush();
+        expect(scripted.log.map((entry) => [entry.op, entry.write?.checkpoint])).to.deep.equal([['commit', start]]);
+      });
+      expect(confirmedAt).to.deep.equal([[0, false], [39, false], [40, true]]);
+    });
+
+    it('a release with nothing acked writes it', async () => {
+      const scheduler = new VirtualTimeScheduler();
+      const store = new MemoryLeaseStore({ clientId: 'me', leaseTtlMs: 3_000, now: () => scheduler.now() });
+      const held = await firstValueFrom(store.capture(SHARD));
+      if (held === undefined) throw new Error('capture failed');
+      const checkpointer = createCheckpointer({ store, lease: held, start, commitFrequencyMs: 100, renewIntervalMs: 500, scheduler, emit: () => undefined });
+      checkpointer.track(at(1));
+      await checkpointer.close();
+      expect(store.row(SHARD)).to.deep.include({ ownerId: undefined, checkpoint: start });
+    });
+  });
+
+  describe('stall warning (shard-stalled)', () => {
+    const STALL_MS = 1000;
+    type Stall = Extract<KinsumerEvent, { type: 'shard-stalled' }> & { readonly atMs: number };
+    /** A checkpointer whose shard-stalled events are logged with the virtual time they came at. */
+    const stalledOn = (scheduler: TestScheduler, stalls: Stall[]) => createCheckpointer({
+      store: scriptedStore(() => of(undefined)).store, lease: lease(), commitFrequencyMs: 100, renewIntervalMs: 500,
+      stallWarningMs: STALL_MS, scheduler, emit: (e) => { if (e.type === 'shard-stalled') stalls.push({ ...e, atMs: scheduler.now() }); },
+    });
+
+    it('records pending behind an unacked one for stallWarningMs: reported with the oldest record, again every stallWarningMs, until the watermark moves', () => {
+      const scheduler = testScheduler();
+      const stalls: Stall[] = [];
+      scheduler.run(({ cold }) => {
+        const checkpointer = stalledOn(scheduler, stalls);
+        const acks = [1, 2, 3].map((n) => checkpointer.track(at(n)));
+        const run = checkpointer.run$.subscribe();
+        // 2 and 3 acked at once, 1 only at 3500 ms: the watermark is stuck from 0 to 3500.
+        acks[1]?.();
+        acks[2]?.();
+        cold('3500ms a').subscribe(() => acks[0]?.());
+        cold('9000ms a').subscribe(() => run.unsubscribe());
+      });
+      expect(stalls).to.deep.equal([1000, 2000, 3000].map((sinceMs) => ({
+        type: 'shard-stalled', shardId: SHARD, oldest: at(1), pending: 3, sinceMs, atMs: sinceMs,
+      })));
+    });
+
+    it('the clock starts when the watermark last moved, or when records became pending, never earlier', () => {
+      const scheduler = testScheduler();
+      const stalls: Stall[] = [];
+      scheduler.run(({ cold }) => {
+        const checkpointer = stalledOn(scheduler, stalls);
+        const run = checkpointer.run$.subscribe();
+        const acks: Array<() => void> = [];
+        // Idle until 2500 ms, then 1 and 2 arrive; 1 is acked at 3200 ms (the watermark moves), 2 never.
+        cold('2500ms a').subscribe(() => { acks.push(checkpointer.track(at(1)), checkpointer.track(at(2))); });
+        cold('3200ms a').subscribe(() => acks[0]?.());
+        cold('5000ms a').subscribe(() => run.unsubscribe());
+      });
+      expect(stalls).to.deep.equal([{ type: 'shard-stalled', shardId: SHARD, oldest: at(2), pending: 1, sinceMs: 1000, atMs: 4200 }]);
+    });
+
+    it('an idle shard (nothing pending) and a shard whose watermark keeps moving are never reported', () => {
+      const scheduler = testScheduler();
+      const stalls: Stall[] = [];
+      scheduler.run(({ cold }) => {
+        const idle = stalledOn(scheduler, stalls);
+        const busy = stalledOn(scheduler, stalls);
+        const runs = [idle.run$.subscribe(), busy.run$.subscribe()];
+        // The busy shard always has records pending, but its oldest is acked every 600 ms.
+        const acks = Array.from({ length: 12 }, (_, i) => busy.track(at(i + 1)));
+        for (let i = 0; i < 12; i += 1) cold(`${600 * (i + 1)}ms a`).subscribe(() => acks[i]?.());
+        cold('10000ms a').subscribe(() => { for (const run of runs) run.unsubscribe(); });
+      });
+      expect(stalls).to.deep.equal([]);
+    });
+  });
+
   describe('lease renewal (W2)', () => {
     it('an idle shard keeps its lease while run$ is subscribed; without renewal another client takes it after the TTL', () => {
       const ttl = 3_000;
@@ -233,33 +324,30 @@ describe('checkpointer', () => {
     });
   });
 
-  describe('close and releaseOnFinalize', () => {
-    for (const ending of ['unsubscribe', 'complete', 'error'] as const) {
-      it(`after ${{ unsubscribe: 'an unsubscribe', complete: 'completion', error: 'an error' }[ending]}, the row has no owner and holds the latest acked position`, async () => {
+  describe('close', () => {
+    for (const running of [true, false]) {
+      it(`${running ? 'with the lane running' : 'with nothing running the lane'}: the row has no owner and holds the latest acked position; run$ completes; close() is idempotent`, async () => {
         const scheduler = new VirtualTimeScheduler();
         const store = new MemoryLeaseStore({ clientId: 'me', leaseTtlMs: 3_000, now: () => scheduler.now() });
-        const held = await new Promise<HeldLease | undefined>((resolve) => { store.capture(SHARD).subscribe(resolve); });
+        const held = await firstValueFrom(store.capture(SHARD));
         if (held === undefined) throw new Error('capture failed');
         const events: KinsumerEvent[] = [];
         const checkpointer = checkpointerOn(scheduler, store, events, held);
-        const registered: Array<Promise<void>> = [];
-        const records$ = new Subject<() => void>();
-        const run = checkpointer.run$.subscribe();
-        const subscription = records$.pipe(releaseOnFinalize(checkpointer, (done) => registered.push(done))).subscribe({ error: () => undefined });
+        const run = running ? checkpointer.run$.subscribe() : undefined;
         const acks = [1, 2, 3, 4].map((n) => checkpointer.track(at(n)));
-        for (const ack of acks) records$.next(ack);
         // Out of order, with a gap at 3: the latest acked position is 2.
         for (const index of [1, 0, 3]) acks[index]?.();
-        if (ending === 'unsubscribe') subscription.unsubscribe();
-        else if (ending === 'complete') records$.complete();
-        else records$.error(new Error('user code failed'));
-        expect(registered).to.have.length(1);
-        await registered[0];
+        await Promise.all([checkpointer.close(), checkpointer.close()]);
         expect(store.row(SHARD)).to.deep.include({ ownerId: undefined, checkpoint: stored(2), lastOwnerId: 'me', finished: false });
         expect(events.at(-1)).to.deep.equal({ type: 'lease-released', shardId: SHARD, checkpoint: at(2), finished: false });
-        expect(run.closed, 'run$ completes after the release').to.equal(true);
+        if (run !== undefined) expect(run.closed, 'run$ completes after the release').to.equal(true);
         await checkpointer.close();
         expect(store.calls.release, 'close() is idempotent').to.equal(1);
+        const writes = () => store.calls.commit + store.calls.renew + store.calls.release;
+        const before = writes();
+        acks[2]?.();
+        scheduler.flush();
+        expect(writes(), 'a late ack (or time passing) writes nothing').to.equal(before);
       });
     }
 

@@ -8,6 +8,7 @@ import { ShardReadError } from '../../src/shard-delivery.js';
 import { ConfigError, CorruptCheckpointError } from '../../src/errors.js';
 import { prepareReadMode, readerFor } from '../../src/read-mode.js';
 import { readShard } from '../../src/shard-reader.js';
+import { START_SKEW_MARGIN_MS } from '../../src/start-position.js';
 import { consumerArn, consumerStep, ensureConsumer } from '../../src/stream-consumer.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { LeaseLostError } from '../../src/errors.js';
@@ -169,6 +170,8 @@ interface Setup {
   readonly fake?: FakeOptions;
   readonly reader?: Partial<Omit<ReadFanOutOptions, 'fanOut' | 'tracker' | 'scheduler' | 'emit'>>;
   readonly autoAck?: boolean;
+  /** Ack a record as it arrives when this says so. */
+  readonly ackIf?: (record: KinsumerRecord) => boolean;
 }
 
 function harness(setup: Setup = {}) {
@@ -190,7 +193,7 @@ function harness(setup: Setup = {}) {
         next: (record) => {
           received.push(record);
           state.mostInFlight = Math.max(state.mostInFlight, tracker.inFlight());
-          if (setup.autoAck === true) record.ack();
+          if (setup.autoAck === true || setup.ackIf?.(record) === true) record.ack();
         },
         error: (error: unknown) => { state.error = error; },
         complete: () => { state.completed = true; },
@@ -305,6 +308,19 @@ describe('readFanOut (virtual time, in-memory SubscribeToShard)', () => {
     expect(sequences(h.received)).to.deep.equal(sequences(h.fanOut.records));
     // 60 records in events of 12: five events, each pulled only once the one before was delivered.
     expect(h.fanOut.recordEvents).to.equal(5);
+  });
+
+  it('one record never acked (all later ones acked): pulls no further than maxInFlightRecords past the watermark', () => {
+    // R1: acked records behind an unacked one are still pending, so they count against the bound.
+    const h = harness({ reader: { maxInFlightRecords: 100 }, fake: { maxEventRecords: 30 }, ackIf: (record) => text(record.data) !== 'r0' });
+    h.fanOut.put(2000);
+    h.start();
+    h.runTo(120_000);
+    h.stop();
+    expect(h.received).to.have.length(100);
+    expect(h.tracker.pending()).to.equal(100);
+    // 100 records in events of 30: the fourth event is pulled (room was left), the fifth never.
+    expect(h.fanOut.pulls).to.equal(4);
   });
 
   it('after a dropped connection, resumes right after the last emitted record', () => {
@@ -438,8 +454,8 @@ describe('fan-out plan (pure)', () => {
     });
     expect(planSubscribe(origin, { position: { sequenceNumber: '200' }, aggregateDone: true }, '300', new Date(0)))
       .to.deep.equal({ iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: '300' } });
-    // A LATEST start that has seen nothing resumes at the time of its first request.
-    expect(planSubscribe({ iteratorStart: { type: 'LATEST' } }, undefined, undefined, new Date(42)))
+    // A LATEST start that has seen nothing resumes at the time of its first request (less the skew margin).
+    expect(planSubscribe({ iteratorStart: { type: 'LATEST' } }, undefined, undefined, new Date(START_SKEW_MARGIN_MS + 42)))
       .to.deep.equal({ iteratorStart: { type: 'AT_TIMESTAMP', timestamp: new Date(42) } });
   });
 });

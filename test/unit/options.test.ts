@@ -40,6 +40,7 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(options.leaseTtlMs).to.equal(15000);
     expect(options.maxInFlightRecords).to.equal(10000);
     expect(options.shutdownTimeoutMs).to.equal(30000);
+    expect(options.stallWarningMs).to.equal(60000);
     expect(options.readMode).to.equal('polling');
     expect(options.consumerName).to.equal('billing');
     expect(options.createTables).to.equal(false);
@@ -105,6 +106,9 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['zero maxInFlightRecords', { maxInFlightRecords: 0 }, 'maxInFlightRecords', /positive integer/],
     ['fractional maxInFlightRecords', { maxInFlightRecords: 1.5 }, 'maxInFlightRecords', /positive integer/],
     ['zero shutdownTimeoutMs', { shutdownTimeoutMs: 0 }, 'shutdownTimeoutMs', /positive/],
+    ['zero stallWarningMs', { stallWarningMs: 0 }, 'stallWarningMs', /positive/],
+    ['stallWarningMs beyond the timer range', { stallWarningMs: 2 ** 31 }, 'stallWarningMs', /at most/],
+    ['non-number stallWarningMs', { stallWarningMs: '60000' }, 'stallWarningMs', /number/],
     ['unknown readMode', { readMode: 'push' }, 'readMode', /polling/],
     ['bad consumerName', { consumerName: 'a b' }, 'consumerName', /characters/],
     ['non-boolean createTables', { createTables: 'yes' }, 'createTables', /boolean/],

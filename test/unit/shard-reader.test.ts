@@ -22,6 +22,8 @@ interface Setup {
   readonly autoAck?: boolean;
   /** Ack each record this long after it arrived. */
   readonly ackAfterMs?: number;
+  /** Ack a record as it arrives when this says so. */
+  readonly ackIf?: (record: KinsumerRecord) => boolean;
 }
 
 /** A reader on a MemoryStream, on virtual time. */
@@ -33,7 +35,7 @@ function harness(setup: Setup = {}) {
   const received: KinsumerRecord[] = [];
   const calls: (StreamCall & { room: number })[] = [];
   const maxInFlightRecords = setup.reader?.maxInFlightRecords ?? 100;
-  stream.onCall((call) => calls.push({ ...call, room: maxInFlightRecords - tracker.inFlight() }));
+  stream.onCall((call) => calls.push({ ...call, room: maxInFlightRecords - tracker.pending() }));
   const state = { completed: false, error: undefined as unknown };
   let subscription: Subscription | undefined;
   const options = (): ReadShardOptions => ({
@@ -47,7 +49,7 @@ function harness(setup: Setup = {}) {
       subscription = readShard({ ...options(), ...overrides }).subscribe({
         next: (record) => {
           received.push(record);
-          if (setup.autoAck === true) record.ack();
+          if (setup.autoAck === true || setup.ackIf?.(record) === true) record.ack();
           if (setup.ackAfterMs !== undefined) scheduler.schedule(() => record.ack(), setup.ackAfterMs);
         },
         error: (error: unknown) => { state.error = error; },
@@ -166,6 +168,19 @@ describe('readShard (virtual time, MemoryStream)', () => {
     h.runTo(65_000);
     h.stop();
     expect(h.received.map((r) => text(r.data))).to.deep.equal(payloads(30).map((p) => p.data));
+  });
+
+  it('one record never acked (all later ones acked): reads no further than maxInFlightRecords past the watermark', () => {
+    // R1: acked records behind an unacked one are still pending (the checkpoint cannot pass the gap),
+    // so they count against the bound: memory and the replay after a crash stay bounded.
+    const h = harness({ reader: { maxInFlightRecords: 100 }, ackIf: (record) => text(record.data) !== 'r0' });
+    h.stream.putRecords(payloads(2000));
+    h.start();
+    h.runTo(60_000);
+    h.stop();
+    expect(h.received).to.have.length(100);
+    expect(h.tracker.pending()).to.equal(100);
+    for (const call of h.getRecordsCalls()) expect(call.limit, 'GetRecords asks only for the room under the watermark').to.be.at.most(call.room);
   });
 
   it('a pause longer than an iterator lives rebuilds the iterator after the last emitted record: no expiry, nothing lost or repeated', () => {

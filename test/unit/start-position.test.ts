@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isSkipped, planResume, planStart, startAfter } from '../../src/start-position.js';
+import { START_SKEW_MARGIN_MS, isSkipped, planResume, planStart, startAfter, startToKeep } from '../../src/start-position.js';
 
 const SEQ = '49590338271490256608559692538361571095921575989136588898';
 
@@ -63,11 +63,27 @@ describe('start position', () => {
       expect(planResume(origin, undefined, new Date(5))).to.equal(origin);
     });
 
-    it('a LATEST start that delivered nothing resumes AT_TIMESTAMP of its first request, so nothing that arrived since is skipped', () => {
+    it('a LATEST start that delivered nothing resumes AT_TIMESTAMP of its first request less the skew margin, so nothing that arrived since is skipped', () => {
       const requested = new Date('2025-06-01T12:00:00Z');
       expect(planResume({ iteratorStart: { type: 'LATEST' } }, undefined, requested)).to.deep.equal({
-        iteratorStart: { type: 'AT_TIMESTAMP', timestamp: requested },
+        iteratorStart: { type: 'AT_TIMESTAMP', timestamp: new Date('2025-06-01T11:55:00Z') },
       });
+    });
+  });
+
+  describe('startToKeep: the start a lease stores until its first ack', () => {
+    it('LATEST: AT_TIMESTAMP of the capture, five minutes early (a client clock up to that far ahead still names a time before the real start)', () => {
+      expect(START_SKEW_MARGIN_MS).to.equal(300_000);
+      const now = Date.parse('2025-06-01T12:00:00Z');
+      expect(startToKeep({ type: 'LATEST' }, now)).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date('2025-06-01T11:55:00Z') });
+    });
+
+    it('a timestamp is kept as it is; TRIM_HORIZON and sequence numbers need nothing kept', () => {
+      const timestamp = new Date('2025-01-01T00:00:00Z');
+      expect(startToKeep({ type: 'AT_TIMESTAMP', timestamp }, 0)).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp });
+      expect(startToKeep({ type: 'TRIM_HORIZON' }, 0)).to.equal(undefined);
+      expect(startToKeep({ type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ }, 0)).to.equal(undefined);
+      expect(startToKeep({ type: 'AT_SEQUENCE_NUMBER', sequenceNumber: SEQ }, 0)).to.equal(undefined);
     });
   });
 

@@ -25,6 +25,7 @@ const DEFAULT_REFRESH_MS = 10_000;
 const NO_TRACKING: ShardTracker = {
   track: () => () => undefined,
   inFlight: () => 0,
+  pending: () => 0,
   acks$: NEVER,
   finish: () => EMPTY,
 };
