@@ -1,3 +1,8 @@
+/**
+ * The consumer group: {@link Kinsumer} and {@link kinsumer}, the tables, the options and the errors.
+ *
+ * @module kinsumer
+ */
 export { Kinsumer, kinsumer } from './kinsumer.js';
 export { createTables, deleteTables, type TablesOptions } from './dynamodb/tables.js';
 export {
