@@ -142,6 +142,12 @@ export const tailCommand: Command = {
     json: 'one JSON object per record instead of tab-separated shard, sequence, partition key, data',
     'refresh-ms': `how often the shard list is read again to follow reshards (default ${DEFAULT_REFRESH_MS})`,
   },
+  commonOptions: ['stream', 'region', 'endpoint', 'kinesis-endpoint', 'profile'],
+  exitCodes: {
+    [EXIT.ok]: 'stopped: --limit records printed, Ctrl-C or SIGTERM, or the reader closed the pipe',
+    [EXIT.failure]: 'the stream was not found, or Kinesis failed or could not be reached',
+    [EXIT.usage]: 'bad command line',
+  },
   required: ['stream'],
   async run(values, io) {
     const stream = streamOption(values);
