@@ -8,6 +8,7 @@ export { createTables, deleteTables, type TablesOptions } from './dynamodb/table
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
 } from './errors.js';
+export { EndpointError, type AwsService } from './endpoint-errors.js';
 export { CorruptCheckpointError } from './dynamodb/lease-store.js';
 export { ShardReadError } from './shard-reader.js';
 export { DEFAULTS, type KinsumerOptions, type ResolvedOptions, type StreamRef } from './options.js';

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { EndpointError } from '../endpoint-errors.js';
 import { ConfigError, KinsumerError } from '../errors.js';
 import { EXIT, UsageError, type CliIo, type Command, type CommonOption, type ExitCode, type ExitCodeHelp, type OptionValues } from './command.js';
 import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js';
@@ -111,6 +112,9 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
 
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error instanceof KinsumerError && error.cause instanceof Error ? ` (${error.cause.name}: ${error.cause.message})` : '';
-  return `${error.message}${cause}`;
+  // An EndpointError says all there is to say; its cause is the SDK's less helpful version.
+  if (error instanceof EndpointError) return error.message;
+  if (!(error instanceof KinsumerError) || !(error.cause instanceof Error)) return error.message;
+  const cause = error.cause instanceof EndpointError ? error.cause.message : `${error.cause.name}: ${error.cause.message}`;
+  return `${error.message} (${cause})`;
 }
