@@ -11,6 +11,7 @@ export {
 export { EndpointError, type AwsService } from './endpoint-errors.js';
 export { CorruptCheckpointError } from './dynamodb/lease-store.js';
 export { ShardReadError } from './shard-reader.js';
+export { RecordDecodeError, type RecordFormat } from './record-data.js';
 export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
 export type {
   InitialPosition, StartingPosition, KinsumerRecord, ShardLease, CheckpointPosition, KinsumerEvent,

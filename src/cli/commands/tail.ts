@@ -50,8 +50,11 @@ export function shardsToRead(listed: readonly ShardInfo[], seen: ReadonlySet<str
     .map((shard) => ({ shardId: shard.shardId, start: first ? start : { type: 'TRIM_HORIZON' } }));
 }
 
+/** What tail prints of a record. */
+export type PrintedRecord = Omit<KinsumerRecord, 'ack' | 'text' | 'json'>;
+
 /** One record as a line of text (tab-separated) or of JSON. */
-export function recordLine(record: KinsumerRecord, json: boolean): string {
+export function recordLine(record: PrintedRecord, json: boolean): string {
   const data = dataText(record.data);
   const sequence = record.subSequenceNumber === undefined ? record.sequenceNumber : `${record.sequenceNumber}/${record.subSequenceNumber}`;
   if (!json) return `${record.shardId}\t${sequence}\t${record.partitionKey}\t${data.encoding === 'utf8' ? data.text : `base64:${data.text}`}\n`;
