@@ -10,14 +10,15 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { createTables } from 'kinsumer';
 import { createStream, listShards, splitShard, startLocalAws, type LocalAws } from 'kinsumer/testing';
-import { readAckLogs } from './ack-log.js';
 import { AckTail } from './ack-tail.js';
 import { buildView, heldShards, type Incident, type Phase, type ProcessSnapshot, type ShardInfo, type ViewModel } from './board.js';
 import { FLEET_TIMINGS, WorkerProcess, type Exit } from './fleet.js';
 import { Producer } from './producer.js';
-import { tally } from './tally.js';
 import { createWriter, renderTally, type ViewWriter } from './view.js';
 import type { WorkerConfig } from './worker.js';
+// The verdict comes from the same independent checker the chaos test uses.
+import { readAckLogs } from '../../test/support/ack-log.js';
+import { tally } from '../../test/support/tally.js';
 
 const USAGE = `Usage: npm start -- [--duration <seconds>] [--rate <records per second>]
 

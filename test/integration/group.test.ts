@@ -10,7 +10,7 @@ import { FAST } from '../support/memory-group.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readAckLogs } from '../../examples/demo/ack-log.js';
+import { readAckLogs } from '../support/ack-log.js';
 import { WorkerProcess } from '../../examples/demo/fleet.js';
 
 const decoder = new TextDecoder();
