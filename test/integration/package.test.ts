@@ -155,7 +155,8 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
     }
     const NOT_API: Readonly<Record<string, string>> = {
       throttleDelay: 'the README\'s own example of a misspelt option',
-      true: 'a JavaScript value', new: 'a JavaScript keyword', backend: 'a placeholder argument',
+      true: 'a JavaScript value', new: 'a JavaScript keyword', require: 'Node\'s CommonJS loader', backend: 'a placeholder argument',
+      requestHandler: 'an AWS SDK client option',
       MillisBehindLatest: 'a Kinesis response field', NextToken: 'a Kinesis request field', ChildShards: 'a Kinesis response field',
     };
     const known = (name: string) => declared.has(name) || peers.has(name) || peers.has(`${name}Command`) || name in NOT_API
