@@ -1,3 +1,5 @@
+import { KinsumerError } from './errors.js';
+
 /**
  * How kinsumer treats an error from an AWS call. Decided from the error's name and HTTP status,
  * so no module but the two client adapters needs the SDK's error classes.
@@ -43,8 +45,12 @@ interface ErrorShape {
   cause?: unknown;
 }
 
-/** Classifies an error thrown by an AWS SDK v3 call (or by the network under it). */
+/**
+ * Classifies an error thrown by an AWS SDK v3 call (or by the network under it). A kinsumer error
+ * wrapping one (an unreachable endpoint, say) is judged by its own `retriable`.
+ */
 export function classifyAwsError(error: unknown): AwsErrorKind {
+  if (error instanceof KinsumerError) return error.retriable ? 'transient' : 'fatal';
   if (typeof error !== 'object' || error === null) return 'fatal';
   const shape = error as ErrorShape;
   const name = typeof shape.name === 'string' ? shape.name : '';

@@ -1,4 +1,5 @@
 import { classifyAwsError } from './aws-errors.js';
+import { EndpointError } from './endpoint-errors.js';
 import { KinsumerError, StreamNotFoundError, TableNotFoundError } from './errors.js';
 
 /**
@@ -8,6 +9,7 @@ import { KinsumerError, StreamNotFoundError, TableNotFoundError } from './errors
  */
 export function stopsTheClient(error: unknown): boolean {
   if (error instanceof TableNotFoundError || error instanceof StreamNotFoundError) return true;
+  if (error instanceof EndpointError) return !error.retriable;
   if (error instanceof KinsumerError) return false;
   return classifyAwsError(error) === 'fatal' || classifyAwsError(error) === 'not-found';
 }

@@ -6,12 +6,16 @@ import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { ConfigError } from './errors.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
 
-/** Options of `new Kinsumer(...)` and `kinsumer(...)`. See the README's options table. */
-export interface KinsumerOptions {
-  /** The stream's name. Give this or {@link KinsumerOptions.streamArn}. */
-  readonly streamName?: string;
-  /** The stream's ARN (cross-account reading). Give this or {@link KinsumerOptions.streamName}. */
-  readonly streamArn?: string;
+/**
+ * Options of `new Kinsumer(...)` and `kinsumer(...)`: the stream, by `streamName` or by
+ * `streamArn` (exactly one: giving neither or both does not compile), and the
+ * {@link KinsumerSettings}. See the README's options table. To type options built in parts, use
+ * `Omit<KinsumerSettings, ...> & StreamRef`: `Omit` on this union would lose the either/or.
+ */
+export type KinsumerOptions = StreamRef & KinsumerSettings;
+
+/** Every option of {@link KinsumerOptions} but the stream. */
+export interface KinsumerSettings {
   /** Names the consumer group and its tables `<app>_clients`, `<app>_checkpoints`, `<app>_metadata`. */
   readonly applicationName: string;
   /** The application's own AWS SDK v3 Kinesis client. */
@@ -106,18 +110,18 @@ export interface ResolvedOptions {
   readonly scheduler: SchedulerLike;
 }
 
-/** How requests name the stream: `StreamName` or `StreamARN`, never both. */
+/** The stream, by name or by ARN, never both: requests send it as `StreamName` or `StreamARN`. */
 export type StreamRef =
   | {
     /** The stream's name, sent as `StreamName`. */
     readonly streamName: string;
-    /** Never set together with `streamName`. */
+    /** Not with `streamName`: give one of the two. */
     readonly streamArn?: undefined;
   }
   | {
     /** The stream's ARN, sent as `StreamARN` (reads a stream of another account). */
     readonly streamArn: string;
-    /** Never set together with `streamArn`. */
+    /** Not with `streamArn`: give one of the two. */
     readonly streamName?: undefined;
   };
 

@@ -8,6 +8,7 @@ import { KinsumerError } from './errors.js';
 import type { RawRecord, ShardTracker } from './ports.js';
 import type { Position } from './sequence-number.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from './types.js';
+import { recordJson, recordText } from './record-data.js';
 import { type UserRecord, unpackRecords } from './user-records.js';
 
 /** Reading a shard failed for good (access denied, KMS, a bad request): the AWS error is the cause. */
@@ -145,6 +146,14 @@ class ShardRecord implements KinsumerRecord {
     if (user.explicitHashKey !== undefined) this.explicitHashKey = user.explicitHashKey;
     this.data = user.data;
     this.approximateArrivalTimestamp = user.approximateArrivalTimestamp;
+  }
+
+  text(): string {
+    return recordText(this);
+  }
+
+  json<T = unknown>(): T {
+    return recordJson<T>(this);
   }
 }
 

@@ -52,6 +52,16 @@ export interface KinsumerRecord {
   readonly explicitHashKey?: string;
   /** The payload, as the producer wrote it (a KPL aggregate is unpacked into its sub-records). */
   readonly data: Uint8Array;
+  /**
+   * The payload as UTF-8 text. Throws `RecordDecodeError` (naming this record) when the bytes are
+   * not UTF-8: nothing is replaced silently.
+   */
+  text(): string;
+  /**
+   * The payload parsed as JSON (UTF-8 text). Throws `RecordDecodeError` when it is not JSON. `T` is
+   * what you expect; it is not checked at run time.
+   */
+  json<T = unknown>(): T;
   /** When Kinesis accepted the record (for KPL sub-records, the aggregate's arrival). */
   readonly approximateArrivalTimestamp: Date;
   /**

@@ -1,6 +1,6 @@
 // Kinsumer clients on in-memory coordination and checkpoint stores: the real client code with only
 // the AWS adapters replaced (as test/support/memory-group.ts does, on the real clock).
-import { Kinsumer, type KinsumerOptions } from '../../src/index.js';
+import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
 import type { StreamPort } from '../../src/ports.js';
 import { MemoryCheckpointTable, MemoryCoordinationTables, MemoryLeaseStore, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/index.js';
 
@@ -11,7 +11,7 @@ export class MemoryTables {
 }
 
 /** A Kinsumer reading `stream`, its leases and checkpoints in `tables` (in memory, no latency). */
-export function memoryKinsumer(stream: StreamPort, tables: MemoryTables, options: Partial<KinsumerOptions> & { clientId: string }): Kinsumer {
+export function memoryKinsumer(stream: StreamPort, tables: MemoryTables, options: Partial<KinsumerSettings> & { clientId: string }): Kinsumer {
   const leaseTtlMs = options.leaseTtlMs ?? 15_000;
   const common = { clientId: options.clientId, leaseTtlMs, now: () => Date.now() };
   return new Kinsumer({

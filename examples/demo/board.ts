@@ -46,9 +46,18 @@ export type Phase = 'starting' | 'running' | 'draining' | 'stopping' | 'done';
 
 export interface BoardInput {
   readonly now: number;
-  /** When the producer started (the clock of the view). */
+  /** When the run started: the one clock of the view and its notes, from start-up to the end. */
   readonly startedAt: number;
+  /** When the producer started; `undefined` while the workers are still taking their leases. */
+  readonly producerStartedAt?: number | undefined;
+  /** When the producer stopped; `undefined` while it runs. */
+  readonly producerStoppedAt?: number | undefined;
+  /** How long the producer runs. */
   readonly durationMs: number;
+  /** Records a second the producer aims at. */
+  readonly targetRate: number;
+  /** The workers' `leaseTtlMs`: what a failover waits out. */
+  readonly leaseTtlMs?: number | undefined;
   readonly phase: Phase;
   readonly shards: readonly ShardInfo[];
   readonly produced: readonly PutRecord[];
@@ -100,11 +109,16 @@ export interface Note {
 }
 
 export interface ViewModel {
+  /** Since the run started (one clock for the whole run). */
   readonly elapsedMs: number;
+  /** Since the producer started; `undefined` before. */
+  readonly producerElapsedMs: number | undefined;
   readonly durationMs: number;
   readonly phase: Phase;
   readonly produced: number;
+  /** The producer's average over its run so far (records a second): the figure to hold against the target. */
   readonly producedRate: number;
+  readonly targetRate: number;
   readonly consumedUnique: number;
   readonly duplicates: number;
   readonly shards: readonly ShardRow[];
@@ -167,9 +181,15 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** A setting as written in options: `500 ms`, `3 s`, `1.5 s`. */
+export function settingText(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`;
+}
+
 /** The moments of the run, in time order: kill, failover, restart, split, parent finished, handoff. */
-export function timeline(input: Pick<BoardInput, 'startedAt' | 'acks' | 'processes' | 'incidents'>): Pick<ViewModel, 'notes' | 'failoverMs' | 'handoffMs'> {
-  const { startedAt, acks, processes, incidents } = input;
+export function timeline(input: Pick<BoardInput, 'startedAt' | 'acks' | 'processes' | 'incidents' | 'leaseTtlMs'>): Pick<ViewModel, 'notes' | 'failoverMs' | 'handoffMs'> {
+  const { startedAt, acks, processes, incidents, leaseTtlMs } = input;
+  const lease = leaseTtlMs === undefined ? 'its lease' : `its ${settingText(leaseTtlMs)} lease`;
   const notes: Note[] = [];
   const since = (at: number) => at - startedAt;
   // First acked record per shard received after a moment: who delivered it, when.
@@ -194,7 +214,7 @@ export function timeline(input: Pick<BoardInput, 'startedAt' | 'acks' | 'process
         delays.push(first.e - incident.at);
         notes.push({
           key: `failover:${shardId}:${incident.at}`, at: since(first.e), kind: 'failover',
-          text: `failover ${shortShard(shardId)}: ${incident.worker} -> ${first.w}, records flowing again ${seconds(first.e - incident.at)} after the kill (its lease had to expire)`,
+          text: `failover ${shortShard(shardId)}: ${incident.worker} -> ${first.w}, records flowing again ${seconds(first.e - incident.at)} after the kill (${lease} had to expire)`,
         });
       }
       if (incident.held.length > 0 && delays.length === incident.held.length) failoverMs = Math.max(failoverMs ?? 0, ...delays);
@@ -283,14 +303,19 @@ export function buildView(input: BoardInput): ViewModel {
     };
   });
 
-  const recent = produced.filter((record) => record.t > now - windowMs && record.t <= now).length;
+  // An average over the producer's run, not a recent window: it does not decay once the producer
+  // stops, so the end of the run shows the rate the run actually had.
+  const { producerStartedAt, producerStoppedAt } = input;
+  const producingMs = producerStartedAt === undefined ? 0 : Math.min(now, producerStoppedAt ?? now) - producerStartedAt;
   const { notes, failoverMs, handoffMs } = timeline(input);
   return {
     elapsedMs: Math.max(0, now - startedAt),
+    producerElapsedMs: producerStartedAt === undefined ? undefined : Math.max(0, now - producerStartedAt),
     durationMs: input.durationMs,
     phase: input.phase,
     produced: produced.length,
-    producedRate: recent / (windowMs / 1000),
+    producedRate: producingMs > 0 ? produced.length / (producingMs / 1000) : 0,
+    targetRate: input.targetRate,
     consumedUnique: seen.size,
     duplicates: acks.length - seen.size,
     shards,

@@ -10,14 +10,15 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { createTables } from 'kinsumer';
 import { createStream, listShards, splitShard, startLocalAws, type LocalAws } from 'kinsumer/testing';
-import { readAckLogs } from './ack-log.js';
 import { AckTail } from './ack-tail.js';
 import { buildView, heldShards, type Incident, type Phase, type ProcessSnapshot, type ShardInfo, type ViewModel } from './board.js';
 import { FLEET_TIMINGS, WorkerProcess, type Exit } from './fleet.js';
 import { Producer } from './producer.js';
-import { tally } from './tally.js';
-import { createWriter, renderTally, type ViewWriter } from './view.js';
+import { createWriter, renderTally, renderTimings, type ViewWriter } from './view.js';
 import type { WorkerConfig } from './worker.js';
+// The verdict comes from the same independent checker the chaos test uses.
+import { readAckLogs } from '../../test/support/ack-log.js';
+import { tally } from '../../test/support/tally.js';
 
 const USAGE = `Usage: npm start -- [--duration <seconds>] [--rate <records per second>]
 
@@ -156,6 +157,8 @@ async function waitFor(condition: () => boolean, timeoutMs: number, interrupt: A
 }
 
 async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSignal, fleetRef: { fleet?: Fleet }): Promise<number> {
+  // One clock for the whole run: every time shown counts from here.
+  const startedAt = Date.now();
   const temp = mkdtempSync(join(tmpdir(), 'kinsumer-demo-'));
   const logDir = join(temp, 'acks');
   mkdirSync(logDir);
@@ -166,7 +169,8 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
   const producing = new AbortController();
   let producerDone: Promise<void> = Promise.resolve();
   try {
-    writer.line(`kinsumer demo: ${SHARDS}-shard stream, ${WORKER_IDS.length} worker processes, ${settings.rate} records/s for ${settings.durationMs / 1000} s`);
+    writer.line(`kinsumer demo: ${SHARDS}-shard stream, ${WORKER_IDS.length} worker processes, producer target ${settings.rate} records/s for ${settings.durationMs / 1000} s`);
+    for (const line of renderTimings(FLEET_TIMINGS)) writer.line(line);
     writer.line(`temp folder ${temp} (ack logs${onDisk ? ', Kinesis data' : ''}; removed at the end)`);
     local = await startLocalAws({ kinesis: 'kinesalite', dynamodb: 'dynalite', ...(onDisk ? { kinesisPath: join(temp, 'kinesis') } : {}) });
     writer.line(`local Kinesis ${local.endpoints.kinesis}, local DynamoDB ${local.endpoints.dynamodb}`);
@@ -189,12 +193,14 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
     const producer = new Producer(local.kinesis, STREAM);
     const incidents: Incident[] = [];
     let phase: Phase = 'starting';
-    let startedAt = Date.now();
+    // When the producer started and stopped (set below; the view reads them each second).
+    const producerTimes: { startedAt?: number; stoppedAt?: number } = {};
     let producerErrors = 0;
     const view = (now = Date.now()): ViewModel => {
       tail.poll();
       return buildView({
-        now, startedAt, durationMs: settings.durationMs, phase, shards, produced: producer.produced, acks: tail.lines,
+        now, startedAt, producerStartedAt: producerTimes.startedAt, producerStoppedAt: producerTimes.stoppedAt, durationMs: settings.durationMs, targetRate: settings.rate,
+        leaseTtlMs: FLEET_TIMINGS.leaseTtlMs, phase, shards, produced: producer.produced, acks: tail.lines,
         processes: fleet?.snapshots() ?? [], incidents,
       });
     };
@@ -206,17 +212,18 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
       }
     }, 1000);
 
-    // Everything below counts from the moment every shard has an owner and the producer starts.
+    // The schedule below counts from the moment every shard has an owner and the producer starts.
     const owned = () => shards.every((s) => fleet?.running().some((w) => heldShards(snapshotOf(w)).includes(s.shardId)));
     const started = await waitFor(() => owned() || fleet?.running().length === 0, STARTUP_TIMEOUT_MS, interrupt);
     if (!started || !owned()) {
       const failures = fleet.failures().join('; ');
       throw new Error(`the workers did not take all ${SHARDS} shards within ${STARTUP_TIMEOUT_MS / 1000} s${failures === '' ? '' : `: ${failures}`} (their own errors, if any, are on stderr)`);
     }
-    startedAt = Date.now();
+    const producing0 = Date.now();
+    producerTimes.startedAt = producing0;
     phase = 'running';
     producerDone = producer.run(settings.rate, producing.signal, () => { producerErrors += 1; });
-    const at = (fraction: number) => startedAt + Math.round(fraction * settings.durationMs);
+    const at = (fraction: number) => producing0 + Math.round(fraction * settings.durationMs);
 
     await until(at(0.25), interrupt);
     const victim = [...fleet.running()].sort((a, b) => b.held().length - a.held().length)[0];
@@ -247,6 +254,7 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
     await until(at(1), interrupt);
     producing.abort();
     await producerDone;
+    producerTimes.stoppedAt = Date.now();
     phase = 'draining';
     const produced = producer.produced;
     // Incremental: a long run has many records, and this is checked ten times a second.
@@ -282,6 +290,9 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
       violations: result.violations.map((v) => `${v.kind}: ${v.detail}`),
       failoverMs: final.failoverMs,
       handoffMs: final.handoffMs,
+      producedRate: final.producedRate,
+      targetRate: settings.rate,
+      leaseTtlMs: FLEET_TIMINGS.leaseTtlMs,
     }));
     return result.lost.length === 0 && result.violations.length === 0 ? 0 : 1;
   } finally {

@@ -1,6 +1,10 @@
 // The demo's terminal view: pure functions from a view model to lines of text, and a small writer
 // that redraws them in place on a terminal, or prints plain lines when the output is a pipe.
-import { shortShard, type Note, type ShardRow, type ViewModel, type WorkerRow } from './board.js';
+import { DEFAULTS } from 'kinsumer';
+import { settingText, shortShard, type Note, type ShardRow, type ViewModel, type WorkerRow } from './board.js';
+
+/** Pipe mode keeps every line below this, so an ordinary terminal or log viewer does not wrap it. */
+export const MAX_LINE = 119;
 
 /** What the run ends with. */
 export interface TallySummary {
@@ -13,6 +17,11 @@ export interface TallySummary {
   readonly violations: readonly string[];
   readonly failoverMs: number | undefined;
   readonly handoffMs: number | undefined;
+  /** The producer's average rate over its run, and what it aimed at. */
+  readonly producedRate: number;
+  readonly targetRate: number;
+  /** The workers' `leaseTtlMs`: the failover figure depends on it. */
+  readonly leaseTtlMs: number;
 }
 
 function pad(text: string | number, width: number): string {
@@ -44,13 +53,48 @@ function workerShards(row: WorkerRow): string {
   return row.shards.length === 0 ? '-' : row.shards.map(shortShard).join(' ');
 }
 
+/**
+ * Items joined by `separator` into lines of at most {@link MAX_LINE} characters (an item is never
+ * split): the first line starts with `first`, the others with `indent`.
+ */
+function packed(first: string, indent: string, items: readonly string[], separator = ' · '): string[] {
+  const lines: string[] = [];
+  let line = first;
+  let empty = true;
+  for (const item of items) {
+    if (!empty && line.length + separator.length + item.length > MAX_LINE) {
+      lines.push(line);
+      line = indent;
+      empty = true;
+    }
+    line += empty ? item : `${separator}${item}`;
+    empty = false;
+  }
+  if (!empty) lines.push(line);
+  return lines;
+}
+
+/** The demo's timings next to the library's defaults: the failover the demo shows depends on them. */
+export function renderTimings(timings: Readonly<Partial<Record<keyof typeof DEFAULTS, unknown>>>): string[] {
+  const order = ['leaseTtlMs', 'shardCheckFrequencyMs', 'leaderActionFrequencyMs', 'commitFrequencyMs', 'throttleDelayMs', 'shutdownTimeoutMs'] as const;
+  const items = order.flatMap((name) => {
+    const value = timings[name];
+    return typeof value === 'number' ? [`${name} ${settingText(value)} (default ${settingText(DEFAULTS[name])})`] : [];
+  });
+  return ['demo timings, shorter than the defaults so a crash shows within the run:', ...packed('  ', '  ', items)];
+}
+
 /** The full board: header, the shard table, the worker table and the latest notes. */
 export function renderBoard(model: ViewModel, maxNotes = 8): string[] {
   const lines: string[] = [];
+  const producer = model.producerElapsedMs === undefined
+    ? ''
+    : ` · producer ${clock(Math.min(model.producerElapsedMs, model.durationMs))} of ${clock(model.durationMs)}`;
   lines.push(model.phase === 'starting'
     ? `kinsumer demo · starting: the workers are taking their leases · ${clock(model.elapsedMs)}`
-    : `kinsumer demo · ${model.phase} · ${clock(model.elapsedMs)} of ${clock(model.durationMs)}`);
-  lines.push(`produced ${model.produced} (${Math.round(model.producedRate)}/s) · consumed ${model.consumedUnique} distinct · duplicates ${model.duplicates}`);
+    : `kinsumer demo · ${model.phase} · ${clock(model.elapsedMs)}${producer}`);
+  lines.push(`produced ${model.produced} (${Math.round(model.producedRate)}/s average, target ${model.targetRate}/s)`
+    + ` · consumed ${model.consumedUnique} distinct · duplicates ${model.duplicates}`);
   lines.push('');
   lines.push(`${pad('shard', 10)}${pad('parent', 10)}${pad('owner', 7)}${padLeft('consumed', 9)}${padLeft('lag rec', 9)}${padLeft('lag', 10)}  state`);
   for (const row of model.shards) {
@@ -78,36 +122,54 @@ export function renderNote(note: Note): string {
   return `[${padLeft(clock(note.at), 6)}] ${note.text}`;
 }
 
-/** The whole state in one plain line (for a pipe: one line a second). */
-export function renderStatusLine(model: ViewModel): string {
+/**
+ * The whole state in plain lines (for a pipe, once a second): totals, then every shard and every
+ * worker with labelled units, each line under {@link MAX_LINE} characters.
+ */
+export function renderStatusLines(model: ViewModel): string[] {
   const shards = model.shards.map((row) => {
-    const name = shortShard(row.shardId).replace('shard-', '');
-    if (row.state === 'finished') return `${name}=finished ${row.consumed}`;
-    return `${name}=${row.owner ?? '-'} ${row.consumed} lag ${row.lagRecords}/${formatMs(row.lagMs)}`;
+    const name = shortShard(row.shardId);
+    if (row.state === 'finished') return `${name} finished, ${row.consumed} consumed`;
+    return `${name} ${row.owner ?? '-'} ${row.consumed} consumed, lag ${row.lagRecords} records / ${formatMs(row.lagMs)}`;
   });
   const workers = model.workers.map((row) => (row.state === 'running'
-    ? `${row.id} ${row.shards.length} shards ${Math.round(row.rate)}/s`
+    ? `${row.id} ${row.shards.length} ${row.shards.length === 1 ? 'shard' : 'shards'}, ${Math.round(row.rate)}/s`
     : `${row.id} ${row.state}`));
-  return `[${padLeft(clock(model.elapsedMs), 6)}] ${model.phase} · produced ${model.produced} consumed ${model.consumedUnique} dup ${model.duplicates}`
-    + ` · shards ${shards.join(', ')} · workers ${workers.join(', ')}`;
+  const indent = ' '.repeat(9);
+  return [
+    `[${padLeft(clock(model.elapsedMs), 6)}] ${model.phase} · produced ${model.produced} (${Math.round(model.producedRate)}/s)`
+    + ` · consumed ${model.consumedUnique} · duplicates ${model.duplicates}`,
+    ...packed(indent, indent, shards),
+    ...packed(`${indent}workers: `, indent, workers),
+  ];
+}
+
+/** A tally row: label, figure, and what it means (wrapped under itself to stay within {@link MAX_LINE}). */
+function tallyRow(label: string, figure: string | number, meaning: string): string[] {
+  const left = `  ${pad(label, 17)}${padLeft(figure, 8)}  `;
+  return packed(left, ' '.repeat(left.length), meaning.split(' '), ' ');
 }
 
 /** The closing tally; its first line is the one to grep: `tally: produced N, ..., lost N`. */
 export function renderTally(tally: TallySummary): string[] {
   const failover = tally.failoverMs === undefined ? 'not measured' : formatMs(tally.failoverMs);
   const handoff = tally.handoffMs === undefined ? 'not measured' : formatMs(tally.handoffMs);
+  const lease = settingText(tally.leaseTtlMs);
   const lines = [
-    `tally: produced ${tally.produced}, consumed unique ${tally.consumedUnique}, duplicates ${tally.duplicates}, lost ${tally.lost}, failover ${failover}`,
-    `  produced         ${padLeft(tally.produced, 8)}  records put by the producer`,
-    `  consumed unique  ${padLeft(tally.consumedUnique, 8)}  distinct records acked by some worker`,
-    `  duplicates       ${padLeft(tally.duplicates, 8)}  deliveries beyond the first (at-least-once: acked but not yet checkpointed when a worker died or let go)`,
-    `  LOST             ${padLeft(tally.lost, 8)}  ${tally.lost === 0 ? 'every produced record was acked' : `never acked, e.g. ${tally.lostSample.join(', ')}`}`,
-    `  failover         ${padLeft(failover, 8)}  SIGKILL to records flowing again on every shard the dead worker held`,
-    `  split handoff    ${padLeft(handoff, 8)}  parent finished to the first record of its children`,
+    `tally: produced ${tally.produced}, consumed unique ${tally.consumedUnique}, duplicates ${tally.duplicates}, lost ${tally.lost}, failover ${failover}`
+    + `${tally.failoverMs === undefined ? '' : ` (leaseTtlMs ${lease})`}`,
+    ...tallyRow('produced', tally.produced, `records put by the producer (${Math.round(tally.producedRate)}/s average, target ${tally.targetRate}/s)`),
+    ...tallyRow('consumed unique', tally.consumedUnique, 'distinct records acked by some worker'),
+    ...tallyRow('duplicates', tally.duplicates, 'deliveries beyond the first (at-least-once: acked but not yet checkpointed when a worker died or let go)'),
+    ...tallyRow('LOST', tally.lost, tally.lost === 0 ? 'every produced record was acked' : `never acked, e.g. ${tally.lostSample.join(', ')}`),
+    // Its own line: the figure is only as small as the demo's lease TTL.
+    `  ${pad('failover', 17)}${padLeft(failover, 8)}  SIGKILL to records flowing again on every shard the dead worker held`,
+    `  ${' '.repeat(25)}  bounded by leaseTtlMs: ${lease} in this demo, ${settingText(DEFAULTS.leaseTtlMs)} by default`,
+    ...tallyRow('split handoff', handoff, 'parent finished to the first record of its children'),
   ];
   if (tally.violations.length > 0) {
     lines.push(`  ORDER VIOLATIONS ${padLeft(tally.violations.length, 8)}`);
-    for (const violation of tally.violations.slice(0, 5)) lines.push(`    ${violation}`);
+    for (const violation of tally.violations.slice(0, 5)) lines.push(...packed('    ', '      ', violation.split(' '), ' '));
   }
   lines.push(tally.lost === 0 && tally.violations.length === 0 ? 'result: OK, nothing lost' : 'result: FAILED');
   return lines;
@@ -174,7 +236,7 @@ export function createWriter(output: Output): ViewWriter {
         printed.add(note.key);
         output.write(`${renderNote(note)}\n`);
       }
-      output.write(`${renderStatusLine(model)}\n`);
+      for (const line of renderStatusLines(model)) output.write(`${line}\n`);
     },
     line(text) {
       output.write(`${text}\n`);

@@ -3,7 +3,7 @@
 // 'stop' over IPC (or SIGTERM) stops it gracefully.
 import { join } from 'node:path';
 import { concatMap, mergeMap, tap } from 'rxjs';
-import { Kinsumer, type KinsumerEvent, type KinsumerOptions, type KinsumerRecord } from '../../src/index.js';
+import { Kinsumer, type KinsumerEvent, type KinsumerRecord, type KinsumerSettings, type StreamRef } from '../../src/index.js';
 import { localDynamoDbClient, localKinesisClient, type LocalAwsConfig } from '../../src/testing/index.js';
 import { AckWriter } from './ack-log.js';
 
@@ -12,7 +12,7 @@ export interface WorkerConfig {
   readonly id: string;
   /** Endpoints to use (the local servers, or a fault proxy in front of them). */
   readonly aws: LocalAwsConfig;
-  readonly options: Omit<KinsumerOptions, 'kinesis' | 'dynamodb' | 'clientId'>;
+  readonly options: Omit<KinsumerSettings, 'kinesis' | 'dynamodb' | 'clientId'> & StreamRef;
   /** Folder of the ack logs: this worker writes `<id>.acks.jsonl` there. */
   readonly logDir: string;
   /**

@@ -22,6 +22,12 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** What an exit code means, for one command's `--help`. */
+export type ExitCodeHelp = Readonly<Partial<Record<ExitCode, string>>>;
+
+/** The options several commands share; each command names the ones it uses. */
+export type CommonOption = 'stream' | 'app' | 'region' | 'endpoint' | 'kinesis-endpoint' | 'dynamodb-endpoint' | 'profile';
+
 /** Parsed option values: strings and booleans as node:util parseArgs gives them. */
 export type OptionValues = Record<string, string | boolean | undefined>;
 
@@ -35,6 +41,10 @@ export interface Command {
   readonly options: NonNullable<ParseArgsConfig['options']>;
   /** Help lines for each option of this command, by name. */
   readonly optionHelp: Readonly<Record<string, string>>;
+  /** The common options this command uses (`--help` always comes too). Default: every one. */
+  readonly commonOptions?: readonly CommonOption[];
+  /** What each exit code means for this command, shown by `--help`. Default: 0 done, 1 failed, 2 bad command line. */
+  readonly exitCodes?: ExitCodeHelp;
   /** Option names the command cannot run without. */
   readonly required: readonly string[];
   run(values: OptionValues, io: CliIo): Promise<ExitCode>;

@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { checkApplicationName, type StreamRef } from '../options.js';
 import { type OptionValues, UsageError } from './command.js';
 
-/** Options every command takes. */
+/** Options several commands take (each command names the ones it uses), and `--help`. */
 export const COMMON_OPTIONS: NonNullable<ParseArgsConfig['options']> = {
   stream: { type: 'string' },
   app: { type: 'string' },
@@ -15,10 +15,10 @@ export const COMMON_OPTIONS: NonNullable<ParseArgsConfig['options']> = {
 };
 
 export const COMMON_HELP: Readonly<Record<string, string>> = {
-  stream: 'Kinesis stream name',
+  stream: 'the Kinesis stream, by name or ARN',
   app: 'application name (tables <app>_clients, <app>_checkpoints, <app>_metadata)',
   region: 'AWS region (default: AWS_REGION / the profile\'s region)',
-  endpoint: 'endpoint for both Kinesis and DynamoDB (local servers)',
+  endpoint: 'endpoint of every AWS service the command calls (a local server)',
   'kinesis-endpoint': 'Kinesis endpoint only',
   'dynamodb-endpoint': 'DynamoDB endpoint only',
   profile: 'credentials profile (the SDK\'s default chain otherwise); credentials are never printed',

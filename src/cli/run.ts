@@ -1,12 +1,14 @@
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { EndpointError } from '../endpoint-errors.js';
 import { ConfigError, KinsumerError } from '../errors.js';
-import { EXIT, UsageError, type CliIo, type Command, type ExitCode, type OptionValues } from './command.js';
+import { EXIT, UsageError, type CliIo, type Command, type CommonOption, type ExitCode, type ExitCodeHelp, type OptionValues } from './command.js';
 import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js';
 import { resetCommand } from './commands/reset.js';
 import { statusCommand } from './commands/status.js';
 import { createTablesCommand, deleteTablesCommand } from './commands/tables.js';
 import { deregisterConsumerCommand } from './commands/consumer.js';
 import { tailCommand } from './commands/tail.js';
+import { packageVersion } from './version.js';
 
 /** Every command, in the order `kinsumer --help` lists them. */
 export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, deregisterConsumerCommand];
@@ -21,10 +23,35 @@ export function mainHelp(commands: readonly Command[] = COMMANDS): string {
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
     '',
-    'Run `kinsumer <command> --help` for the options of a command.',
+    'Options:',
+    '  --help, -h     this text',
+    '  --version, -V  print the version',
+    '',
+    'Run `kinsumer <command> --help` for the options and exit codes of a command.',
     'Exit codes: 0 done, 1 failed, 2 bad command line, 3 refused.',
     '',
   ].join('\n');
+}
+
+const ALL_COMMON: readonly CommonOption[] = ['stream', 'app', 'region', 'endpoint', 'kinesis-endpoint', 'dynamodb-endpoint', 'profile'];
+
+/** Exit codes of a command that does not say more. */
+const DEFAULT_EXIT_CODES: ExitCodeHelp = {
+  [EXIT.ok]: 'done',
+  [EXIT.failure]: 'failed: an AWS error, or the stream or a table is missing',
+  [EXIT.usage]: 'bad command line',
+};
+
+/** The help lines of the common options a command uses, `--help` last. */
+function commonHelp(command: Command): Record<string, string> {
+  const used = [...(command.commonOptions ?? ALL_COMMON), 'help'];
+  return Object.fromEntries(Object.entries(COMMON_HELP).filter(([name]) => used.includes(name)));
+}
+
+/** Every option a command accepts: its own and the common ones it uses. */
+export function commandOptions(command: Command): NonNullable<ParseArgsConfig['options']> {
+  const used = Object.keys(commonHelp(command));
+  return { ...command.options, ...Object.fromEntries(Object.entries(COMMON_OPTIONS).filter(([name]) => used.includes(name))) };
 }
 
 export function commandHelp(command: Command): string {
@@ -34,7 +61,10 @@ export function commandHelp(command: Command): string {
     command.summary,
     '',
     'Options:',
-    renderOptions({ ...command.optionHelp, ...COMMON_HELP }, { ...command.options, ...COMMON_OPTIONS }),
+    renderOptions({ ...command.optionHelp, ...commonHelp(command) }, commandOptions(command)),
+    '',
+    'Exit codes:',
+    ...Object.entries(command.exitCodes ?? DEFAULT_EXIT_CODES).map(([code, meaning]) => `  ${code}  ${meaning}`),
     '',
   ].join('\n');
 }
@@ -46,6 +76,10 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
     io.stdout.write(mainHelp(commands));
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
+  if (name === '--version' || name === '-V') {
+    io.stdout.write(`${packageVersion()}\n`);
+    return EXIT.ok;
+  }
   const command = commands.find((c) => c.name === name);
   if (command === undefined) {
     io.stderr.write(`kinsumer: unknown command '${name}'\n\n${mainHelp(commands)}`);
@@ -53,7 +87,7 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
   }
   let values: OptionValues;
   try {
-    ({ values } = parseArgs({ args: [...rest], options: { ...command.options, ...COMMON_OPTIONS }, strict: true, allowPositionals: false }) as { values: OptionValues });
+    ({ values } = parseArgs({ args: [...rest], options: commandOptions(command), strict: true, allowPositionals: false }) as { values: OptionValues });
     if (values.help === true) {
       io.stdout.write(commandHelp(command));
       return EXIT.ok;
@@ -78,6 +112,9 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
 
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error instanceof KinsumerError && error.cause instanceof Error ? ` (${error.cause.name}: ${error.cause.message})` : '';
-  return `${error.message}${cause}`;
+  // An EndpointError says all there is to say; its cause is the SDK's less helpful version.
+  if (error instanceof EndpointError) return error.message;
+  if (!(error instanceof KinsumerError) || !(error.cause instanceof Error)) return error.message;
+  const cause = error.cause instanceof EndpointError ? error.cause.message : `${error.cause.name}: ${error.cause.message}`;
+  return `${error.message} (${cause})`;
 }

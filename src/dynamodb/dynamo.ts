@@ -8,6 +8,7 @@ import {
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { type Observable, expand, EMPTY, map, reduce } from 'rxjs';
+import { explainErrors } from '../endpoint-errors.js';
 import { request } from '../request.js';
 
 /** A DynamoDB item as the SDK spells it. */
@@ -18,32 +19,32 @@ export class Dynamo {
   constructor(private readonly client: DynamoDBClient) {}
 
   getItem(input: GetItemCommandInput): Observable<Item | undefined> {
-    return request((signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
+    return this.call((signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
   }
 
   /** One BatchGetItem call (at most 100 keys); the caller retries what comes back in `UnprocessedKeys`. */
   batchGetItem(input: BatchGetItemCommandInput): Observable<Pick<BatchGetItemCommandOutput, 'Responses' | 'UnprocessedKeys'>> {
-    return request((signal) => this.client.send(new BatchGetItemCommand(input), { abortSignal: signal }))
+    return this.call((signal) => this.client.send(new BatchGetItemCommand(input), { abortSignal: signal }))
       .pipe(map((out) => ({ Responses: out.Responses, UnprocessedKeys: out.UnprocessedKeys })));
   }
 
   putItem(input: PutItemCommandInput): Observable<void> {
-    return request(async (signal) => { await this.client.send(new PutItemCommand(input), { abortSignal: signal }); });
+    return this.call(async (signal) => { await this.client.send(new PutItemCommand(input), { abortSignal: signal }); });
   }
 
   /** Returns the item's attributes after the update (`ReturnValues: ALL_NEW`). */
   updateItem(input: UpdateItemCommandInput): Observable<Item | undefined> {
-    return request((signal) => this.client.send(new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input }), { abortSignal: signal }))
+    return this.call((signal) => this.client.send(new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input }), { abortSignal: signal }))
       .pipe(map((out) => out.Attributes));
   }
 
   deleteItem(input: DeleteItemCommandInput): Observable<void> {
-    return request(async (signal) => { await this.client.send(new DeleteItemCommand(input), { abortSignal: signal }); });
+    return this.call(async (signal) => { await this.client.send(new DeleteItemCommand(input), { abortSignal: signal }); });
   }
 
   /** Every item of the scan, all pages. */
   scanAll(input: ScanCommandInput): Observable<Item[]> {
-    const page = (start: Item | undefined) => request((signal) => this.client.send(
+    const page = (start: Item | undefined) => this.call((signal) => this.client.send(
       new ScanCommand(start === undefined ? input : { ...input, ExclusiveStartKey: start }), { abortSignal: signal }));
     return page(undefined).pipe(
       expand((out) => (out.LastEvaluatedKey === undefined ? EMPTY : page(out.LastEvaluatedKey))),
@@ -52,15 +53,20 @@ export class Dynamo {
   }
 
   describeTable(tableName: string): Observable<TableDescription | undefined> {
-    return request((signal) => this.client.send(new DescribeTableCommand({ TableName: tableName }), { abortSignal: signal }))
+    return this.call((signal) => this.client.send(new DescribeTableCommand({ TableName: tableName }), { abortSignal: signal }))
       .pipe(map((out) => out.Table));
   }
 
   createTable(input: CreateTableCommandInput): Observable<void> {
-    return request(async (signal) => { await this.client.send(new CreateTableCommand(input), { abortSignal: signal }); });
+    return this.call(async (signal) => { await this.client.send(new CreateTableCommand(input), { abortSignal: signal }); });
   }
 
   deleteTable(tableName: string): Observable<void> {
-    return request(async (signal) => { await this.client.send(new DeleteTableCommand({ TableName: tableName }), { abortSignal: signal }); });
+    return this.call(async (signal) => { await this.client.send(new DeleteTableCommand({ TableName: tableName }), { abortSignal: signal }); });
+  }
+
+  /** One request; an error that is about the endpoint (unreachable, not DynamoDB) says so. */
+  private call<T>(send: (signal: AbortSignal) => Promise<T>): Observable<T> {
+    return request(send).pipe(explainErrors('DynamoDB', this.client));
   }
 }

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-kinesis';
 import { type Observable, EMPTY, catchError, expand, map, of, reduce, shareReplay, switchMap, throwError } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
+import { explainErrors } from '../endpoint-errors.js';
 import { StreamNotFoundError } from '../errors.js';
 import type { StreamRef } from '../options.js';
 import type {
@@ -125,7 +126,7 @@ export class KinesisStream implements StreamPort {
   }
 
   private send<T>(call: (signal: AbortSignal) => Promise<T>): Observable<T> {
-    return request(call).pipe(catchError((error: unknown) => throwError(() => this.translate(error))));
+    return request(call).pipe(explainErrors('Kinesis', this.client), catchError((error: unknown) => throwError(() => this.translate(error))));
   }
 
   private translate(error: unknown): unknown {
@@ -141,14 +142,14 @@ class KinesisFanOut implements FanOutPort {
   constructor(private readonly client: KinesisClient, private readonly stream: KinesisStream) {}
 
   describeConsumer(consumerName: string): Observable<StreamConsumerInfo | undefined> {
-    return this.call((StreamARN, signal) => this.client.send(new DescribeStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
+    return this.call('DescribeStreamConsumer', (StreamARN, signal) => this.client.send(new DescribeStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
       map((out): StreamConsumerInfo | undefined => toConsumerInfo(out.ConsumerDescription)),
       catchError((error: unknown) => (classifyAwsError(error) === 'not-found' ? of(undefined) : throwError(() => error))),
     );
   }
 
   registerConsumer(consumerName: string): Observable<StreamConsumerInfo> {
-    return this.call((StreamARN, signal) => this.client.send(new RegisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
+    return this.call('RegisterStreamConsumer', (StreamARN, signal) => this.client.send(new RegisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
       map((out) => {
         const info = toConsumerInfo(out.Consumer);
         if (info === undefined) throw new Error(`RegisterStreamConsumer for ${consumerName} returned no consumer`);
@@ -158,7 +159,7 @@ class KinesisFanOut implements FanOutPort {
   }
 
   deregisterConsumer(consumerName: string): Observable<void> {
-    return this.call((StreamARN, signal) => this.client.send(new DeregisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))
+    return this.call('DeregisterStreamConsumer', (StreamARN, signal) => this.client.send(new DeregisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))
       .pipe(map(() => undefined));
   }
 
@@ -173,8 +174,8 @@ class KinesisFanOut implements FanOutPort {
   }
 
   /** One consumer request, once the stream's ARN is known. */
-  private call<T>(send: (streamArn: string, signal: AbortSignal) => Promise<T>): Observable<T> {
-    return this.stream.streamArn().pipe(switchMap((streamArn) => request((signal) => send(streamArn, signal))));
+  private call<T>(operation: string, send: (streamArn: string, signal: AbortSignal) => Promise<T>): Observable<T> {
+    return this.stream.streamArn().pipe(switchMap((streamArn) => request((signal) => send(streamArn, signal)).pipe(explainErrors('Kinesis', this.client, operation))));
   }
 }
 

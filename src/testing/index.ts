@@ -1,3 +1,9 @@
+/**
+ * The testing kit: local Kinesis and DynamoDB servers in-process, stream helpers, and in-memory
+ * backends that run a whole consumer group on virtual time.
+ *
+ * @module kinsumer/testing
+ */
 export {
   startLocalAws, localKinesisClient, localDynamoDbClient,
   type LocalAws, type LocalAwsConfig, type LocalAwsOptions, type LocalKinesisKind, type LocalDynamoDbKind,

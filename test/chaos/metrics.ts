@@ -1,8 +1,9 @@
 // Figures of a chaos run for the report: lease handoffs, time to recover after each disruption
 // and reshard, and the marks the checker needs, all derived from the ack logs, the workers' events
 // and the action timeline. Pure.
-import { type AckLine, linesByShard } from '../../examples/demo/ack-log.js';
-import type { Disruption, LeaseMark } from '../../examples/demo/tally.js';
+import type { AckLine } from '../../examples/demo/ack-log.js';
+import { linesByShard } from '../support/ack-log.js';
+import type { Disruption, LeaseMark } from '../support/tally.js';
 import type { ActionRecord, WorkerEventRecord } from './timeline.js';
 
 /** How long one shard took to flow again after an action. */

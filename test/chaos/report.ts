@@ -1,7 +1,7 @@
 // The chaos run's verdict and report: a JSON document (chaos-report.json) and the same figures as
 // text for the terminal.
 import { cpus } from 'node:os';
-import type { Violation } from '../../examples/demo/tally.js';
+import type { Violation } from '../support/tally.js';
 import type { FaultProxyCounts } from '../support/fault-proxy.js';
 import { summary } from './metrics.js';
 import type { ChaosResult } from './runner.js';

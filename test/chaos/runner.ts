@@ -6,16 +6,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Shard } from '@aws-sdk/client-kinesis';
-import { readAckLogs } from '../../examples/demo/ack-log.js';
 import { FLEET_TIMINGS, type WorkerProcess } from '../../examples/demo/fleet.js';
 import { Producer } from '../../examples/demo/producer.js';
-import { tally, type Tally } from '../../examples/demo/tally.js';
 import type { WorkerConfig } from '../../examples/demo/worker.js';
 import { createTables } from '../../src/index.js';
 import {
   createStream, listShards, mergeShards, splitShard, startLocalAws, type LocalAws,
 } from '../../src/testing/index.js';
+import { readAckLogs } from '../support/ack-log.js';
 import { type FaultProxy, type FaultProxyCounts, startFaultProxy } from '../support/fault-proxy.js';
+import { tally, type Tally } from '../support/tally.js';
 import { DYNAMODB_FAULTS, KINESIS_FAULTS, faultRules } from './faults.js';
 import { FleetControl } from './fleet-control.js';
 import { disruptions, failovers, leaseMarks, recoveries, type Failovers, type Recovery } from './metrics.js';

@@ -3,7 +3,7 @@ import { asyncScheduler, firstValueFrom } from 'rxjs';
 import { KinesisStream } from '../../src/kinesis/kinesis.js';
 import { ensureConsumer } from '../../src/stream-consumer.js';
 import { createStream } from '../../src/testing/index.js';
-import { cli } from '../support/cli.js';
+import { cli, documentedCodes } from '../support/cli.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
 
 // `kinsumer deregister-consumer` against kinesis-local (kinesalite has no stream consumers).
@@ -59,5 +59,18 @@ describe('CLI: deregister-consumer (kinesis-local)', function () {
     const missing = await cli(['deregister-consumer', '--stream', uniqueName('none'), '--consumer-name', 'x', '--endpoint', local().endpoints.kinesis]);
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.contain('not found');
+  });
+
+  it('every exit code its --help documents happens (0 deregistered or none, 1 failed, 2 bad command line)', async () => {
+    const documented = documentedCodes((await cli(['deregister-consumer', '--help'])).stdout);
+    const endpoint = ['--endpoint', local().endpoints.kinesis];
+    const { stream } = await registered('codes-efo');
+    const cases: Record<number, string[]> = {
+      0: ['deregister-consumer', '--stream', stream, '--consumer-name', 'codes-efo', ...endpoint],
+      1: ['deregister-consumer', '--stream', uniqueName('none'), '--consumer-name', 'x', ...endpoint],
+      2: ['deregister-consumer', '--stream', stream, ...endpoint],
+    };
+    expect(Object.keys(cases).map(Number)).to.deep.equal(documented);
+    for (const [code, args] of Object.entries(cases)) expect((await cli(args)).code, `expecting ${code}`).to.equal(Number(code));
   });
 });

@@ -1,9 +1,14 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { COMMANDS } from '../../src/cli/run.js';
+import { firstValueFrom } from 'rxjs';
+import { COMMANDS, commandOptions } from '../../src/cli/run.js';
+import { Dynamo } from '../../src/dynamodb/dynamo.js';
+import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
+import { createTables } from '../../src/index.js';
 import { createStream, putRecords } from '../../src/testing/index.js';
-import { cli } from '../support/cli.js';
+import { cli, documentedCodes, endpointArgs } from '../support/cli.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
 
 /** The bin as a separate node process, run from source through tsx (no build needed). */
@@ -22,19 +27,54 @@ describe('CLI: --help on every command', () => {
   };
 
   for (const command of COMMANDS) {
-    it(`${command.name} --help prints its usage and every option it accepts, with exit 0`, async () => {
+    it(`${command.name} --help prints its usage and exactly the options it accepts, with exit 0`, async () => {
       const help = await cli([command.name, '--help']);
       expect(help.code).to.equal(0);
       expect(help.stderr).to.equal('');
       expect(help.stdout).to.contain(`Usage: kinsumer ${command.name}`);
-      for (const option of [...Object.keys(command.options), 'stream', 'app', 'region', 'endpoint', 'profile', 'help']) {
-        expect(help.stdout, option).to.match(new RegExp(`^  --${option}\\b`, 'm'));
-      }
+      const listed = [...help.stdout.matchAll(/^ {2}--([\w-]+)/gm)].map((m) => m[1]).sort();
+      expect(listed).to.deep.equal(Object.keys(commandOptions(command)).sort());
+      for (const option of [...Object.keys(command.options), 'region', 'profile', 'help']) expect(listed, option).to.include(option);
       for (const text of expected[command.name] ?? []) expect(help.stdout).to.contain(text);
       // -h too, and help wins over missing required options.
       expect((await cli([command.name, '-h'])).stdout).to.equal(help.stdout);
     });
   }
+
+  it('tail --help lists only what tail uses: no --app, no DynamoDB endpoint; tail refuses them (exit 2)', async () => {
+    const help = (await cli(['tail', '--help'])).stdout;
+    expect(help).not.to.match(/--app\b/);
+    expect(help).not.to.contain('--dynamodb-endpoint');
+    const refused = await cli(['tail', '--stream', 's', '--app', 'a']);
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.contain("Unknown option '--app'");
+  });
+
+  it('create-tables and delete-tables list no Kinesis options (they touch DynamoDB only)', async () => {
+    for (const name of ['create-tables', 'delete-tables']) {
+      const help = (await cli([name, '--help'])).stdout;
+      expect(help, name).not.to.match(/--stream\b/);
+      expect(help, name).not.to.contain('--kinesis-endpoint');
+    }
+  });
+
+  it('--version and -V print the package version (exit 0), and the main help mentions it', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const out = await cli([flag]);
+      expect([out.code, out.stdout, out.stderr], flag).to.deep.equal([0, `${version}\n`, '']);
+    }
+    expect((await cli(['--help'])).stdout).to.match(/^ {2}--version, -V +\S/m);
+    const { stdout } = await promisify(execFile)(process.execPath, [...BIN, '--version']);
+    expect(stdout).to.equal(`${version}\n`);
+  });
+
+  it('every command documents its exit codes in --help', async () => {
+    for (const command of COMMANDS) {
+      const codes = documentedCodes((await cli([command.name, '--help'])).stdout);
+      expect(codes, command.name).to.include.members([0, 1, 2]);
+    }
+  });
 
   it('prints a command\'s help with exit 2 after a usage error', async () => {
     const result = await cli(['reset', '--stream', 's', '--app', 'a']);
@@ -99,12 +139,85 @@ describe('CLI: the bin as a process (kinesalite)', function () {
     const run = (args: readonly string[]) => new Promise<{ code: number | null; output: string }>((resolve) => {
       execFile(process.execPath, [...BIN, ...args], { env }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number), output: stdout + stderr }));
     });
-    const common = ['--stream', 's', '--app', 'a', '--region', 'us-east-1', '--endpoint', 'http://127.0.0.2:9'];
-    for (const args of [['status', ...common], ['reset', ...common, '--to', 'LATEST'], ['tail', ...common, '--limit', '1']]) {
+    const common = ['--stream', 's', '--region', 'us-east-1', '--endpoint', 'http://127.0.0.2:9'];
+    for (const args of [['status', ...common, '--app', 'a'], ['reset', ...common, '--app', 'a', '--to', 'LATEST'], ['tail', ...common, '--limit', '1']]) {
       const { code, output } = await run(args);
       expect(code, output).to.equal(1);
       expect(output).to.contain(`kinsumer ${String(args[0])}: `);
       for (const word of [keyId, secret]) expect(output).not.to.contain(word);
     }
   });
+});
+
+// Every exit code a command's help documents, caused for real on the local servers. deregister-consumer
+// needs a server with enhanced fan-out: its codes are checked in cli-consumer.test.ts (kinesis-local).
+describe('CLI: each documented exit code happens (kinesalite + dynalite)', function () {
+  this.timeout(120_000);
+  const local = useLocalAws();
+  const closed = 'http://127.0.0.1:9';
+  let stream: string;
+  let app: string;
+
+  before(async () => {
+    stream = uniqueName('codes');
+    app = uniqueName('codes-app');
+    await createStream(local().kinesis, stream, 1);
+    await putRecords(local().kinesis, stream, [{ partitionKey: 'k', data: 'one' }]);
+    await createTables({ dynamodb: local().dynamodb, applicationName: app });
+  });
+
+  const all = () => endpointArgs(local());
+  const dynamodb = () => ['--endpoint', local().endpoints.dynamodb];
+  const kinesis = () => ['--endpoint', local().endpoints.kinesis];
+  const cases: Record<string, Record<number, () => Promise<string[]> | string[]>> = {
+    'create-tables': {
+      0: () => ['create-tables', '--app', app, ...dynamodb()],
+      1: () => ['create-tables', '--app', 'x', '--endpoint', closed],
+      2: () => ['create-tables', '--app', 'x', '--billing-mode', 'FREE', ...dynamodb()],
+    },
+    'delete-tables': {
+      0: () => ['delete-tables', '--app', uniqueName('absent'), ...dynamodb()],
+      1: () => ['delete-tables', '--app', 'x', '--endpoint', closed],
+      2: () => ['delete-tables'],
+    },
+    status: {
+      0: () => ['status', '--stream', stream, '--app', app, ...all()],
+      1: () => ['status', '--stream', uniqueName('none'), '--app', app, ...all()],
+      2: () => ['status', '--stream', stream, ...all()],
+    },
+    tail: {
+      0: () => ['tail', '--stream', stream, '--from', 'TRIM_HORIZON', '--limit', '1', ...kinesis()],
+      1: () => ['tail', '--stream', uniqueName('none'), ...kinesis()],
+      2: () => ['tail', '--stream', stream, '--from', 'yesterday', ...kinesis()],
+    },
+    reset: {
+      0: async () => {
+        const fresh = uniqueName('codes-reset');
+        await createTables({ dynamodb: local().dynamodb, applicationName: fresh });
+        return ['reset', '--stream', stream, '--app', fresh, '--to', 'LATEST', ...all()];
+      },
+      1: () => ['reset', '--stream', uniqueName('none'), '--app', app, '--to', 'LATEST', ...all()],
+      2: () => ['reset', '--stream', stream, '--app', app, ...all()],
+      3: async () => {
+        // A live lease: a client captured the shard just now.
+        const held = uniqueName('codes-held');
+        await createTables({ dynamodb: local().dynamodb, applicationName: held });
+        const store = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: `${held}_checkpoints`, clientId: 'holder', clientName: 'holder', leaseTtlMs: 60_000, now: Date.now });
+        await firstValueFrom(store.capture('shardId-000000000000'));
+        return ['reset', '--stream', stream, '--app', held, '--to', 'LATEST', ...all()];
+      },
+    },
+  };
+
+  for (const command of COMMANDS.filter((c) => c.name !== 'deregister-consumer')) {
+    it(`${command.name}: every exit code its --help documents happens`, async () => {
+      const documented = documentedCodes((await cli([command.name, '--help'])).stdout);
+      const commandCases = cases[command.name] ?? {};
+      expect(Object.keys(commandCases).map(Number), 'the cases cover the documented codes').to.deep.equal(documented);
+      for (const [code, args] of Object.entries(commandCases)) {
+        const result = await cli(await args());
+        expect(result.code, `${command.name}, expecting ${code}: ${result.stderr}`).to.equal(Number(code));
+      }
+    });
+  }
 });

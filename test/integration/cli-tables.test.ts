@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
 import { cli } from '../support/cli.js';
 import { uniqueName, useLocalAws } from '../support/local.js';
@@ -55,6 +55,19 @@ describe('CLI: create-tables / delete-tables (dynalite)', () => {
     expect(deleted.code, deleted.stderr).to.equal(0);
     const gone = await local().dynamodb.send(new DescribeTableCommand({ TableName: `${app}_metadata` })).catch((e: unknown) => e);
     expect((gone as Error).name).to.equal('ResourceNotFoundException');
+  });
+
+  it('delete-tables on tables that do not exist says so, with exit 0 (idempotent); on some, names which were deleted', async () => {
+    const app = uniqueName('cli-absent');
+    const endpoint = local().endpoints.dynamodb;
+    const none = await cli(['delete-tables', '--app', app, '--endpoint', endpoint]);
+    expect([none.code, none.stdout, none.stderr]).to.deep.equal([0, `no tables to delete: ${app}_clients, ${app}_checkpoints, ${app}_metadata do not exist\n`, '']);
+    await local().dynamodb.send(new CreateTableCommand({
+      TableName: `${app}_metadata`, BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'Key', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'Key', KeyType: 'HASH' }],
+    }));
+    const some = await cli(['delete-tables', '--app', app, '--endpoint', endpoint]);
+    expect([some.code, some.stdout]).to.deep.equal([0, `tables deleted: ${app}_metadata; already absent: ${app}_clients, ${app}_checkpoints\n`]);
   });
 
   it('creates provisioned tables with the given capacities', async () => {

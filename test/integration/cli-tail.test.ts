@@ -14,9 +14,6 @@ interface TailJson {
   readonly data: string;
 }
 
-/** A closed port: tail must never need DynamoDB, so pointing DynamoDB here must not matter. */
-const NO_DYNAMODB = ['--dynamodb-endpoint', 'http://127.0.0.1:9'];
-
 describe('CLI: tail (kinesalite)', function () {
   this.timeout(60_000);
   const local = useLocalAws();
@@ -24,7 +21,8 @@ describe('CLI: tail (kinesalite)', function () {
   async function setup(shards = 2): Promise<{ stream: string; args: string[] }> {
     const stream = uniqueName('tail');
     await createStream(local().kinesis, stream, shards);
-    return { stream, args: ['--stream', stream, '--kinesis-endpoint', local().endpoints.kinesis, ...NO_DYNAMODB] };
+    // No DynamoDB option: tail takes none (cli-help.test.ts checks it refuses them).
+    return { stream, args: ['--stream', stream, '--kinesis-endpoint', local().endpoints.kinesis] };
   }
 
   /** Waits until tail has an iterator on each of `count` shards: from then on every new record is seen. */

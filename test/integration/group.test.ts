@@ -1,7 +1,7 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
 import { concatMap } from 'rxjs';
-import { Kinsumer, createTables, type KinsumerEvent, type KinsumerOptions, type KinsumerRecord } from '../../src/index.js';
+import { Kinsumer, createTables, type KinsumerEvent, type KinsumerRecord, type KinsumerSettings, type StreamRef } from '../../src/index.js';
 import {
   adjacentOpenShards, createStream, listShards, mergeShards, openShardIds, putRecords, splitShard, type LocalAws,
 } from '../../src/testing/index.js';
@@ -10,7 +10,7 @@ import { FAST } from '../support/memory-group.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readAckLogs } from '../../examples/demo/ack-log.js';
+import { readAckLogs } from '../support/ack-log.js';
 import { WorkerProcess } from '../../examples/demo/fleet.js';
 
 const decoder = new TextDecoder();
@@ -25,7 +25,7 @@ class Client {
   readonly order: number[] = [];
   readonly events: KinsumerEvent[] = [];
 
-  constructor(local: LocalAws, options: Omit<KinsumerOptions, 'kinesis' | 'dynamodb'>) {
+  constructor(local: LocalAws, options: Omit<KinsumerSettings, 'kinesis' | 'dynamodb'> & StreamRef) {
     this.kinsumer = new Kinsumer({ ...FAST, ...options, kinesis: local.kinesis, dynamodb: local.dynamodb });
     this.kinsumer.events$.subscribe((event) => this.events.push(event));
     this.kinsumer.records$.pipe(concatMap(async (record) => {

@@ -13,7 +13,7 @@ describe('Kinsumer lifecycle (kinesalite + dynalite)', function () {
   this.timeout(60_000);
   const local = useLocalAws();
 
-  async function setup(options: { tables?: boolean; stream?: boolean } = {}): Promise<Omit<KinsumerOptions, 'clientId'>> {
+  async function setup(options: { tables?: boolean; stream?: boolean } = {}): Promise<KinsumerOptions> {
     const streamName = uniqueName('life');
     const applicationName = uniqueName('app');
     if (options.stream ?? true) await createStream(local().kinesis, streamName, 2);

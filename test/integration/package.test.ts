@@ -1,16 +1,19 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 
 const run = promisify(execFile);
 
 async function sh(command: string, args: string[], cwd: string): Promise<string> {
+  return (await shWithErrors(command, args, cwd)).stdout;
+}
+
+async function shWithErrors(command: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
   try {
-    const { stdout } = await run(command, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } });
-    return stdout;
+    return await run(command, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } });
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
     throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout}${stderr}`);
@@ -72,5 +75,129 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
     `);
     const output = await sh('npx', ['--no-install', 'tsc', '-p', 'tsconfig.json'], dir);
     expect(output.trim()).to.equal('');
+  });
+  it("require('kinsumer') and require('kinsumer/testing') work from a CommonJS file (Node's require(esm)) and consume records", async () => {
+    await writeFile(join(dir, 'use.cjs'), `
+      const { Kinsumer, KinsumerError, createTables } = require('kinsumer');
+      const { startLocalAws, createStream, putRecords } = require('kinsumer/testing');
+      const { firstValueFrom, take, tap, toArray } = require('rxjs');
+      (async () => {
+        const local = await startLocalAws();
+        try {
+          await createStream(local.kinesis, 'cjs', 1);
+          await createTables({ dynamodb: local.dynamodb, applicationName: 'cjs' });
+          await putRecords(local.kinesis, 'cjs', ['a', 'b', 'c'].map((data) => ({ partitionKey: data, data })));
+          const consumer = new Kinsumer({ streamName: 'cjs', applicationName: 'cjs', kinesis: local.kinesis, dynamodb: local.dynamodb });
+          const records = await firstValueFrom(consumer.records$.pipe(tap((r) => r.ack()), take(3), toArray()));
+          await consumer.stop();
+          const data = records.map((r) => Buffer.from(r.data).toString()).sort();
+          console.log(JSON.stringify({ data, errorIsClass: new KinsumerError('x') instanceof Error }));
+        } finally {
+          await local.stop();
+        }
+      })().catch((error) => { console.error(error); process.exit(1); });
+    `);
+    const { stdout, stderr } = await shWithErrors('node', ['use.cjs'], dir);
+    expect(JSON.parse(stdout.trim().split('\n').pop() ?? '{}')).to.deep.equal({ data: ['a', 'b', 'c'], errorIsClass: true });
+    // Node prints an ExperimentalWarning where require(esm) is still flagged as such.
+    expect(stderr).not.to.contain('Warning');
+  });
+
+  it('declares the Node versions whose require() loads ES modules (engines >= 20.19)', async () => {
+    const manifest = JSON.parse(await readFile(join(dir, 'node_modules/kinsumer/package.json'), 'utf8')) as { engines?: { node?: string } };
+    expect(manifest.engines?.node).to.equal('>=20.19');
+  });
+
+  it('ships its metadata: repository, homepage, bugs and an MIT LICENSE file', async () => {
+    const root = join(dir, 'node_modules/kinsumer');
+    const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+      license?: string; homepage?: string; repository?: { type?: string; url?: string }; bugs?: { url?: string };
+    };
+    expect(manifest.license).to.equal('MIT');
+    expect(manifest.repository?.type).to.equal('git');
+    expect(manifest.repository?.url).to.match(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/);
+    const repo = (manifest.repository?.url ?? '').replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(manifest.homepage).to.equal(`${repo}#readme`);
+    expect(manifest.bugs?.url).to.equal(`${repo}/issues`);
+    const license = await readFile(join(root, 'LICENSE'), 'utf8');
+    expect(license).to.match(/^MIT License\n\nCopyright \(c\) \d{4} kinsumer contributors\n/);
+    expect(license).to.contain('THE SOFTWARE IS PROVIDED "AS IS"');
+  });
+
+  it('ships source maps whose every source resolves (a file in the package, or its text inlined)', async () => {
+    const root = join(dir, 'node_modules/kinsumer');
+    const maps = (await readdir(join(root, 'dist'), { recursive: true })).filter((name) => name.endsWith('.map'));
+    expect(maps.length).to.be.greaterThan(0);
+    const unresolved: string[] = [];
+    for (const name of maps) {
+      const path = join(root, 'dist', name);
+      const map = JSON.parse(await readFile(path, 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+      for (const [i, source] of map.sources.entries()) {
+        if (typeof map.sourcesContent?.[i] === 'string') continue;
+        const exists = await access(resolve(dirname(path), source)).then(() => true, () => false);
+        if (!exists) unresolved.push(`${name}: ${source}`);
+      }
+    }
+    expect(unresolved, 'sources neither shipped nor inlined').to.deep.equal([]);
+  });
+  it('the README names only what the package or its peers declare (every identifier in its inline code)', async () => {
+    const root = join(dir, 'node_modules/kinsumer');
+    const readme = await readFile(join(root, 'README.md'), 'utf8');
+    const dist = join(root, 'dist');
+    const files = await readdir(dist, { recursive: true });
+    const text = async (ext: string) => (await Promise.all(files.filter((f) => f.endsWith(ext)).map((f) => readFile(join(dist, f), 'utf8')))).join('\n');
+    // Declarations without their comments: a name only mentioned in a doc comment is not API.
+    const declared = new Set((await text('.d.ts')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').match(/[A-Za-z_]\w*\$?/g));
+    const code = await text('.js');
+    const peers = new Set<string>();
+    for (const peer of ['rxjs', '@aws-sdk/client-kinesis', '@aws-sdk/client-dynamodb', '@smithy/node-http-handler']) {
+      for (const name of Object.keys(await import(peer) as object)) peers.add(name);
+    }
+    const NOT_API: Readonly<Record<string, string>> = {
+      throttleDelay: 'the README\'s own example of a misspelt option',
+      true: 'a JavaScript value', new: 'a JavaScript keyword', require: 'Node\'s CommonJS loader', backend: 'a placeholder argument',
+      requestHandler: 'an AWS SDK client option',
+      MillisBehindLatest: 'a Kinesis response field', NextToken: 'a Kinesis request field', ChildShards: 'a Kinesis response field',
+    };
+    const known = (name: string) => declared.has(name) || peers.has(name) || peers.has(`${name}Command`) || name in NOT_API
+      // Environment variables the shipped code reads (by name).
+      || (/^[A-Z][A-Z0-9_]+$/.test(name) && code.includes(`'${name}'`));
+    const spans = [...readme.replace(/```[\s\S]*?```/g, '').matchAll(/`([^`\n]+)`/g)].map((m) => m[1] ?? '')
+      // Shell commands, paths and IAM actions are not code names.
+      .filter((span) => !/^(npm|npx|kinsumer) |--|\/|^\w+:\w/.test(span));
+    const unknown = new Set<string>();
+    for (const span of spans) {
+      // Identifiers, but not placeholders (<app>), a member access's receiver (consumer.stop) or parts of dashed words.
+      for (const [, name = ''] of span.replace(/<\w+>\w*/g, '').matchAll(/(?<![\w.$:-])([A-Za-z_]\w*\$?)(?![\w.-])/g)) {
+        if (!known(name)) unknown.add(name);
+      }
+    }
+    expect([...unknown]).to.deep.equal([]);
+  });
+});
+
+// `npm run docs` as a reader meets it: the module names in the breadcrumbs, the home page's title.
+describe('the API reference (typedoc)', function () {
+  this.timeout(300_000);
+  let out: string;
+
+  before(async () => {
+    out = await mkdtemp(join(tmpdir(), 'kinsumer-docs-'));
+    await sh('npx', ['--no-install', 'typedoc', '--out', join(out, 'html'), '--json', join(out, 'api.json')], process.cwd());
+  });
+
+  after(async () => {
+    if (out !== undefined) await rm(out, { recursive: true, force: true });
+  });
+
+  it("names its modules as they are imported ('kinsumer', 'kinsumer/testing'), not after their files", async () => {
+    const api = JSON.parse(await readFile(join(out, 'api.json'), 'utf8')) as { name: string; children: { name: string }[] };
+    expect(api.name).to.equal('kinsumer');
+    expect(api.children.map((module) => module.name)).to.deep.equal(['kinsumer', 'kinsumer/testing']);
+  });
+
+  it('shows the title once on the home page (the README brings its own heading)', async () => {
+    const home = await readFile(join(out, 'html', 'index.html'), 'utf8');
+    expect(home.match(/<h1[\s>]/g)).to.have.length(1);
   });
 });

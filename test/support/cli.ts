@@ -47,3 +47,9 @@ export async function cli(args: readonly string[], signal: AbortSignal = new Abo
 export function endpointArgs(local: { readonly endpoints: { readonly kinesis: string; readonly dynamodb: string } }): string[] {
   return ['--kinesis-endpoint', local.endpoints.kinesis, '--dynamodb-endpoint', local.endpoints.dynamodb];
 }
+
+/** The exit codes a command's --help documents (its `Exit codes:` section, one `  N  meaning` line each). */
+export function documentedCodes(help: string): number[] {
+  const section = help.split('\nExit codes:\n')[1] ?? '';
+  return [...section.matchAll(/^ {2}(\d) {2}\S/gm)].map((m) => Number(m[1]));
+}

@@ -1,5 +1,5 @@
 import { BehaviorSubject, type Observable, filter, switchMap, take } from 'rxjs';
-import { Kinsumer, type KinsumerOptions } from '../../src/index.js';
+import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
@@ -45,7 +45,7 @@ export class MemoryGroup {
   readonly members: Member[] = [];
   private seed = 1;
 
-  constructor(shardCount: number, readonly options: Partial<KinsumerOptions> = {}) {
+  constructor(shardCount: number, readonly options: Partial<KinsumerSettings> = {}) {
     this.stream = new MemoryStream({ shardCount, clock: () => this.scheduler.now() });
   }
 
@@ -59,7 +59,7 @@ export class MemoryGroup {
   }
 
   /** Starts a client that acks every record as soon as it is received (unless `ack` says otherwise). */
-  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerOptions>; clockOffsetMs?: number } = {}): Member {
+  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerSettings>; clockOffsetMs?: number } = {}): Member {
     const gate = new BehaviorSubject(true);
     const gated = <T extends object>(target: T): T => new Proxy(target, {
       get(object, property, receiver) {

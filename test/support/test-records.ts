@@ -1,3 +1,4 @@
+import { recordJson, recordText } from '../../src/record-data.js';
 import { setLeaseSignal } from '../../src/record-lease.js';
 import type { KinsumerRecord } from '../../src/types.js';
 
@@ -34,6 +35,8 @@ export function testRecord(name: string, options: TestRecordOptions = {}): TestR
     data: new TextEncoder().encode(name),
     approximateArrivalTimestamp: new Date(options.arrivedAtMs ?? 0),
     ack: () => { acks.push(clock()); },
+    text() { return recordText(this); },
+    json<T = unknown>(): T { return recordJson<T>(this); },
   };
   return options.lease === undefined ? record : setLeaseSignal(record, options.lease);
 }

@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import { parseResetTarget } from '../../src/cli/commands/reset.js';
 import { shardStatuses, statusJson, statusTable } from '../../src/cli/commands/status.js';
-import { parseTailStart, recordLine, shardsToRead } from '../../src/cli/commands/tail.js';
+import { type PrintedRecord, parseTailStart, recordLine, shardsToRead } from '../../src/cli/commands/tail.js';
 import { UsageError } from '../../src/cli/command.js';
 import { ageText, checkpointText, dataText, renderTable } from '../../src/cli/format.js';
 import type { CheckpointRow, ShardInfo } from '../../src/ports.js';
-import type { KinsumerRecord } from '../../src/types.js';
 
 const SEQ = '49680774074096777489958285650618970692452261160099512322';
 
@@ -89,9 +88,9 @@ describe('CLI positions (pure)', () => {
   });
 
   it('tail prints one line per record, tab-separated or JSON', () => {
-    const record: KinsumerRecord = {
+    const record: PrintedRecord = {
       shardId: 's', sequenceNumber: SEQ, subSequenceNumber: 1, partitionKey: 'pk', explicitHashKey: '42',
-      data: new TextEncoder().encode('hi'), approximateArrivalTimestamp: new Date(0), ack: () => undefined,
+      data: new TextEncoder().encode('hi'), approximateArrivalTimestamp: new Date(0),
     };
     expect(recordLine(record, false)).to.equal(`s\t${SEQ}/1\tpk\thi\n`);
     expect(JSON.parse(recordLine(record, true))).to.deep.equal({

@@ -32,7 +32,7 @@ const acquired = (shardId: string, at: number): TimedEvent => ({ type: 'lease-ac
 
 function input(overrides: Partial<BoardInput>): BoardInput {
   return {
-    now: 10_000, startedAt: 0, durationMs: 30_000, phase: 'running',
+    now: 10_000, startedAt: 0, producerStartedAt: 0, durationMs: 30_000, targetRate: 100, phase: 'running',
     shards: [{ shardId: S0, parents: [], closed: false }],
     produced: [], acks: [], processes: [], incidents: [],
     ...overrides,
@@ -40,6 +40,30 @@ function input(overrides: Partial<BoardInput>): BoardInput {
 }
 
 describe('demo board (the live view model)', () => {
+  it('one clock for the whole run: elapsed and note times count from the run\'s start, through starting and running', () => {
+    const starting = buildView(input({ now: 2000, startedAt: 0, producerStartedAt: undefined, phase: 'starting' }));
+    expect([starting.elapsedMs, starting.producerElapsedMs]).to.deep.equal([2000, undefined]);
+    const kill = { kind: 'kill' as const, worker: 'w1', pid: 1, at: 3500, held: [] };
+    const running = buildView(input({ now: 2700, startedAt: 0, producerStartedAt: 2000, incidents: [kill] }));
+    expect([running.elapsedMs, running.producerElapsedMs]).to.deep.equal([2700, 700]);
+    expect(running.notes[0]?.at).to.equal(3500);
+  });
+
+  it('the produced rate is the producer\'s average over its run, and does not decay after it stopped', () => {
+    const produced = Array.from({ length: 300 }, (_, i) => put(S0, i, 1000 + i * 10));
+    const during = buildView(input({ now: 2500, producerStartedAt: 1000, produced: produced.filter((p) => p.t <= 2500) }));
+    expect(during.producedRate).to.be.closeTo(151 / 1.5, 0.01);
+    const after = buildView(input({ now: 60_000, producerStartedAt: 1000, producerStoppedAt: 4000, produced, phase: 'done' }));
+    expect(after.producedRate).to.equal(100);
+    expect(after.targetRate).to.equal(100);
+  });
+
+  it('the failover note says the lease TTL the new owner had to wait out', () => {
+    const kill = { kind: 'kill' as const, worker: 'w1', pid: 1, at: 1000, held: [S0] };
+    const view = buildView(input({ leaseTtlMs: 3000, incidents: [kill], acks: [ack('w2', S0, 1, 4000)] }));
+    expect(view.notes.find((n) => n.kind === 'failover')?.text).to.equal('failover shard-0: w1 -> w2, records flowing again 3.0 s after the kill (its 3 s lease had to expire)');
+  });
+
   it('shortens shard ids and leaves other names alone', () => {
     expect(shortShard('shardId-000000000012')).to.equal('shard-12');
     expect(shortShard('shardId-000000000000')).to.equal('shard-0');

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Note, ShardRow, ViewModel, WorkerRow } from '../../examples/demo/board.js';
+import { FLEET_TIMINGS } from '../../examples/demo/fleet.js';
 import {
-  createWriter, formatMs, renderBoard, renderNote, renderStatusLine, renderTally, type TallySummary,
+  createWriter, formatMs, renderBoard, renderNote, renderStatusLines, renderTally, renderTimings, type TallySummary,
 } from '../../examples/demo/view.js';
 
 const S = (n: number) => `shardId-${String(n).padStart(12, '0')}`;
@@ -20,7 +21,8 @@ function note(at: number, text: string, kind: Note['kind'] = 'kill'): Note {
 
 function model(fields: Partial<ViewModel> = {}): ViewModel {
   return {
-    elapsedMs: 12_345, durationMs: 30_000, phase: 'running', produced: 1200, producedRate: 99.6, consumedUnique: 1187, duplicates: 3,
+    elapsedMs: 12_345, producerElapsedMs: 10_345, durationMs: 30_000, phase: 'running', produced: 1200, producedRate: 99.6, targetRate: 100,
+    consumedUnique: 1187, duplicates: 3,
     shards: [
       shard(0, { owner: 'w2', consumed: 310, lagRecords: 2, lagMs: 150 }),
       shard(1, { owner: undefined, consumed: 290, lagRecords: 40, lagMs: 3210 }),
@@ -56,12 +58,13 @@ describe('demo view (rendering the live view)', () => {
   });
 
   describe('the board', () => {
-    it('has a header with phase, clock and totals', () => {
+    it('has a header with phase, the run\'s clock, the producer\'s progress and totals (average rate next to the target)', () => {
       const [title, totals] = renderBoard(model());
-      expect(title).to.equal('kinsumer demo · running · 12.3s of 30.0s');
-      expect(totals).to.equal('produced 1200 (100/s) · consumed 1187 distinct · duplicates 3');
-      // Before the producer starts, the run's clock has not begun: no "of 30.0s".
-      expect(renderBoard(model({ phase: 'starting', elapsedMs: 4000 }))[0]).to.equal('kinsumer demo · starting: the workers are taking their leases · 4.0s');
+      expect(title).to.equal('kinsumer demo · running · 12.3s · producer 10.3s of 30.0s');
+      expect(totals).to.equal('produced 1200 (100/s average, target 100/s) · consumed 1187 distinct · duplicates 3');
+      // Before the producer starts there is no producer progress to show.
+      expect(renderBoard(model({ phase: 'starting', elapsedMs: 4000, producerElapsedMs: undefined }))[0])
+        .to.equal('kinsumer demo · starting: the workers are taking their leases · 4.0s');
     });
 
     it('one row per shard: short id, parent, owner, consumed, lag in records and time, state', () => {
@@ -101,22 +104,65 @@ describe('demo view (rendering the live view)', () => {
     expect(renderNote(note(12_345, 'SIGKILL w1'))).to.equal('[ 12.3s] SIGKILL w1');
   });
 
-  it('the status line carries every shard and worker in one line', () => {
-    const line = renderStatusLine(model());
-    expect(line).to.not.contain('\n');
-    expect(line).to.match(/^\[ 12\.3s\] running · produced 1200 consumed 1187 dup 3 · shards /);
-    expect(line).to.contain('0=w2 310 lag 2/150 ms, 1=- 290 lag 40/3.2 s, 2=finished 300, 3=w3 10 lag 0/0 ms');
-    expect(line).to.contain('workers w1 killed, w2 2 shards 51/s, w3 1 shards 49/s');
+  it('the status lines carry every shard and worker with labelled units (lag N records / T)', () => {
+    const lines = renderStatusLines(model());
+    expect(lines[0]).to.equal('[ 12.3s] running · produced 1200 (100/s) · consumed 1187 · duplicates 3');
+    const rest = lines.slice(1).join(' · ');
+    for (const item of [
+      'shard-0 w2 310 consumed, lag 2 records / 150 ms', 'shard-1 - 290 consumed, lag 40 records / 3.2 s',
+      'shard-2 finished, 300 consumed', 'shard-3 w3 10 consumed, lag 0 records / 0 ms',
+      'workers: w1 killed', 'w2 2 shards, 51/s', 'w3 1 shard, 49/s',
+    ]) expect(rest).to.contain(item);
+    expect(lines.slice(1).every((l) => l.startsWith(' '.repeat(9)))).to.equal(true);
+  });
+
+  it('in a pipe, every line stays under 120 characters: many shards, long notes, the final board and the tally', () => {
+    const busy = model({
+      elapsedMs: 1_234_567, producedRate: 4999, targetRate: 5000, produced: 9_999_999, consumedUnique: 9_999_999, duplicates: 99_999,
+      shards: Array.from({ length: 12 }, (_, i) => shard(i, { owner: i % 3 === 0 ? undefined : `w${i % 3}`, consumed: 999_999, lagRecords: 99_999, lagMs: 999_999, parents: i > 5 ? [S(i - 6)] : [] })),
+      workers: Array.from({ length: 6 }, (_, i) => worker(`w${i}`, { shards: [S(i), S(i + 6)], rate: 4999, acked: 9_999_999 })),
+      notes: [
+        note(7_500, 'SIGKILL w1 (pid 1234567) while it held shard-0, shard-1, shard-2, shard-3: no release, no final commit'),
+        note(10_400, 'failover shard-1: w1 -> w3, records flowing again 2.9 s after the kill (its 3 s lease had to expire)', 'failover'),
+      ],
+    });
+    const out = output(undefined);
+    const writer = createWriter(out);
+    for (const line of renderTimings(FLEET_TIMINGS)) writer.line(line);
+    writer.tick(busy);
+    writer.end({ ...busy, phase: 'done' }, renderTally({
+      produced: 9_999_999, consumedUnique: 9_999_990, duplicates: 99_999, lost: 9, lostSample: ['key-001#99999', 'key-002#99999', 'key-003#99999'],
+      violations: ['per-shard order: shardId-000000000001: key-001#5 (49600000000000000000000000000000000000000000000000000005) received before key-001#4'],
+      failoverMs: 2900, handoffMs: 300, producedRate: 4999, targetRate: 5000, leaseTtlMs: 3000,
+    }));
+    const long = out.text().split('\n').filter((l) => l.length >= 120);
+    expect(long).to.deep.equal([]);
+  });
+
+  it('says the demo\'s timings next to the library\'s defaults', () => {
+    const text = renderTimings(FLEET_TIMINGS).join('\n');
+    expect(text).to.contain('leaseTtlMs 3 s (default 15 s)');
+    expect(text).to.contain('shardCheckFrequencyMs 500 ms (default 5 s)');
+    expect(text).to.contain('commitFrequencyMs 500 ms (default 1 s)');
   });
 
   describe('the tally', () => {
-    const ok: TallySummary = { produced: 1200, consumedUnique: 1200, duplicates: 24, lost: 0, lostSample: [], violations: [], failoverMs: 3100, handoffMs: 250 };
+    const ok: TallySummary = {
+      produced: 1200, consumedUnique: 1200, duplicates: 24, lost: 0, lostSample: [], violations: [], failoverMs: 3100, handoffMs: 250,
+      producedRate: 99.6, targetRate: 100, leaseTtlMs: 3000,
+    };
 
     it('starts with one line to grep, and says OK when nothing was lost', () => {
       const lines = renderTally(ok);
-      expect(lines[0]).to.equal('tally: produced 1200, consumed unique 1200, duplicates 24, lost 0, failover 3.1 s');
+      expect(lines[0]).to.equal('tally: produced 1200, consumed unique 1200, duplicates 24, lost 0, failover 3.1 s (leaseTtlMs 3 s)');
       expect(lines.find((l) => l.includes('split handoff'))).to.contain('250 ms');
       expect(lines.at(-1)).to.equal('result: OK, nothing lost');
+    });
+
+    it('says the lease TTL next to the failover figure, and the producer\'s average rate next to its target', () => {
+      const text = renderTally(ok).join('\n');
+      expect(text).to.match(/failover +3\.1 s  SIGKILL to records flowing again [^\n]*\n +bounded by leaseTtlMs: 3 s in this demo, 15 s by default/);
+      expect(text).to.contain('records put by the producer (100/s average, target 100/s)');
     });
 
     it('names lost records and order violations, and says FAILED', () => {

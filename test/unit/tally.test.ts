@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AckLine } from '../../examples/demo/ack-log.js';
 import type { Produced } from '../../examples/demo/producer.js';
-import { tally } from '../../examples/demo/tally.js';
+import { tally } from '../support/tally.js';
 
 const P = 'shardId-000000000000';
 const C = 'shardId-000000000001';
@@ -183,5 +185,20 @@ describe('demo tally: duplicates in a chaos run', () => {
   it('reports every worker death it is given', () => {
     const result = tally({ produced: [], acks: [], parents: new Map(), deaths: [{ w: 'w2', detail: 'failed: InternalFailure' }] });
     expect(result.violations).to.deep.equal([{ kind: 'worker died', detail: 'w2: failed: InternalFailure' }]);
+  });
+});
+
+describe('where the checker lives', () => {
+  // The chaos run's verdict must not come from product demo code: from examples/ the chaos code
+  // may take the process plumbing (workers, fleet, producer) and types, nothing that judges.
+  it('the chaos code imports no checker from examples/ (only fleet, worker and producer, or types)', () => {
+    const files = [...readdirSync('test/chaos').map((name) => join('test/chaos', name)), 'test/integration/chaos.test.ts'];
+    const judging: string[] = [];
+    for (const file of files) {
+      for (const [, kind, module] of readFileSync(file, 'utf8').matchAll(/^import (type )?[^;]*? from '(?:\.\.\/)+examples\/demo\/([\w-]+)\.js';$/gm)) {
+        if (kind === undefined && !['fleet', 'worker', 'producer'].includes(module ?? '')) judging.push(`${file}: ${module}`);
+      }
+    }
+    expect(judging).to.deep.equal([]);
   });
 });

@@ -39,6 +39,12 @@ export const deregisterConsumerCommand: Command = {
   usage: 'kinsumer deregister-consumer --stream <name|arn> (--consumer-name <name> | --app <name>)',
   options: { 'consumer-name': { type: 'string' } },
   optionHelp: { 'consumer-name': 'the consumer to deregister (default: the --app name, as readMode \'fan-out\' names it)' },
+  commonOptions: ['stream', 'app', 'region', 'endpoint', 'kinesis-endpoint', 'profile'],
+  exitCodes: {
+    [EXIT.ok]: 'the consumer is deregistered (or was not registered)',
+    [EXIT.failure]: 'the stream was not found, the server has no enhanced fan-out, or Kinesis failed',
+    [EXIT.usage]: 'bad command line',
+  },
   required: ['stream'],
   async run(values, io) {
     const stream = streamOf(values);

@@ -58,6 +58,12 @@ export const resetCommand: Command = {
     force: 'reset shards leased by live clients too: their owners are fenced and read again from the new checkpoint',
     'lease-ttl-ms': `the application's leaseTtlMs: an owner not heard from for this long no longer holds its lease (default ${DEFAULTS.leaseTtlMs})`,
   },
+  exitCodes: {
+    [EXIT.ok]: 'checkpoints moved',
+    [EXIT.failure]: 'an AWS error, or the stream or a table is missing',
+    [EXIT.usage]: 'bad command line',
+    [EXIT.refused]: 'refused: live clients hold leases (nothing changed; see --force)',
+  },
   required: ['stream', 'app', 'to'],
   async run(values, io) {
     const app = applicationOption(values);

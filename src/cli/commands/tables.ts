@@ -1,7 +1,31 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { firstValueFrom } from 'rxjs';
+import { classifyAwsError } from '../../aws-errors.js';
+import { Dynamo } from '../../dynamodb/dynamo.js';
 import { createTables, deleteTables } from '../../dynamodb/tables.js';
 import { tableNames } from '../../options.js';
 import { clientSettings, dynamodbClient } from '../clients.js';
-import { EXIT, type Command } from '../command.js';
+import { EXIT, type CommonOption, type Command } from '../command.js';
+
+/** The tables commands touch DynamoDB only. */
+const DYNAMODB_OPTIONS: readonly CommonOption[] = ['app', 'region', 'endpoint', 'dynamodb-endpoint', 'profile'];
+
+/** `false` when DescribeTable says the table does not exist; other errors are errors. */
+async function tableExists(dynamodb: DynamoDBClient, table: string): Promise<boolean> {
+  try {
+    await firstValueFrom(new Dynamo(dynamodb).describeTable(table));
+    return true;
+  } catch (error) {
+    if (classifyAwsError(error) === 'not-found') return false;
+    throw error;
+  }
+}
+
+/** What delete-tables did, in one line: which tables it deleted and which were not there. */
+export function deletedText(deleted: readonly string[], absent: readonly string[]): string {
+  if (deleted.length === 0) return `no tables to delete: ${absent.join(', ')} do not exist`;
+  return `tables deleted: ${deleted.join(', ')}${absent.length === 0 ? '' : `; already absent: ${absent.join(', ')}`}`;
+}
 
 export const createTablesCommand: Command = {
   name: 'create-tables',
@@ -16,6 +40,12 @@ export const createTablesCommand: Command = {
     'billing-mode': 'PAY_PER_REQUEST (default) or PROVISIONED',
     'read-capacity': 'provisioned read capacity per table (default 10)',
     'write-capacity': 'provisioned write capacity per table (default 10)',
+  },
+  commonOptions: DYNAMODB_OPTIONS,
+  exitCodes: {
+    [EXIT.ok]: 'the three tables exist and are ACTIVE',
+    [EXIT.failure]: 'DynamoDB failed or could not be reached',
+    [EXIT.usage]: 'bad command line',
   },
   required: ['app'],
   async run(values, io) {
@@ -47,14 +77,22 @@ export const deleteTablesCommand: Command = {
   usage: 'kinsumer delete-tables --app <name>',
   options: {},
   optionHelp: {},
+  commonOptions: DYNAMODB_OPTIONS,
+  exitCodes: {
+    [EXIT.ok]: 'the three tables are gone (deleted now, or already absent)',
+    [EXIT.failure]: 'DynamoDB failed or could not be reached',
+    [EXIT.usage]: 'bad command line',
+  },
   required: ['app'],
   async run(values, io) {
     const app = String(values.app);
     const dynamodb = dynamodbClient(clientSettings(values));
     try {
+      const names = Object.values(tableNames(app));
+      // Asked first, so the message tells the truth on a second run; deleteTables itself is idempotent.
+      const present = await Promise.all(names.map((table) => tableExists(dynamodb, table)));
       await deleteTables({ dynamodb, applicationName: app });
-      const names = tableNames(app);
-      io.stdout.write(`tables deleted: ${names.clients}, ${names.checkpoints}, ${names.metadata}\n`);
+      io.stdout.write(`${deletedText(names.filter((_, i) => present[i]), names.filter((_, i) => !present[i]))}\n`);
       return EXIT.ok;
     } finally {
       dynamodb.destroy();

@@ -51,8 +51,11 @@ export function shardsToRead(listed: readonly ShardInfo[], seen: ReadonlySet<str
     .map((shard) => ({ shardId: shard.shardId, start: first ? start : { type: 'TRIM_HORIZON' } }));
 }
 
+/** What tail prints of a record. */
+export type PrintedRecord = Omit<KinsumerRecord, 'ack' | 'text' | 'json'>;
+
 /** One record as a line of text (tab-separated) or of JSON. */
-export function recordLine(record: KinsumerRecord, json: boolean): string {
+export function recordLine(record: PrintedRecord, json: boolean): string {
   const data = dataText(record.data);
   const sequence = record.subSequenceNumber === undefined ? record.sequenceNumber : `${record.sequenceNumber}/${record.subSequenceNumber}`;
   if (!json) return `${record.shardId}\t${sequence}\t${record.partitionKey}\t${data.encoding === 'utf8' ? data.text : `base64:${data.text}`}\n`;
@@ -142,6 +145,12 @@ export const tailCommand: Command = {
     limit: 'exit after this many records',
     json: 'one JSON object per record instead of tab-separated shard, sequence, partition key, data',
     'refresh-ms': `how often the shard list is read again to follow reshards (default ${DEFAULT_REFRESH_MS})`,
+  },
+  commonOptions: ['stream', 'region', 'endpoint', 'kinesis-endpoint', 'profile'],
+  exitCodes: {
+    [EXIT.ok]: 'stopped: --limit records printed, Ctrl-C or SIGTERM, or the reader closed the pipe',
+    [EXIT.failure]: 'the stream was not found, or Kinesis failed or could not be reached',
+    [EXIT.usage]: 'bad command line',
   },
   required: ['stream'],
   async run(values, io) {

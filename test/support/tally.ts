@@ -2,8 +2,9 @@
 // acked and (for chaos runs) what the run did to them, it counts and checks the promises — nothing
 // lost, per-shard order, parents before children, duplicates only where a crash or a zombie
 // explains them, no write by a client that did not hold the lease. Pure: no I/O.
-import { type AckLine, linesByShard } from './ack-log.js';
-import type { Produced } from './producer.js';
+import type { AckLine } from '../../examples/demo/ack-log.js';
+import type { Produced } from '../../examples/demo/producer.js';
+import { linesByShard } from './ack-log.js';
 
 /**
  * A disruption the run caused (from the runner's action timeline). Graceful stops are not
