@@ -1,12 +1,13 @@
 import {
   type Observable, EMPTY, Subject, defer, filter, firstValueFrom, map, share, startWith, take, takeUntil,
-  throwError, timeout, catchError, ignoreElements, finalize,
+  throwError, timeout, catchError, ignoreElements, finalize, tap,
 } from 'rxjs';
 import { createCheckpointer, type Checkpointer } from './checkpointer.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
+import { setLeaseSignal } from './record-lease.js';
 import { planStart, startToKeep } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, StartingPosition } from './types.js';
 
@@ -45,6 +46,9 @@ export class LeaseSession {
   private readonly checkpointer: Checkpointer;
   private readonly stopReading = new Subject<void>();
   private readonly lost = new Subject<never>();
+  // Aborted when the lease is lost, or given up after the drain: the processing operators stop
+  // calling handlers for this lease's records then (the next owner gets them again).
+  private readonly leaseEnd = new AbortController();
   private readerStarted = false;
   private ending: Promise<SessionEnd> | undefined;
   private resolveDone!: (end: SessionEnd) => void;
@@ -76,6 +80,7 @@ export class LeaseSession {
     this.checkpointer.run$.subscribe({
       error: (error: unknown) => {
         this.lostError = error instanceof Error ? error : new KinsumerError(String(error));
+        this.leaseEnd.abort(this.lostError);
         this.lost.error(this.lostError);
         this.stopReading.next();
         this.settle(error instanceof LeaseLostError ? 'lost' : 'failed');
@@ -98,6 +103,7 @@ export class LeaseSession {
         emit,
         stats: options.stats,
       }).pipe(
+        tap((record) => { setLeaseSignal(record, this.leaseEnd.signal); }),
         takeUntil(this.stopReading),
         // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the
         // shard's records$ complete when reading ends (given up, stopped, fully consumed).
@@ -147,6 +153,8 @@ export class LeaseSession {
       // drain is best effort: what was acked is committed below either way
     }
     if (this.lostError !== undefined) return this.done;
+    // After the drain: in-flight work had its chance to finish and ack; what is left goes to the next owner.
+    this.leaseEnd.abort(new KinsumerError(`lease on ${this.lease.shardId} given up`));
     // close() never rejects: a failed release is reported as an event and the lease then expires.
     await checkpointer.close();
     if (this.lostError === undefined) this.settle(checkpointer.finishedWritten() ? 'finished' : 'released');

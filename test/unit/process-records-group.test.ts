@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Subscription } from 'rxjs';
-import { type FailedRecord, type ProcessedRecord, processRecords } from '../../src/index.js';
+import { type FailedRecord, type KinsumerRecord, type ProcessedRecord, processRecords } from '../../src/index.js';
+import { firstValueFrom, tap, timer } from 'rxjs';
 import { MemoryGroup } from '../support/memory-group.js';
 
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
@@ -45,5 +46,36 @@ describe('processRecords on a consumer group (virtual time)', function () {
     expect(emitted.map((p) => `${text(p.record.data)}:${p.outcome}`).sort()).to.deep.equal([...expected.map((d) => `${d}:processed`), 'poison:failed'].sort());
     subscription.unsubscribe();
     await member.kinsumer.stop();
+  });
+  it('a lease lost mid-processing (an operator\'s forced reset): no handler call for that lease\'s records after the loss', async () => {
+    const group = new MemoryGroup(1, { maxInFlightRecords: 50 });
+    const [s0] = group.stream.shardIds() as [string];
+    group.stream.putRecords(Array.from({ length: 200 }, (_, i) => ({ partitionKey: `k${i % 10}`, data: `r${i}` })), { shardId: s0 });
+    const member = group.join('a', { ack: () => false });
+    const calls: { atMs: number; record: KinsumerRecord }[] = [];
+    // The records delivered under the first lease: after its loss none of them may reach the handler.
+    const firstLease = new Set<KinsumerRecord>();
+    let lostAtMs: number | undefined;
+    member.kinsumer.events$.subscribe((event) => { if (event.type === 'lease-lost') lostAtMs ??= group.scheduler.now(); });
+    const subscription = member.kinsumer.records$.pipe(
+      tap((record) => { if (lostAtMs === undefined) firstLease.add(record); }),
+      processRecords(async (record) => {
+        calls.push({ atMs: group.scheduler.now(), record });
+        // A slow handler: 100 ms of virtual time per record, ten keys at once.
+        await firstValueFrom(timer(100, group.scheduler));
+      }, { ordering: 'partitionKey', concurrency: 10, scheduler: group.scheduler }),
+    ).subscribe();
+    await group.scheduler.until(() => calls.length >= 20, 'some records handled', 10_000);
+    // The operator fences the owner: its next write is refused and the lease is lost.
+    await firstValueFrom(member.store.resetCheckpoint(s0, { type: 'TRIM_HORIZON' }, { force: true }), { defaultValue: undefined });
+    await group.scheduler.until(() => lostAtMs !== undefined, 'the lease lost', 10_000);
+    const lostAt = lostAtMs as number;
+    await group.scheduler.advanceBy(2_000);
+    expect(firstLease.size, 'records waiting in the operator at the loss').to.be.above(calls.filter((c) => c.atMs <= lostAt).length);
+    expect(calls.filter((c) => c.atMs > lostAt && firstLease.has(c.record)).map((c) => c.record.sequenceNumber)).to.deep.equal([]);
+    subscription.unsubscribe();
+    let stopped = false;
+    void member.kinsumer.stop().then(() => { stopped = true; });
+    await group.scheduler.until(() => stopped, 'the stop', 10_000);
   });
 });
