@@ -38,6 +38,12 @@ export interface KinsumerOptions {
   readonly maxInFlightRecords?: number;
   /** Bound on `stop()`: drain, final commits, releases. Default 30000. */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * How long a client may wait at start before it fails instead of waiting on: while another live
+   * process with the same `clientId` keeps heartbeating, `records$` errors with `ConfigError` after
+   * this long. Must be longer than `leaseTtlMs`. Default 60000, or twice `leaseTtlMs` when that is longer.
+   */
+  readonly startTimeoutMs?: number;
   /** `'polling'` (GetRecords, default) or `'fan-out'` (SubscribeToShard, enhanced fan-out). */
   readonly readMode?: 'polling' | 'fan-out';
   /** Name of the registered stream consumer in fan-out mode. Default: the application name. */
@@ -82,6 +88,8 @@ export interface ResolvedOptions {
   readonly maxInFlightRecords: number;
   /** Milliseconds; see {@link KinsumerOptions.shutdownTimeoutMs}. */
   readonly shutdownTimeoutMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.startTimeoutMs}. */
+  readonly startTimeoutMs: number;
   /** See {@link KinsumerOptions.readMode}; default `'polling'`. */
   readonly readMode: 'polling' | 'fan-out';
   /** The given consumer name, or the application name (its first 128 characters). Used in fan-out mode only. */
@@ -129,6 +137,8 @@ export const DEFAULTS = {
   maxInFlightRecords: 10000,
   /** `stop()` gives up after 30000 ms. */
   shutdownTimeoutMs: 30000,
+  /** A client still kept from starting (another live process has its clientId) fails after 60000 ms. */
+  startTimeoutMs: 60000,
   /** GetRecords polling; `'fan-out'` must be asked for. */
   readMode: 'polling',
   /** Missing tables are an error (`TableNotFoundError`), not created. */
@@ -141,7 +151,7 @@ export const MIN_THROTTLE_DELAY_MS = 200;
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'streamName', 'streamArn', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
-  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'readMode',
+  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'startTimeoutMs', 'readMode',
   'consumerName', 'createTables', 'logger', 'stats', 'scheduler',
 ]);
 
@@ -193,6 +203,10 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   }
   const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
   const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
+  const startTimeoutMs = duration(input, 'startTimeoutMs', Math.max(DEFAULTS.startTimeoutMs, 2 * leaseTtlMs));
+  if (startTimeoutMs <= leaseTtlMs) {
+    throw new ConfigError('startTimeoutMs', 'must be longer than leaseTtlMs (a restarted client may wait one TTL for the row its predecessor left)');
+  }
 
   const readMode = input.readMode ?? DEFAULTS.readMode;
   if (readMode !== 'polling' && readMode !== 'fan-out') {
@@ -208,7 +222,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   return {
     stream, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
     throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
-    maxInFlightRecords, shutdownTimeoutMs, readMode, consumerName, createTables,
+    maxInFlightRecords, shutdownTimeoutMs, startTimeoutMs, readMode, consumerName, createTables,
     logger: resolveLogger(input.logger),
     stats: resolveStats(input.stats),
     scheduler: resolveScheduler(input.scheduler),
@@ -270,7 +284,7 @@ function resolveInitialPosition(value: unknown): InitialPosition {
   throw new ConfigError('initialPosition', "must be 'TRIM_HORIZON', 'LATEST' or { timestamp: Date }");
 }
 
-type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs';
+type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs' | 'startTimeoutMs';
 
 function duration(input: KinsumerOptions, option: DurationOption, fallback: number): number {
   const value: unknown = input[option];

@@ -40,6 +40,7 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(options.leaseTtlMs).to.equal(15000);
     expect(options.maxInFlightRecords).to.equal(10000);
     expect(options.shutdownTimeoutMs).to.equal(30000);
+    expect(options.startTimeoutMs).to.equal(60000);
     expect(options.readMode).to.equal('polling');
     expect(options.consumerName).to.equal('billing');
     expect(options.createTables).to.equal(false);
@@ -60,6 +61,11 @@ describe('options: new Kinsumer validates synchronously', () => {
       leaderActionFrequencyMs: 500, leaseTtlMs: 3000, shutdownTimeoutMs: 1000, maxInFlightRecords: 1,
     });
     expect(options.leaseTtlMs).to.equal(3000);
+  });
+
+  it('startTimeoutMs defaults to 60000, or to twice a lease TTL above 30000', () => {
+    expect(new Kinsumer({ ...base, leaseTtlMs: 30_000 }).options.startTimeoutMs).to.equal(60_000);
+    expect(new Kinsumer({ ...base, leaseTtlMs: 45_000 }).options.startTimeoutMs).to.equal(90_000);
   });
 
   it('accepts a stream ARN instead of a name', () => {
@@ -105,6 +111,8 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['zero maxInFlightRecords', { maxInFlightRecords: 0 }, 'maxInFlightRecords', /positive integer/],
     ['fractional maxInFlightRecords', { maxInFlightRecords: 1.5 }, 'maxInFlightRecords', /positive integer/],
     ['zero shutdownTimeoutMs', { shutdownTimeoutMs: 0 }, 'shutdownTimeoutMs', /positive/],
+    ['zero startTimeoutMs', { startTimeoutMs: 0 }, 'startTimeoutMs', /positive/],
+    ['startTimeoutMs not longer than the lease TTL', { startTimeoutMs: 15000 }, 'startTimeoutMs', /longer than leaseTtlMs/],
     ['unknown readMode', { readMode: 'push' }, 'readMode', /polling/],
     ['bad consumerName', { consumerName: 'a b' }, 'consumerName', /characters/],
     ['non-boolean createTables', { createTables: 'yes' }, 'createTables', /boolean/],
