@@ -51,6 +51,8 @@ export interface ResetCheckpointsOptions {
    * An unforced reset that finds leased shards waits this long before it decides. Default 15000.
    */
   readonly leaseTtlMs?: number;
+  /** Called when an unforced reset is about to watch leased shards for `watchMs` (a CLI says so). */
+  readonly onWatch?: (shardIds: readonly string[], watchMs: number) => void;
 }
 
 /** What {@link resetCheckpoints} did to one shard. */
@@ -100,7 +102,7 @@ const RESET_CLIENT_ID = 'kinsumer-reset';
 const WATCH_MARGIN_MS = 100;
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  'dynamodb', 'kinesis', 'applicationName', 'streamName', 'streamArn', 'to', 'shardIds', 'force', 'leaseTtlMs',
+  'dynamodb', 'kinesis', 'applicationName', 'streamName', 'streamArn', 'to', 'shardIds', 'force', 'leaseTtlMs', 'onWatch',
 ]);
 
 /**
@@ -144,6 +146,7 @@ export async function resetCheckpoints(options: ResetCheckpointsOptions): Promis
   const leased = targets.filter((id) => rows.get(id)?.ownerId !== undefined);
   if (!force && leased.length > 0) {
     // No history: watch the leased rows for one TTL. The store remembers what it read and when.
+    options.onWatch?.(leased, leaseTtlMs + WATCH_MARGIN_MS);
     await firstValueFrom(timer(leaseTtlMs + WATCH_MARGIN_MS));
     rows = await read();
   }
@@ -204,6 +207,7 @@ function checkOptions(options: ResetCheckpointsOptions): CheckedOptions {
       throw new ConfigError(option, `is required (an AWS SDK v3 ${kind})`);
     }
   }
+  if (options.onWatch !== undefined && typeof options.onWatch !== 'function') throw new ConfigError('onWatch', 'must be a function');
   const force: unknown = options.force ?? false;
   if (typeof force !== 'boolean') throw new ConfigError('force', 'must be a boolean');
   const leaseTtlMs: unknown = options.leaseTtlMs ?? DEFAULTS.leaseTtlMs;
