@@ -43,6 +43,8 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const { options, emit } = deps;
   const leading$ = new BehaviorSubject(false);
   let lastWanted = '';
+  /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
+  const suspectAfterMs = options.shardCheckFrequencyMs / 2;
   /** Since when (this client's clock) another process's row has stood in the way, and whether that was reported. */
   let rival: { readonly sinceMs: number; reported: boolean } | undefined;
 
@@ -59,7 +61,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     }),
     concatMap((clients) => lead(clients).pipe(map(() => clients))),
     concatMap((clients) => shardList().pipe(map((shards) => ({ clients, shards })))),
-    concatMap(({ clients, shards }) => readRows(rowsToRead(shards, clients, { selfId: options.clientId, suspectAfterMs: options.shardCheckFrequencyMs / 2 }))
+    concatMap(({ clients, shards }) => readRows(rowsToRead(shards, clients, { selfId: options.clientId, suspectAfterMs }))
       .pipe(map((rows) => ({ clients, shards, rows })))),
     tap(({ clients, shards, rows }) => {
       const assignment = assignShards(assignmentInput(options.clientId, clients, shards, rows));
@@ -103,14 +105,18 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     return readRows(registration.shardIds ?? []);
   }
 
-  // Leadership follows the sorted membership: the lowest live id is the only candidate.
+  // Leadership follows the sorted membership: the lowest live id is the only candidate. The next
+  // one watches the lock as soon as the leader's row stands still, so the lock expires for it in
+  // step with that row rather than one TTL after it became the lowest.
   function lead(clients: readonly LiveClient[]): Observable<unknown> {
-    const lowest = [...clients.map((c) => c.id), options.clientId].sort()[0];
+    const [lowest, next] = [...new Set([...clients.map((c) => c.id), options.clientId])].sort();
     if (lowest === options.clientId) {
       return deps.metadata.acquireLeadership().pipe(tap((held) => leading$.next(held)));
     }
-    if (!leading$.value) return of(undefined);
-    return deps.metadata.stepDown().pipe(tap(() => leading$.next(false)));
+    if (leading$.value) return deps.metadata.stepDown().pipe(tap(() => leading$.next(false)));
+    const leader = clients.find((c) => c.id === lowest);
+    if (next === options.clientId && leader !== undefined && leader.unchangedForMs >= suspectAfterMs) return deps.metadata.leader();
+    return of(undefined);
   }
 
   // The cached list; a missing or Go-only cache is rebuilt by whoever finds it (no idle fresh start).

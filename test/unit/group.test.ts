@@ -84,6 +84,20 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await Promise.all(group.members.map((m) => m.kinsumer.stop()));
   });
 
+  it('the leader\'s crash: the next lowest id takes the lock within leaseTtlMs + 3 shard checks (it watches the lock from the leader\'s first missed heartbeat)', async () => {
+    const group = new MemoryGroup(2);
+    const a = group.join('a');
+    const b = group.join('b');
+    await group.scheduler.until(() => a.events.some((e) => e.type === 'leader-acquired') && balanced(group, [1, 1]), 'a leads, 1/1', 20_000);
+    a.pause();
+    const tookMs = await group.scheduler.until(() => b.events.some((e) => e.type === 'leader-acquired'), 'b leads', 20_000, 10);
+    // Watching the lock only once b is the lowest live id would cost a second TTL (about 2 × TTL).
+    expect(tookMs).to.be.at.most(FAST.leaseTtlMs + 3 * FAST.shardCheckFrequencyMs + 50);
+    expect(tookMs).to.be.at.least(FAST.leaseTtlMs);
+    a.resume();
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+
   it('a third client joining takes exactly two shards (2/2/2), moved without redelivering acked records', async () => {
     const group = new MemoryGroup(6);
     group.stream.putRecords(Array.from({ length: 60 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
