@@ -1,10 +1,11 @@
 import {
   type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, forkJoin,
-  Subject, ignoreElements, map, merge, of, skip, switchMap, tap, timer,
+  Subject, ignoreElements, map, merge, of, skip, switchMap, tap, throwError, timer,
 } from 'rxjs';
 import { assignShards, assignmentChanges } from './assignment.js';
 import { classifyAwsError } from './aws-errors.js';
-import type { CachedShard, LiveClient, MembershipStore, MetadataStore } from './coordination-ports.js';
+import type { CachedShard, LiveClient, MembershipStore, MetadataStore, Registration } from './coordination-ports.js';
+import { ConfigError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
 import { assignmentInput, cachedShardList, rowsToRead, sameShardList } from './group-view.js';
 import type { ResolvedOptions } from './options.js';
@@ -33,26 +34,35 @@ const REAP_EVERY_MS = 10 * 60 * 1000;
  * heartbeats, reads the live clients and the shard list, evaluates the shared assignment and
  * hands this client's part to `want`; the live client with the lowest id takes the leader lock
  * and refreshes the shard list every `leaderActionFrequencyMs`, so only one process calls
- * ListShards. Never emits; errors only on a fault that stops the client (missing table or
- * stream, access denied) — everything else is reported and retried at the next tick.
+ * ListShards. While another live process holds this clientId's row, it captures nothing and
+ * waits (`duplicate-client`), erroring with `ConfigError` after `startTimeoutMs`. Never emits;
+ * errors only on a fault that stops the client (missing table or stream, access denied, that
+ * ConfigError) — everything else is reported and retried at the next tick.
  */
 export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const { options, emit } = deps;
   const leading$ = new BehaviorSubject(false);
   let lastWanted = '';
+  /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
+  const suspectAfterMs = options.shardCheckFrequencyMs / 2;
+  /** Since when (this client's clock) another process's row has stood in the way, and whether that was reported. */
+  let rival: { readonly sinceMs: number; reported: boolean } | undefined;
 
   // A check at the moment the next other client's row expires: a crashed client's shards are
   // reassigned then, not up to shardCheckFrequencyMs later.
   const expiryWake$ = new Subject<number>();
-  const check$ = defer(() => deps.membership.heartbeat(deps.held())).pipe(
-    concatMap(() => deps.membership.liveClients()),
+  const member$ = defer(() => {
+    rival = undefined;
+    return deps.membership.liveClients();
+  }).pipe(
     tap((clients) => {
-      const delayMs = nextExpiryMs(clients, options.clientId, options.leaseTtlMs, options.scheduler.now());
+      const delayMs = nextExpiryMs(clients, options.clientId, options.leaseTtlMs);
       if (delayMs !== undefined && delayMs < options.shardCheckFrequencyMs) expiryWake$.next(delayMs);
     }),
     concatMap((clients) => lead(clients).pipe(map(() => clients))),
     concatMap((clients) => shardList().pipe(map((shards) => ({ clients, shards })))),
-    concatMap(({ clients, shards }) => readRows(rowsToRead(shards, clients)).pipe(map((rows) => ({ clients, shards, rows })))),
+    concatMap(({ clients, shards }) => readRows(rowsToRead(shards, clients, { selfId: options.clientId, suspectAfterMs }))
+      .pipe(map((rows) => ({ clients, shards, rows })))),
     tap(({ clients, shards, rows }) => {
       const assignment = assignShards(assignmentInput(options.clientId, clients, shards, rows));
       const parents = new Map(shards.map((s) => [s.shardId, s.parentShardIds] as const));
@@ -66,18 +76,47 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
       }
       deps.want(wanted);
     }),
+  );
+  const check$ = defer(() => deps.membership.heartbeat(deps.held())).pipe(
+    concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
     ignoreElements(),
     tolerate('coordination check', options.shardCheckFrequencyMs),
   );
 
-  // Leadership follows the sorted membership: the lowest live id is the only candidate.
+  // Another process with this clientId heartbeats in its row: take nothing (and give up what is
+  // held: this process may be the stale one), lead nothing, and watch the rows of what the other
+  // holds, so that if it turns out dead its leases expire for this client in step with its row.
+  function waitForRival(registration: Extract<Registration, { registered: false }>): Observable<unknown> {
+    const nowMs = options.scheduler.now();
+    rival ??= { sinceMs: nowMs, reported: false };
+    if (registration.heartbeating && !rival.reported) {
+      rival.reported = true;
+      emit({ type: 'duplicate-client', clientId: options.clientId });
+    }
+    if (registration.heartbeating && nowMs - rival.sinceMs >= options.startTimeoutMs) {
+      return throwError(() => new ConfigError('clientId', `another live process uses clientId ${options.clientId}: its row in the clients table carries another instance id and keeps changing; two processes cannot share one clientId (this one waited ${options.startTimeoutMs} ms, startTimeoutMs, for it to stop)`));
+    }
+    if (lastWanted !== '' || deps.held().length > 0) {
+      lastWanted = '';
+      deps.want(new Map());
+    }
+    // Not stepDown(): the lock names the clientId, which the other process shares.
+    leading$.next(false);
+    return readRows(registration.shardIds ?? []);
+  }
+
+  // Leadership follows the sorted membership: the lowest live id is the only candidate. The next
+  // one watches the lock as soon as the leader's row stands still, so the lock expires for it in
+  // step with that row rather than one TTL after it became the lowest.
   function lead(clients: readonly LiveClient[]): Observable<unknown> {
-    const lowest = [...clients.map((c) => c.id), options.clientId].sort()[0];
+    const [lowest, next] = [...new Set([...clients.map((c) => c.id), options.clientId])].sort();
     if (lowest === options.clientId) {
       return deps.metadata.acquireLeadership().pipe(tap((held) => leading$.next(held)));
     }
-    if (!leading$.value) return of(undefined);
-    return deps.metadata.stepDown().pipe(tap(() => leading$.next(false)));
+    if (leading$.value) return deps.metadata.stepDown().pipe(tap(() => leading$.next(false)));
+    const leader = clients.find((c) => c.id === lowest);
+    if (next === options.clientId && leader !== undefined && leader.unchangedForMs >= suspectAfterMs) return deps.metadata.leader();
+    return of(undefined);
   }
 
   // The cached list; a missing or Go-only cache is rebuilt by whoever finds it (no idle fresh start).
@@ -138,7 +177,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     return (source) => source.pipe(
       tap({ complete: () => { attempt = 0; } }),
       catchError((error: unknown) => {
-        if (stopsTheClient(error)) throw error;
+        if (stopsTheClient(error) || error instanceof ConfigError) throw error;
         const err = asError(error);
         if (classifyAwsError(error) === 'transient') {
           attempt += 1;
@@ -169,12 +208,12 @@ export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata'
 }
 
 /**
- * Milliseconds from `nowMs` until the first other live client's row expires (just after, so the
- * row is gone when the check reads), or `undefined` when there is no other client.
+ * Milliseconds until the first other live client's row expires for this client if it stays as
+ * seen (just after, so the row counts as gone when the check reads it), or `undefined` when there
+ * is no other client. Counted on this client's clock from when it saw each row change.
  */
-export function nextExpiryMs(clients: readonly LiveClient[], me: string, leaseTtlMs: number, nowMs: number): number | undefined {
+export function nextExpiryMs(clients: readonly LiveClient[], me: string, leaseTtlMs: number): number | undefined {
   const others = clients.filter((c) => c.id !== me);
   if (others.length === 0) return undefined;
-  const lastMs = Math.min(...others.map((c) => Number(c.lastUpdateNs / 1_000_000n)));
-  return Math.max(1, lastMs + leaseTtlMs + 1 - nowMs);
+  return Math.max(1, Math.min(...others.map((c) => leaseTtlMs - c.unchangedForMs)) + 1);
 }

@@ -25,6 +25,9 @@ export function logEvent(logger: Logger, event: KinsumerEvent): void {
     case 'leader-lost':
       logger.info({ clientId: event.clientId }, `kinsumer: ${event.type === 'leader-acquired' ? 'became' : 'is no longer'} leader`);
       return;
+    case 'duplicate-client':
+      logger.warn({ clientId: event.clientId }, 'kinsumer: another live process uses this clientId; waiting for it to stop');
+      return;
     case 'rebalance':
       logger.info({ clients: event.clients, assigned: event.assigned, acquire: event.acquire, release: event.release }, 'kinsumer: assignment changed');
       return;

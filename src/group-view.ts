@@ -35,18 +35,33 @@ export function assignmentInput(
   return { clients: ids, shards: toAssign };
 }
 
+/** Who reads, and when another client's row counts as suspect. */
+export interface RowsToReadOptions {
+  /** This client's id (its own row is never suspect). */
+  readonly selfId: string;
+  /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
+  readonly suspectAfterMs: number;
+}
+
 /**
  * The only checkpoint rows a check needs: closed shards the cache does not know to be finished
- * (have they finished since?), and the parents of shards nobody holds (who finished them: the
- * child should go there). In steady state, none.
+ * (have they finished since?), the parents of shards nobody holds (who finished them: the child
+ * should go there), and the leases of suspect clients (rows that stood still past a heartbeat):
+ * reading them starts their expiry clock now, in step with the client's row, instead of one TTL
+ * after the client is found dead. In steady state, none.
  */
-export function rowsToRead(shards: readonly CachedShard[], clients: readonly LiveClient[]): string[] {
+export function rowsToRead(shards: readonly CachedShard[], clients: readonly LiveClient[], options: RowsToReadOptions): string[] {
   const owned = new Set(clients.flatMap((c) => c.shardIds ?? []));
   const closed = new Set(shards.filter((s) => !s.open).map((s) => s.shardId));
   const wanted = new Set(shards.filter((s) => !s.open && !s.finished).map((s) => s.shardId));
   for (const shard of shards) {
     if (shard.finished || owned.has(shard.shardId)) continue;
     for (const parent of shard.parentShardIds) if (closed.has(parent)) wanted.add(parent);
+  }
+  const known = new Set(shards.filter((s) => !s.finished).map((s) => s.shardId));
+  for (const client of clients) {
+    if (client.id === options.selfId || client.unchangedForMs < options.suspectAfterMs) continue;
+    for (const shardId of client.shardIds ?? []) if (known.has(shardId)) wanted.add(shardId);
   }
   return [...wanted].sort();
 }

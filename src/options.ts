@@ -50,6 +50,12 @@ export interface KinsumerSettings {
   readonly stallWarningMs?: number;
   /** Bound on `stop()`: drain, final commits, releases. Default 30000. */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * How long a client may wait at start before it fails instead of waiting on: while another live
+   * process with the same `clientId` keeps heartbeating, `records$` errors with `ConfigError` after
+   * this long. Must be longer than `leaseTtlMs`. Default 60000, or twice `leaseTtlMs` when that is longer.
+   */
+  readonly startTimeoutMs?: number;
   /** `'polling'` (GetRecords, default) or `'fan-out'` (SubscribeToShard, enhanced fan-out). */
   readonly readMode?: 'polling' | 'fan-out';
   /** Name of the registered stream consumer in fan-out mode. Default: the application name. */
@@ -96,6 +102,8 @@ export interface ResolvedOptions {
   readonly shutdownTimeoutMs: number;
   /** Milliseconds; see {@link KinsumerOptions.stallWarningMs}. */
   readonly stallWarningMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.startTimeoutMs}. */
+  readonly startTimeoutMs: number;
   /** See {@link KinsumerOptions.readMode}; default `'polling'`. */
   readonly readMode: 'polling' | 'fan-out';
   /** The given consumer name, or the application name (its first 128 characters). Used in fan-out mode only. */
@@ -145,6 +153,8 @@ export const DEFAULTS = {
   stallWarningMs: 60000,
   /** `stop()` gives up after 30000 ms. */
   shutdownTimeoutMs: 30000,
+  /** A client still kept from starting (another live process has its clientId) fails after 60000 ms. */
+  startTimeoutMs: 60000,
   /** GetRecords polling; `'fan-out'` must be asked for. */
   readMode: 'polling',
   /** Missing tables are an error (`TableNotFoundError`), not created. */
@@ -157,7 +167,8 @@ export const MIN_THROTTLE_DELAY_MS = 200;
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'streamName', 'streamArn', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
-  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
+  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'startTimeoutMs',
+  'readMode',
   'consumerName', 'createTables', 'logger', 'stats', 'scheduler',
 ]);
 
@@ -210,6 +221,10 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
   const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
   const stallWarningMs = duration(input, 'stallWarningMs', DEFAULTS.stallWarningMs);
+  const startTimeoutMs = duration(input, 'startTimeoutMs', Math.max(DEFAULTS.startTimeoutMs, 2 * leaseTtlMs));
+  if (startTimeoutMs <= leaseTtlMs) {
+    throw new ConfigError('startTimeoutMs', 'must be longer than leaseTtlMs (a restarted client may wait one TTL for the row its predecessor left)');
+  }
 
   const readMode = input.readMode ?? DEFAULTS.readMode;
   if (readMode !== 'polling' && readMode !== 'fan-out') {
@@ -225,7 +240,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   return {
     stream, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
     throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
-    maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, readMode, consumerName, createTables,
+    maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, startTimeoutMs, readMode, consumerName, createTables,
     logger: resolveLogger(input.logger),
     stats: resolveStats(input.stats),
     scheduler: resolveScheduler(input.scheduler),
@@ -288,7 +303,7 @@ function resolveInitialPosition(value: unknown): InitialPosition {
 }
 
 type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs'
-  | 'stallWarningMs';
+  | 'stallWarningMs' | 'startTimeoutMs';
 
 function duration(input: KinsumerOptions, option: DurationOption, fallback: number): number {
   const value: unknown = input[option];

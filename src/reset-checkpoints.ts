@@ -1,10 +1,16 @@
 // resetCheckpoints(): the operator's reset as a function (the CLI's `reset` calls it). Moves the
 // checkpoints of a stream's shards to LATEST, TRIM_HORIZON or a time; every reset is a fence (the
 // owner is removed and the lease counter moves), so no former owner can write over it.
+//
+// Who is a live owner is judged as the consumers judge it, by local observation: a one-shot call
+// has no history, so when (and only when) an unforced reset finds leased rows, it watches them for
+// one lease TTL on this machine's clock (differences only, never against the owners' LastUpdate):
+// a row that changed has a live owner and blocks the reset; one that stood still belongs to a
+// stopped or crashed consumer. Stopped consumers release their leases, so the usual reset (after
+// stopping the consumers) does not wait.
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
-import { firstValueFrom, lastValueFrom } from 'rxjs';
-import { leaseAvailable } from './capture-rule.js';
+import { firstValueFrom, lastValueFrom, timer } from 'rxjs';
 import { millisFromNanos } from './dynamodb/codec.js';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
@@ -35,12 +41,18 @@ export interface ResetCheckpointsOptions {
   readonly shardIds?: readonly string[];
   /**
    * Reset shards whose lease a live client holds too (it loses the lease and reads again from the
-   * new checkpoint). Without it, a live lease on any of the shards makes the call change nothing.
+   * new checkpoint). Without it, a live lease on any of the shards makes the call change nothing;
+   * to tell live owners from dead ones, leased shards are then watched for `leaseTtlMs` first.
    * Default `false`.
    */
   readonly force?: boolean;
-  /** The application's `leaseTtlMs`: a lease not renewed for this long has no live owner. Default 15000. */
+  /**
+   * The application's `leaseTtlMs`: a leased row seen unchanged for this long has no live owner.
+   * An unforced reset that finds leased shards waits this long before it decides. Default 15000.
+   */
   readonly leaseTtlMs?: number;
+  /** Called when an unforced reset is about to watch leased shards for `watchMs` (a CLI says so). */
+  readonly onWatch?: (shardIds: readonly string[], watchMs: number) => void;
 }
 
 /** What {@link resetCheckpoints} did to one shard. */
@@ -56,13 +68,17 @@ export interface ShardReset {
   readonly outcome: 'reset' | 'held' | 'captured' | 'skipped';
   /** Its checkpoint before, as a new owner would have started from it; `undefined` for none. */
   readonly previous: StartingPosition | undefined;
-  /** The live client that held the lease: revoked when `outcome` is `'reset'` (forced). */
+  /**
+   * The client that held the lease: live (its row changed while it was watched) when `outcome` is
+   * `'held'`; with `force`, whoever the row named, live or not (a forced reset does not wait to find
+   * out), and revoked when `outcome` is `'reset'`.
+   */
   readonly liveOwner?: {
     /** The owner's `clientId`. */
     readonly clientId: string;
     /** The owner's `clientName`, when the row has one. */
     readonly clientName?: string;
-    /** The owner's last renewal (its own clock). */
+    /** The owner's last renewal (its `LastUpdate`, written on its own clock: for humans). */
     readonly renewedAt?: Date;
   };
   /** The shard was closed and fully consumed: it stays finished and is not read again. */
@@ -82,8 +98,11 @@ export interface ResetCheckpointsResult {
 /** The client id the reset's lease store uses; it never captures, so no row ever names it as owner. */
 const RESET_CLIENT_ID = 'kinsumer-reset';
 
+/** Watched a little longer than the TTL, so a timer that fires a hair early does not take a dead owner for live. */
+const WATCH_MARGIN_MS = 100;
+
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  'dynamodb', 'kinesis', 'applicationName', 'streamName', 'streamArn', 'to', 'shardIds', 'force', 'leaseTtlMs',
+  'dynamodb', 'kinesis', 'applicationName', 'streamName', 'streamArn', 'to', 'shardIds', 'force', 'leaseTtlMs', 'onWatch',
 ]);
 
 /**
@@ -94,7 +113,9 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
  *
  * Without `force`, nothing is changed while a live client holds any of the shards (they come back
  * as `'held'`, the others as `'skipped'`): stop the consumers first, or wait until their leases
- * expire. With `force`, live owners lose their leases (`lease-lost` on their `events$`).
+ * expire. A live owner is one whose row changes: when shards are leased, the call watches them for
+ * `leaseTtlMs` before it decides (no clock is compared with the owners'). With `force`, owners lose
+ * their leases (`lease-lost` on their `events$`) and nothing waits.
  *
  * ```ts
  * const result = await resetCheckpoints({ dynamodb, kinesis, applicationName: 'app', streamName: 'events', to: 'TRIM_HORIZON' });
@@ -120,9 +141,16 @@ export async function resetCheckpoints(options: ResetCheckpointsOptions): Promis
     clientId: RESET_CLIENT_ID, clientName: RESET_CLIENT_ID, leaseTtlMs, now: Date.now,
     onCorruptRow: (error) => corrupt.set(error.shardId, error),
   });
-  const rows = new Map((await firstValueFrom(store.readMany(targets))).map((row) => [row.shardId, row]));
-  const nowMs = Date.now();
-  const live = new Set(targets.filter((id) => !leaseAvailable(rows.get(id), RESET_CLIENT_ID, nowMs, leaseTtlMs)));
+  const read = async () => new Map((await firstValueFrom(store.readMany(targets))).map((row) => [row.shardId, row]));
+  let rows = await read();
+  const leased = targets.filter((id) => rows.get(id)?.ownerId !== undefined);
+  if (!force && leased.length > 0) {
+    // No history: watch the leased rows for one TTL. The store remembers what it read and when.
+    options.onWatch?.(leased, leaseTtlMs + WATCH_MARGIN_MS);
+    await firstValueFrom(timer(leaseTtlMs + WATCH_MARGIN_MS));
+    rows = await read();
+  }
+  const live = new Set(force ? leased : targets.filter((id) => !store.available(id, rows.get(id))));
   const describe = (shardId: string, outcome: ShardReset['outcome']): ShardReset => {
     const row = rows.get(shardId);
     const problem = corrupt.get(shardId)?.message;
@@ -179,6 +207,7 @@ function checkOptions(options: ResetCheckpointsOptions): CheckedOptions {
       throw new ConfigError(option, `is required (an AWS SDK v3 ${kind})`);
     }
   }
+  if (options.onWatch !== undefined && typeof options.onWatch !== 'function') throw new ConfigError('onWatch', 'must be a function');
   const force: unknown = options.force ?? false;
   if (typeof force !== 'boolean') throw new ConfigError('force', 'must be a boolean');
   const leaseTtlMs: unknown = options.leaseTtlMs ?? DEFAULTS.leaseTtlMs;

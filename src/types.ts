@@ -167,6 +167,17 @@ export type KinsumerEvent =
     /** This client's id. */
     readonly clientId: string;
   }
+  /**
+   * Another live process heartbeats with this client's `clientId` (its row carries another
+   * instance id): this one captures nothing and waits while it does, and fails with `ConfigError`
+   * after `startTimeoutMs`. A restart that overlaps the old process's graceful stop may see it too.
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'duplicate-client';
+    /** The clientId two processes share. */
+    readonly clientId: string;
+  }
   /** The set of shards assigned to this client changed (membership or shard list changed). */
   | {
     /** Which event this is. */

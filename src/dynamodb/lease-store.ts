@@ -13,12 +13,12 @@ import {
   reduce, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
-import { leaseAvailable } from '../capture-rule.js';
+import { LeaseObservations } from '../capture-rule.js';
 import { backoffDelay } from '../backoff.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 import { isSequenceNumber } from '../sequence-number.js';
-import { AttributeFormatError, nanosFromMillis, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
+import { AttributeFormatError, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
@@ -62,8 +62,13 @@ export interface DynamoLeaseStoreOptions {
   readonly metadataTable?: string;
   readonly clientId: string;
   readonly clientName: string;
+  /** A lease this client has seen unchanged for this long (on its own clock) is expired. */
   readonly leaseTtlMs: number;
-  /** Milliseconds since the epoch; pass `() => scheduler.now()` so virtual time moves leases too. */
+  /**
+   * Milliseconds since the epoch, written as `LastUpdate`; its differences also time the expiry
+   * of what this client observes (never compared with a time another host wrote). Pass
+   * `() => scheduler.now()` so virtual time moves leases too.
+   */
   readonly now: () => number;
   /** Timers of readMany's retries of unprocessed keys. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
@@ -84,9 +89,11 @@ export class DynamoLeaseStore implements LeaseStore {
   readonly #scheduler: SchedulerLike;
   readonly #metadataTable: string;
   readonly #corrupt: CorruptRowReporter<CorruptCheckpointError>;
+  readonly #leases: LeaseObservations;
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
+    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.now);
     this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#scheduler = options.scheduler ?? asyncScheduler;
     const metadataTable = options.metadataTable ?? (options.table.endsWith('_checkpoints') ? `${options.table.slice(0, -'_checkpoints'.length)}_metadata` : undefined);
@@ -95,7 +102,19 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   read(shardId: string): Observable<CheckpointRow | undefined> {
-    return this.#get(shardId).pipe(map((item) => (item === undefined ? undefined : decodeCheckpointRow(item, shardId))));
+    return this.#get(shardId).pipe(map((item) => {
+      const row = item === undefined ? undefined : decodeCheckpointRow(item, shardId);
+      this.#leases.see(shardId, row);
+      return row;
+    }));
+  }
+
+  /**
+   * Whether this client may capture the lease as `row` shows it, by what it has observed so far
+   * (the row counts as seen now): free, its own, or seen unchanged for `leaseTtlMs`.
+   */
+  available(shardId: string, row: CheckpointRow | undefined): boolean {
+    return this.#leases.see(shardId, row);
   }
 
   /** Corrupt rows are left out (and handed to `onCorruptRow`): one bad row must not hide the others. */
@@ -109,10 +128,15 @@ export class DynamoLeaseStore implements LeaseStore {
       reduce((all: Item[], items) => all.concat(items), []),
       map((items) => {
         const rows: CheckpointRow[] = [];
+        // Every read is an observation: a row the coordinator reads (its owner looks dead) starts its expiry clock.
+        const found = new Set(items.map((item) => item[A.shard]?.S));
+        for (const id of unique) if (!found.has(id)) this.#leases.see(id, undefined);
         for (const item of items) {
           const key = item[A.shard]?.S ?? '(unknown)';
           try {
-            rows.push(decodeCheckpointRow(item));
+            const row = decodeCheckpointRow(item);
+            this.#leases.see(row.shardId, row);
+            rows.push(row);
             this.#corrupt.clean(key);
           } catch (error) {
             if (!(error instanceof CorruptCheckpointError)) throw error;
@@ -126,12 +150,12 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   capture(shardId: string): Observable<HeldLease | undefined> {
-    const { clientId, clientName, leaseTtlMs, now } = this.#options;
+    const { clientId, clientName, now } = this.#options;
     return this.#get(shardId).pipe(
       mergeMap((item) => {
         const nowMs = now();
         const row = item === undefined ? undefined : decodeCheckpointRow(item, shardId);
-        if (!leaseAvailable(row, clientId, nowMs, leaseTtlMs)) return of(undefined);
+        if (!this.#leases.see(shardId, row)) return of(undefined);
         return this.#issueToken(shardId, row?.leaseCounter ?? 0).pipe(mergeMap((token) => {
           const update = new UpdateExpression();
           update.set(A.ownerId, { S: clientId });
@@ -146,6 +170,7 @@ export class DynamoLeaseStore implements LeaseStore {
           return this.#options.dynamo.updateItem(update.input(this.#options.table, shardId)).pipe(
             map((attributes): HeldLease => {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
+              this.#leases.captured(shardId, held.leaseCounter);
               return { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
             }),
             catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
@@ -168,9 +193,15 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   resetCheckpoint(shardId: string, checkpoint: StoredCheckpoint | undefined, options: { readonly force: boolean }): Observable<void> {
-    const { leaseTtlMs, now } = this.#options;
+    const { now } = this.#options;
     const write = (item: Item | undefined) => defer(() => {
       const nowMs = now();
+      // Refused while a live owner holds it: judged by this client's observations (the row must
+      // have been seen unchanged for a TTL), and the write below is conditioned on the row as read.
+      // A row that cannot be decoded cannot be judged: only a forced reset overwrites it.
+      if (!options.force && !this.#leases.see(shardId, item === undefined ? undefined : decodeCheckpointRow(item, shardId))) {
+        return throwError(() => new LeaseHeldError(shardId));
+      }
       const update = new UpdateExpression();
       if (checkpoint === undefined) {
         update.set(A.sequenceNumber, { NULL: true });
@@ -189,20 +220,18 @@ export class DynamoLeaseStore implements LeaseStore {
       update.remove(A.ownerName);
       update.setTimestamp(A.lastUpdate, nowMs);
       if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
-      else update.unchanged(A.leaseCounter, item[A.leaseCounter]);
-      if (!options.force) {
-        // Refused while a live owner holds it, judged by DynamoDB at the write.
-        const owner = update.name(A.ownerId);
-        update.condition(`attribute_not_exists(${owner}) OR attribute_type(${owner}, ${update.value('null', { S: 'NULL' })}) OR ${update.name(A.lastUpdate)} <= ${update.value('cutoff', { N: nanosFromMillis(nowMs - leaseTtlMs).toString() })}`);
-      }
+      else if (options.force) update.unchanged(A.leaseCounter, item[A.leaseCounter]);
+      else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
       return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, shardId), ReturnValues: 'NONE' });
     });
     return this.#get(shardId).pipe(
       mergeMap((item) => write(item)),
       map(() => undefined),
-      catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
-        ? throwError(() => new LeaseHeldError(shardId, { cause: error }))
-        : tableError(this.#options.table, error))),
+      catchError((error: unknown) => {
+        // A write that lost a race, or (unforced) a row whose owner cannot be read: held, as far as a reset can tell.
+        if (classifyAwsError(error) === 'conditional' || error instanceof CorruptCheckpointError) return throwError(() => new LeaseHeldError(shardId, { cause: error }));
+        return tableError(this.#options.table, error);
+      }),
     );
   }
 

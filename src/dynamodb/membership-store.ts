@@ -1,22 +1,33 @@
 // The clients table (`<app>_clients`) as group membership, in the Go kinsumer's row format
 // (ID, Name, LastUpdate in Unix ns + LastUpdateRFC) plus `Shards`, the shards the client holds,
-// so every client learns the current owners from this small table instead of scanning checkpoints.
+// so every client learns the current owners from this small table instead of scanning checkpoints,
+// and `InstanceID`, the writing process, so two processes configured with one clientId never
+// overwrite each other's row: the second one finds the first one's row and waits.
+//
+// A row is live until this client has seen it unchanged for leaseTtlMs (src/row-observer.ts):
+// every scan reads the whole table (a scan's cost does not depend on a filter) and the observer
+// judges; no LastUpdate is compared with this host's clock, except by the 48-hour reaping.
+import { randomUUID } from 'node:crypto';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, catchError, concatMap, defer, filter, from, map, of, throwError, toArray } from 'rxjs';
 import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
-import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore } from '../coordination-ports.js';
+import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore, type Registration } from '../coordination-ports.js';
 import { KinsumerError } from '../errors.js';
+import { RivalRow } from '../rival-row.js';
+import { RowObserver, observedExpired } from '../row-observer.js';
 import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
 
-/** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards`. */
+/** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards` and `InstanceID`. */
 export const CLIENT_ATTRIBUTES = {
   id: 'ID',
   name: 'Name',
   lastUpdate: 'LastUpdate',
   shards: 'Shards',
+  instanceId: 'InstanceID',
 } as const;
 
 const A = CLIENT_ATTRIBUTES;
@@ -28,9 +39,14 @@ export interface DynamoMembershipStoreOptions {
   readonly table: string;
   readonly clientId: string;
   readonly clientName: string;
-  /** A row not renewed for this long is not live. */
+  /** This process's id, written with every heartbeat. Default: a random UUID (one per store). */
+  readonly instanceId?: string;
+  /** A row this client has seen unchanged for this long (on its own clock) is not live. */
   readonly leaseTtlMs: number;
-  /** Milliseconds since the epoch; pass `() => scheduler.now()` so virtual time ages rows too. */
+  /**
+   * Milliseconds since the epoch, written as `LastUpdate`; its differences time what this client
+   * observes. Pass `() => scheduler.now()` so virtual time ages rows too.
+   */
   readonly now: () => number;
   /** Age at which {@link DynamoMembershipStore.reapStale} deletes a row. Default {@link REAP_CLIENTS_AFTER_MS}. */
   readonly reapAfterMs?: number;
@@ -48,13 +64,54 @@ export interface DynamoMembershipStoreOptions {
 export class DynamoMembershipStore implements MembershipStore {
   readonly #options: DynamoMembershipStoreOptions;
   readonly #corrupt: CorruptRowReporter<KinsumerError>;
+  readonly #instanceId: string;
+  /** The other clients' rows, as seen by the scans. */
+  readonly #clients = new RowObserver();
+  /** The row of another process with this clientId, while one stands in the way. */
+  readonly #rival: RivalRow;
 
   constructor(options: DynamoMembershipStoreOptions) {
     this.#options = options;
     this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
+    this.#instanceId = options.instanceId ?? randomUUID();
+    this.#rival = new RivalRow(options.leaseTtlMs);
   }
 
-  heartbeat(heldShardIds: readonly string[]): Observable<void> {
+  heartbeat(heldShardIds: readonly string[]): Observable<Registration> {
+    const { dynamo, table, clientId } = this.#options;
+    const mine = { '#instance': A.instanceId };
+    // Ours, free, or written by a process that does not mark its rows (a Go kinsumer).
+    const put$ = this.#put(heldShardIds, 'attribute_not_exists(#instance) OR #instance = :me', mine, { ':me': { S: this.#instanceId } });
+    const takeOver$ = (seen: Item) => this.#put(heldShardIds, `${unchanged('#instance', ':seenInstance', seen[A.instanceId])} AND ${unchanged('#lastUpdate', ':seenLastUpdate', seen[A.lastUpdate])}`,
+      { ...mine, '#lastUpdate': A.lastUpdate },
+      { ...(seen[A.instanceId] === undefined ? {} : { ':seenInstance': seen[A.instanceId] as AttributeValue }), ...(seen[A.lastUpdate] === undefined ? {} : { ':seenLastUpdate': seen[A.lastUpdate] as AttributeValue }) });
+    const registered = (written: boolean): Observable<Registration | undefined> => {
+      if (!written) return of(undefined);
+      this.#rival.clear();
+      return of({ registered: true });
+    };
+    // Refused: another process's row is there. Watch it; take it over once it stood still for a TTL.
+    const judge$ = defer(() => dynamo.getItem({ TableName: table, Key: { [A.id]: { S: clientId } }, ConsistentRead: true })).pipe(
+      concatMap((item): Observable<Registration> => {
+        if (item === undefined || isEmptyAttribute(item[A.instanceId]) || item[A.instanceId]?.S === this.#instanceId) {
+          // Gone (deleted by its graceful stop) or ours after all: the plain heartbeat again.
+          return put$.pipe(concatMap(registered), map((done) => done ?? { registered: false, heartbeating: false, shardIds: undefined }));
+        }
+        const verdict = this.#rival.see(JSON.stringify([item[A.instanceId], item[A.lastUpdate]]), this.#options.now());
+        const waiting: Registration = { registered: false, heartbeating: verdict.heartbeating, shardIds: readableIds(item) };
+        if (!verdict.gone) return of(waiting);
+        return takeOver$(item).pipe(concatMap(registered), map((done) => done ?? waiting));
+      }),
+    );
+    return put$.pipe(
+      concatMap(registered),
+      concatMap((done) => (done === undefined ? judge$ : of(done))),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
+    );
+  }
+
+  /** This process's row, conditioned on `condition`: emits whether it was written. */
+  #put(heldShardIds: readonly string[], condition: string, names: Record<string, string>, values: Record<string, AttributeValue>): Observable<boolean> {
     const { dynamo, table, clientId, clientName, now } = this.#options;
     return defer(() => dynamo.putItem({
       TableName: table,
@@ -63,35 +120,39 @@ export class DynamoMembershipStore implements MembershipStore {
         [A.name]: stringOrNull(clientName),
         ...timestampAttributes(A.lastUpdate, now()),
         [A.shards]: { L: [...new Set(heldShardIds)].sort(compareIds).map((S) => ({ S })) },
+        [A.instanceId]: { S: this.#instanceId },
       },
-    })).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+    })).pipe(
+      map(() => true),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
+    );
   }
 
   liveClients(): Observable<LiveClient[]> {
     const { dynamo, table, leaseTtlMs, now } = this.#options;
-    return defer(() => {
-      const cutoffNs = nanosFromMillis(now() - leaseTtlMs);
-      return dynamo.scanAll({
-        TableName: table,
-        ConsistentRead: true,
-        // Live rows, and rows whose LastUpdate is no number (the comparison alone would hide them).
-        FilterExpression: '#lastUpdate > :cutoff OR (attribute_exists(#lastUpdate) AND NOT attribute_type(#lastUpdate, :number) AND NOT attribute_type(#lastUpdate, :null))',
-        ExpressionAttributeNames: { '#lastUpdate': A.lastUpdate },
-        ExpressionAttributeValues: { ':cutoff': { N: cutoffNs.toString() }, ':number': { S: 'N' }, ':null': { S: 'NULL' } },
-      }).pipe(map((items) => items
-        .map((item) => this.#readable(item))
-        .filter((row): row is LiveClient => row !== undefined && row.lastUpdateNs > cutoffNs)
-        .sort((a, b) => compareIds(a.id, b.id))));
-    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
+    return defer(() => dynamo.scanAll({ TableName: table, ConsistentRead: true })).pipe(
+      map((items) => {
+        const nowMs = now();
+        const rows = items.map((item) => this.#readable(item, nowMs)).filter((row): row is LiveClient => row !== undefined);
+        this.#clients.keepOnly(rows.map((row) => row.id));
+        return rows.filter((row) => !observedExpired(row.unchangedForMs, leaseTtlMs)).sort((a, b) => compareIds(a.id, b.id));
+      }),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
+    );
   }
 
-  /** The row, or `undefined` when it cannot be read: reported, and left out as if not live. */
-  #readable(item: Item): LiveClient | undefined {
+  /** The row as seen at `nowMs`, or `undefined` when it cannot be read: reported, and left out as if not live. */
+  #readable(item: Item, nowMs: number): LiveClient | undefined {
     const id = item[A.id]?.S ?? '(unknown)';
     try {
-      const row = decodeClientRow(item);
+      const decoded = decodeClientRow(item);
       this.#corrupt.clean(id);
-      return row;
+      if (decoded === undefined) return undefined;
+      const version = `${decoded.lastUpdateNs}\u0000${decoded.instanceId ?? ''}`;
+      return { ...decoded, unchangedForMs: this.#clients.see(decoded.id, version, nowMs) };
     } catch (error) {
       if (!(error instanceof AttributeFormatError)) throw error;
       this.#corrupt.corrupt(id, new KinsumerError(`clients row ${id} of ${this.#options.table} is corrupt: ${error.message}`, { cause: error }));
@@ -101,8 +162,17 @@ export class DynamoMembershipStore implements MembershipStore {
 
   deregister(): Observable<void> {
     const { dynamo, table, clientId } = this.#options;
-    return defer(() => dynamo.deleteItem({ TableName: table, Key: { [A.id]: { S: clientId } } }))
-      .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
+    return defer(() => dynamo.deleteItem({
+      TableName: table,
+      Key: { [A.id]: { S: clientId } },
+      // Only this process's row: a restarted process with the same clientId may have taken it over.
+      ConditionExpression: '#instance = :me',
+      ExpressionAttributeNames: { '#instance': A.instanceId },
+      ExpressionAttributeValues: { ':me': { S: this.#instanceId } },
+    })).pipe(
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : tableError(this.#options.table, error))),
+      map(() => undefined),
+    );
   }
 
   reapStale(): Observable<string[]> {
@@ -145,9 +215,27 @@ export class DynamoMembershipStore implements MembershipStore {
  * LastUpdate. Unknown attributes are ignored.
  * @throws AttributeFormatError for an attribute of the wrong type or form.
  */
-export function decodeClientRow(item: Item): LiveClient | undefined {
+export function decodeClientRow(item: Item): Omit<LiveClient, 'unchangedForMs'> | undefined {
   const id = readString(item, A.id);
   const lastUpdateNs = readInteger(item, A.lastUpdate);
   if (id === undefined || lastUpdateNs === undefined) return undefined;
-  return { id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards) };
+  return { id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards), instanceId: readString(item, A.instanceId) };
+}
+
+/** A condition that `name` still holds the value read (`undefined`: it was absent). */
+function unchanged(name: string, placeholder: string, read: AttributeValue | undefined): string {
+  return read === undefined ? `attribute_not_exists(${name})` : `${name} = ${placeholder}`;
+}
+
+function isEmptyAttribute(value: AttributeValue | undefined): boolean {
+  return value === undefined || value.NULL === true;
+}
+
+/** The `Shards` a rival's row lists, when they can be read. */
+function readableIds(item: Item): readonly string[] | undefined {
+  try {
+    return readIdList(item, A.shards);
+  } catch {
+    return undefined;
+  }
 }

@@ -2,12 +2,16 @@
 // `ShardCache`), in the Go kinsumer's format. The cache keeps Go's `ShardIDs` (sorted unfinished
 // shard ids) and adds `ShardInfo`: every cached shard with its parents and state, as gzip-compressed
 // JSON, so thousands of shards stay far below DynamoDB's 400 KB item limit.
+//
+// The lock expires by local observation (src/row-observer.ts): a client takes it over once it has
+// seen the item unchanged for leaseTtlMs, with a write conditioned on the item being as seen.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { type Observable, catchError, defer, map, of, throwError } from 'rxjs';
+import { type Observable, catchError, concatMap, defer, map, of, throwError } from 'rxjs';
 import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import type { CachedShard, Leader, MetadataStore, ShardCache } from '../coordination-ports.js';
+import { RowObserver, observedExpired } from '../row-observer.js';
 import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, rfc1123z, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
@@ -33,9 +37,12 @@ export interface DynamoMetadataStoreOptions {
   readonly table: string;
   readonly clientId: string;
   readonly clientName: string;
-  /** A leader lock not renewed for this long may be taken over. */
+  /** A leader lock this client has seen unchanged for this long (on its own clock) may be taken over. */
   readonly leaseTtlMs: number;
-  /** Milliseconds since the epoch; pass `() => scheduler.now()` so virtual time ages the lock too. */
+  /**
+   * Milliseconds since the epoch, written as `LastUpdate`; its differences time what this client
+   * observes. Pass `() => scheduler.now()` so virtual time ages the lock too.
+   */
   readonly now: () => number;
 }
 
@@ -45,35 +52,55 @@ export interface DynamoMetadataStoreOptions {
  */
 export class DynamoMetadataStore implements MetadataStore {
   readonly #options: DynamoMetadataStoreOptions;
+  readonly #lock = new RowObserver();
 
   constructor(options: DynamoMetadataStoreOptions) {
     this.#options = options;
   }
 
   acquireLeadership(): Observable<boolean> {
-    const { dynamo, table, clientId, clientName, leaseTtlMs, now } = this.#options;
-    return defer(() => {
-      const nowMs = now();
-      return dynamo.putItem({
-        TableName: table,
-        Item: {
-          [A.key]: { S: A.leaderKey },
-          [A.id]: { S: clientId },
-          [A.name]: stringOrNull(clientName),
-          ...timestampAttributes(A.lastUpdate, nowMs),
-        },
-        // Go's condition, plus a NULL-typed or heartbeat-less holder counting as no holder.
-        ConditionExpression: '#id = :me OR attribute_not_exists(#id) OR attribute_type(#id, :null) '
-          + 'OR attribute_not_exists(#lastUpdate) OR #lastUpdate <= :cutoff',
-        ExpressionAttributeNames: { '#id': A.id, '#lastUpdate': A.lastUpdate },
-        ExpressionAttributeValues: {
-          ':me': { S: clientId }, ':null': { S: 'NULL' }, ':cutoff': { N: nanosFromMillis(nowMs - leaseTtlMs).toString() },
-        },
-      }).pipe(
-        map(() => true),
-        catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
-      );
-    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
+    // Go's condition without its clock comparison: ours, free, NULL-typed or heartbeat-less.
+    const renew$ = this.#putLock('#id = :me OR attribute_not_exists(#id) OR attribute_type(#id, :null) OR attribute_not_exists(#lastUpdate)', {
+      ':me': { S: this.#options.clientId }, ':null': { S: 'NULL' },
+    });
+    // Held by another: taken over once this client has seen the item unchanged for the TTL, as seen.
+    const takeOver$ = this.#get(A.leaderKey).pipe(concatMap((item) => {
+      if (item === undefined || !this.#expired(item)) return of(false);
+      const seenId = item[A.id];
+      const seenLastUpdate = item[A.lastUpdate];
+      if (seenId === undefined || seenLastUpdate === undefined) return of(false);
+      return this.#putLock('#id = :seenId AND #lastUpdate = :seenLastUpdate', { ':seenId': seenId, ':seenLastUpdate': seenLastUpdate });
+    }));
+    return renew$.pipe(
+      concatMap((held) => (held ? of(true) : takeOver$)),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
+    );
+  }
+
+  /** Writes the lock as this client's, conditioned on `condition`: emits whether it was written. */
+  #putLock(condition: string, values: Record<string, AttributeValue>): Observable<boolean> {
+    const { dynamo, table, clientId, clientName, now } = this.#options;
+    return defer(() => dynamo.putItem({
+      TableName: table,
+      Item: {
+        [A.key]: { S: A.leaderKey },
+        [A.id]: { S: clientId },
+        [A.name]: stringOrNull(clientName),
+        ...timestampAttributes(A.lastUpdate, now()),
+      },
+      ConditionExpression: condition,
+      ExpressionAttributeNames: { '#id': A.id, '#lastUpdate': A.lastUpdate },
+      ExpressionAttributeValues: values,
+    })).pipe(
+      map(() => true),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
+    );
+  }
+
+  /** Records the `Leader` item as seen now; `true` once this client has seen it unchanged for the TTL. */
+  #expired(item: Item): boolean {
+    const unchangedForMs = this.#lock.see(A.leaderKey, JSON.stringify([item[A.id], item[A.lastUpdate]]), this.#options.now());
+    return observedExpired(unchangedForMs, this.#options.leaseTtlMs);
   }
 
   stepDown(): Observable<boolean> {
@@ -101,11 +128,9 @@ export class DynamoMetadataStore implements MetadataStore {
   }
 
   leader(): Observable<Leader | undefined> {
-    const { leaseTtlMs, now } = this.#options;
     return this.#get(A.leaderKey).pipe(map((item) => {
-      const cutoffNs = nanosFromMillis(now() - leaseTtlMs);
       const holder = item === undefined ? undefined : decodeLeader(item);
-      return holder !== undefined && holder.lastUpdateNs > cutoffNs ? holder : undefined;
+      return holder !== undefined && item !== undefined && !this.#expired(item) ? holder : undefined;
     }));
   }
 

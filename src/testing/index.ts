@@ -30,5 +30,5 @@ export type {
   StreamPort, IteratorStart, RawRecord, RecordsPage, ShardInfo,
   FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull,
 } from '../ports.js';
-export type { MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard } from '../coordination-ports.js';
+export type { MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard, Registration } from '../coordination-ports.js';
 export type { Position } from '../sequence-number.js';

@@ -1,13 +1,17 @@
-// MembershipStore and MetadataStore in memory, with the DynamoDB stores' semantics (liveness
-// cut-off, conditional reaping, the leader lock's condition, the shard cache's ShardIDs), for
-// virtual-time tests of the coordinator and for benchmarks that must not measure DynamoDB.
+// MembershipStore and MetadataStore in memory, with the DynamoDB stores' semantics (liveness and
+// the leader lock judged by local observation, rows of one clientId kept per instance, conditional
+// reaping, the shard cache's ShardIDs), for virtual-time tests of the coordinator and for
+// benchmarks that must not measure DynamoDB.
+import { randomUUID } from 'node:crypto';
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
 import { compareIds } from '../compare-ids.js';
 import {
   REAP_CLIENTS_AFTER_MS, type CachedShard, type Leader, type LiveClient, type MembershipStore, type MetadataStore,
-  type ShardCache,
+  type Registration, type ShardCache,
 } from '../coordination-ports.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
+import { RivalRow } from '../rival-row.js';
+import { RowObserver, observedExpired } from '../row-observer.js';
 
 /** A row of the clients table, as the DynamoDB store would decode it. */
 export interface MemoryClientRow {
@@ -19,6 +23,8 @@ export interface MemoryClientRow {
   readonly lastUpdateNs: bigint | undefined;
   /** `undefined`: no `Shards` attribute (as in a Go kinsumer's row). */
   readonly shardIds: readonly string[] | undefined;
+  /** The writing process (`InstanceID`); absent in a Go kinsumer's row. */
+  readonly instanceId?: string;
 }
 
 /** The `Leader` item: `id` is `undefined` after a step-down. */
@@ -89,9 +95,11 @@ export interface MemoryCoordinationOptions {
   readonly clientId: string;
   /** The simulated client's name, written to its row and the leader item. Default: none. */
   readonly clientName?: string;
-  /** Milliseconds without a heartbeat (or leader renewal) after which a client (or the lock) counts as gone. */
+  /** This process's id, written with its heartbeats. Default: a random UUID (one per store). */
+  readonly instanceId?: string;
+  /** A client row (or the lock) this client has seen unchanged for this long, on its own clock, counts as gone. */
   readonly leaseTtlMs: number;
-  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`). */
+  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`), written as `LastUpdate`; its differences time the expiry. */
   readonly now: () => number;
   /** Shared with other clients' stores; default: tables of its own. */
   readonly tables?: MemoryCoordinationTables;
@@ -146,26 +154,56 @@ abstract class MemoryStore<Op extends MemoryCoordinationOperation> {
 
 /** {@link MembershipStore} in memory. */
 export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClients' | 'deregister' | 'reapStale'> implements MembershipStore {
-  heartbeat(heldShardIds: readonly string[]): Observable<void> {
+  /** This process's instance id (written in its row). */
+  readonly instanceId: string;
+  readonly #clients = new RowObserver();
+  readonly #rival: RivalRow;
+
+  constructor(options: MemoryCoordinationOptions) {
+    super(options);
+    this.instanceId = options.instanceId ?? randomUUID();
+    this.#rival = new RivalRow(options.leaseTtlMs);
+  }
+
+  heartbeat(heldShardIds: readonly string[]): Observable<Registration> {
     return this.call('heartbeat', () => {
       const lastUpdateNs = nanosFromMillis(this.options.now());
       const shardIds = [...new Set(heldShardIds)].sort(compareIds);
-      return () => this.tables.putClient({ id: this.options.clientId, name: this.clientName, lastUpdateNs, shardIds });
+      return (): Registration => {
+        const row = this.tables.client(this.options.clientId);
+        // Another process with this clientId: its row stays until it stood still for a TTL.
+        if (row?.instanceId !== undefined && row.instanceId !== this.instanceId) {
+          const verdict = this.#rival.see(`${row.instanceId}\u0000${row.lastUpdateNs ?? ''}`, this.options.now());
+          if (!verdict.gone) return { registered: false, heartbeating: verdict.heartbeating, shardIds: row.shardIds };
+        }
+        this.#rival.clear();
+        this.tables.putClient({ id: this.options.clientId, name: this.clientName, lastUpdateNs, shardIds, instanceId: this.instanceId });
+        return { registered: true };
+      };
     });
   }
 
   liveClients(): Observable<LiveClient[]> {
     return this.call('liveClients', () => {
-      const cutoffNs = nanosFromMillis(this.options.now() - this.options.leaseTtlMs);
-      return () => this.tables.clients().flatMap((row) => (
-        row.lastUpdateNs !== undefined && row.lastUpdateNs > cutoffNs
-          ? [{ id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds }]
-          : []));
+      const rows = this.tables.clients();
+      return () => {
+        const nowMs = this.options.now();
+        this.#clients.keepOnly(rows.map((row) => row.id));
+        return rows.flatMap((row) => {
+          if (row.lastUpdateNs === undefined) return [];
+          const unchangedForMs = this.#clients.see(row.id, `${row.lastUpdateNs}\u0000${row.instanceId ?? ''}`, nowMs);
+          if (observedExpired(unchangedForMs, this.options.leaseTtlMs)) return [];
+          return [{ id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds, unchangedForMs, instanceId: row.instanceId }];
+        });
+      };
     });
   }
 
   deregister(): Observable<void> {
-    return this.call('deregister', () => () => this.tables.deleteClient(this.options.clientId));
+    return this.call('deregister', () => () => {
+      // Only this process's row: a restarted process with the same clientId may have taken it over.
+      if (this.tables.client(this.options.clientId)?.instanceId === this.instanceId) this.tables.deleteClient(this.options.clientId);
+    });
   }
 
   reapStale(): Observable<string[]> {
@@ -187,18 +225,25 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
 export class MemoryMetadataStore
   extends MemoryStore<'acquireLeadership' | 'stepDown' | 'leader' | 'readShardCache' | 'writeShardCache'>
   implements MetadataStore {
+  readonly #lock = new RowObserver();
+
   acquireLeadership(): Observable<boolean> {
     return this.call('acquireLeadership', () => {
       const nowMs = this.options.now();
-      const cutoffNs = nanosFromMillis(nowMs - this.options.leaseTtlMs);
       return () => {
         const held = this.tables.leaderItem();
-        const free = held?.id === undefined || held.id === this.options.clientId
-          || held.lastUpdateNs === undefined || held.lastUpdateNs <= cutoffNs;
+        const free = held?.id === undefined || held.id === this.options.clientId || held.lastUpdateNs === undefined
+          || this.#expired(held);
         if (free) this.tables.putLeaderItem({ id: this.options.clientId, name: this.clientName, lastUpdateNs: nanosFromMillis(nowMs) });
         return free;
       };
     });
+  }
+
+  /** Records the lock as seen now; `true` once this client has seen it unchanged for the TTL. */
+  #expired(held: MemoryLeaderItem): boolean {
+    const unchangedForMs = this.#lock.see('Leader', `${held.id ?? ''}\u0000${held.lastUpdateNs ?? ''}`, this.options.now());
+    return observedExpired(unchangedForMs, this.options.leaseTtlMs);
   }
 
   stepDown(): Observable<boolean> {
@@ -215,10 +260,9 @@ export class MemoryMetadataStore
 
   leader(): Observable<Leader | undefined> {
     return this.call('leader', () => {
-      const cutoffNs = nanosFromMillis(this.options.now() - this.options.leaseTtlMs);
+      const held = this.tables.leaderItem();
       return () => {
-        const held = this.tables.leaderItem();
-        if (held?.id === undefined || held.lastUpdateNs === undefined || held.lastUpdateNs <= cutoffNs) return undefined;
+        if (held?.id === undefined || held.lastUpdateNs === undefined || this.#expired(held)) return undefined;
         return { id: held.id, name: held.name, lastUpdateNs: held.lastUpdateNs };
       };
     });

@@ -2,7 +2,7 @@
 // LATEST, Finished kept on release, LastOwnerID), for model tests, virtual-time tests of the
 // layers above, and benchmarks that must not measure DynamoDB.
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
-import { leaseAvailable } from '../capture-rule.js';
+import { LeaseObservations } from '../capture-rule.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
@@ -57,9 +57,9 @@ export interface MemoryLeaseStoreOptions {
   readonly clientId: string;
   /** The simulated client's name, written as the owner's name. Default: none. */
   readonly clientName?: string;
-  /** Milliseconds after which a lease not renewed is expired and may be captured by another client. */
+  /** A lease this client has seen unchanged for this long (on its own clock) is expired and may be captured. */
   readonly leaseTtlMs: number;
-  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`). */
+  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`), written as `LastUpdate`; its differences time the expiry. */
   readonly now: () => number;
   /** Shared with other clients' stores; default: a table of its own. */
   readonly table?: MemoryCheckpointTable;
@@ -81,9 +81,11 @@ export class MemoryLeaseStore implements LeaseStore {
   readonly calls: Record<MemoryLeaseOperation, number> = { read: 0, readMany: 0, capture: 0, commit: 0, renew: 0, release: 0, resetCheckpoint: 0 };
   readonly #options: MemoryLeaseStoreOptions;
   readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly MemoryLeaseOperation[] | undefined }> = [];
+  readonly #leases: LeaseObservations;
 
   constructor(options: MemoryLeaseStoreOptions) {
     this.#options = options;
+    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.now);
     this.table = options.table ?? new MemoryCheckpointTable();
   }
 
@@ -100,23 +102,43 @@ export class MemoryLeaseStore implements LeaseStore {
     this.#faults.push({ error, operations });
   }
 
+  // Reads happen when sent; what they show counts as seen when the answer arrives, as in DynamoDB.
   read(shardId: string): Observable<CheckpointRow | undefined> {
-    return this.#call('read', () => () => this.table.row(shardId));
+    return this.#call('read', () => {
+      const row = this.table.row(shardId);
+      return () => {
+        this.#leases.see(shardId, row);
+        return row;
+      };
+    });
   }
 
   readMany(shardIds: readonly string[]): Observable<CheckpointRow[]> {
-    return this.#call('readMany', () => () => [...new Set(shardIds)].flatMap((id) => this.table.row(id) ?? []));
+    return this.#call('readMany', () => {
+      const rows = [...new Set(shardIds)].map((id) => [id, this.table.row(id)] as const);
+      return () => rows.flatMap(([id, row]) => {
+        this.#leases.see(id, row);
+        return row ?? [];
+      });
+    });
+  }
+
+  /**
+   * Whether this client may capture the lease as `row` shows it, by what it has observed so far
+   * (the row counts as seen now): free, its own, or seen unchanged for `leaseTtlMs`.
+   */
+  available(shardId: string, row: CheckpointRow | undefined): boolean {
+    return this.#leases.see(shardId, row);
   }
 
   capture(shardId: string): Observable<HeldLease | undefined> {
-    const { clientId, clientName, leaseTtlMs, now } = this.#options;
+    const { clientId, clientName, now } = this.#options;
     return this.#call('capture', () => {
       const read = this.table.row(shardId);
-      const available = leaseAvailable(read, clientId, now(), leaseTtlMs);
       return () => {
-        // Written when the call answers, and only if nobody wrote the row since the read (the
-        // token is then spent unused, as in DynamoDB).
-        if (!available) return undefined;
+        // Judged when the read's answer arrives; written then too, and only if nobody wrote the
+        // row since the read (the token is then spent unused, as in DynamoDB).
+        if (!this.#leases.see(shardId, read)) return undefined;
         const leaseCounter = this.table.issueToken(shardId, read?.leaseCounter ?? 0);
         if (!sameLeaseState(read, this.table.row(shardId))) return undefined;
         const row: CheckpointRow = {
@@ -130,6 +152,7 @@ export class MemoryLeaseStore implements LeaseStore {
           lastOwnerId: read?.lastOwnerId,
         };
         this.table.put(row);
+        this.#leases.captured(shardId, leaseCounter);
         return { shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished };
       };
     });
@@ -156,7 +179,7 @@ export class MemoryLeaseStore implements LeaseStore {
         shardId, checkpoint: undefined, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined,
         finished: false, leaseCounter: 0, lastOwnerId: undefined,
       };
-      if (!options.force && !leaseAvailable(row, '', nowMs, this.#options.leaseTtlMs)) {
+      if (!options.force && !this.#leases.see(shardId, this.table.row(shardId))) {
         throw new LeaseHeldError(shardId, { cause: conditionalCheckFailed() });
       }
       // Every reset is a fence: the owner goes and the counter moves.

@@ -68,8 +68,10 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       const lease = await held(zombie, shard);
       await write(zombie.commit(lease, { checkpoint: at(SEQ), finished: false }));
       // Paused past its TTL (GC pause, SIGSTOP, partition): expired, but alive and about to write.
-      clock.now += TTL_MS + 1;
-      await write(store('operator').resetCheckpoint(shard, { type: 'TRIM_HORIZON' }, { force: false }));
+      const operator = store('operator');
+      await firstValueFrom(operator.read(shard));
+      clock.now += TTL_MS;
+      await write(operator.resetCheckpoint(shard, { type: 'TRIM_HORIZON' }, { force: false }));
       const reset = await firstValueFrom(zombie.read(shard));
       expect(reset?.ownerId, 'the reset removes the owner').to.equal(undefined);
       expect(reset?.leaseCounter, 'the reset moves the lease counter').to.be.above(lease.leaseCounter);
@@ -94,13 +96,58 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       await backend().goWrite(shard, { ownerId: 'go-client', sequenceNumber: SEQ, nowMs: clock.now });
       await backend().goWrite(shard, { ownerId: 'go-client', sequenceNumber: LATER, nowMs: clock.now });
       expect((await firstValueFrom(a.read(shard)))?.leaseCounter, 'the Go kinsumer dropped the counter').to.equal(0);
+      // The Go client died: c takes its lease after watching it stand still for a TTL.
+      const c = store('c');
+      expect(await firstValueFrom(c.capture(shard))).to.equal(undefined);
       clock.now += TTL_MS;
-      const third = await held(store('c'), shard);
+      const third = await held(c, shard);
       expect(third.checkpoint, 'the Go kinsumer\'s checkpoint is kept').to.deep.equal(at(LATER));
       expect(third.leaseCounter).to.be.above(second.leaseCounter);
       // And the token after that grows from there, not from the row the Go kinsumer left.
+      const d = store('d');
+      await firstValueFrom(d.read(shard));
       clock.now += TTL_MS;
-      expect((await held(store('d'), shard)).leaseCounter).to.be.above(third.leaseCounter);
+      expect((await held(d, shard)).leaseCounter).to.be.above(third.leaseCounter);
+    });
+
+    for (const [label, skewMs] of [['5 minutes behind', -300_000], ['5 minutes ahead', 300_000]] as const) {
+      it(`an owner whose clock runs ${label} keeps its lease while it renews; another client takes it one TTL after the row stood still under its eyes`, async () => {
+        const shard = uniqueName('skew');
+        const owner = backend().store('owner', () => clock.now + skewMs);
+        const lease = await held(owner, shard);
+        const rival = store('rival');
+        for (let renewal = 0; renewal < 6; renewal += 1) {
+          expect(await firstValueFrom(rival.capture(shard)), `renewal ${renewal}`).to.equal(undefined);
+          clock.now += TTL_MS / 3;
+          await write(owner.renew(lease));
+        }
+        expect(await firstValueFrom(rival.capture(shard)), 'the last renewal, seen now').to.equal(undefined);
+        clock.now += TTL_MS - 1;
+        expect(await firstValueFrom(rival.capture(shard)), 'one ms short of a TTL').to.equal(undefined);
+        clock.now += 1;
+        expect((await firstValueFrom(rival.capture(shard)))?.ownerId).to.equal('rival');
+        expect(await write(owner.renew(lease)).catch((e: unknown) => e), 'the old owner is fenced').to.be.instanceOf(LeaseLostError);
+      });
+    }
+
+    it('a client that has just come (seen nothing yet) takes no owned lease, however old its LastUpdate; a free one at once', async () => {
+      const shard = uniqueName('fresh-eyes');
+      const owner = backend().store('owner', () => clock.now - 3_600_000);
+      const lease = await held(owner, shard);
+      clock.now += 10 * TTL_MS;
+      expect(await firstValueFrom(store('newcomer').capture(shard))).to.equal(undefined);
+      await write(owner.release(lease, { checkpoint: at(SEQ), finished: false }));
+      expect((await firstValueFrom(store('other').capture(shard)))?.ownerId, 'a released lease is free at once').to.equal('other');
+    });
+
+    it('a second process with the same clientId does not take its twin\'s live lease; the process that holds it captures it again at once (R8)', async () => {
+      const shard = uniqueName('twins');
+      const first = store('same');
+      const twin = store('same');
+      const lease = await held(first, shard);
+      expect(await firstValueFrom(twin.capture(shard)), 'another process, same clientId').to.equal(undefined);
+      const again = await held(first, shard);
+      expect(again.leaseCounter).to.be.above(lease.leaseCounter);
     });
   });
 }
@@ -135,8 +182,8 @@ for (const tier of TIERS) {
     });
     after(async () => { await local?.stop(); });
 
-    const store = (clientId: string, nowMs = NOW_MS, dynamo: Dynamo = new Dynamo(local.dynamodb)) =>
-      new DynamoLeaseStore({ dynamo, table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now: () => nowMs });
+    const store = (clientId: string, now: () => number = () => NOW_MS, dynamo: Dynamo = new Dynamo(local.dynamodb)) =>
+      new DynamoLeaseStore({ dynamo, table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now });
     const raw = async (shard: string) => (await local.dynamodb.send(new GetItemCommand({ TableName: table, Key: { Shard: { S: shard } }, ConsistentRead: true }))).Item;
     const put = (item: Record<string, AttributeValue>) => local.dynamodb.send(new PutItemCommand({ TableName: table, Item: item }));
     const write = (o: Observable<void>) => lastValueFrom(o, { defaultValue: undefined });
@@ -165,24 +212,36 @@ for (const tier of TIERS) {
       },
     }));
 
-    it('capture: a shard without a row, a NULL-typed owner, an expired owner; not a live foreign owner; its own live lease', async () => {
+    it('capture: a shard without a row, a NULL-typed owner, an owner seen unchanged for a TTL; not a live foreign owner; its own live lease', async () => {
       const fresh = uniqueName('fresh');
+      let bNow = NOW_MS;
+      const b = store('b', () => bNow);
       expect(await held(store('a'), fresh)).to.deep.equal({ shardId: fresh, ownerId: 'a', leaseCounter: 1, checkpoint: undefined, finished: false });
-      expect(await capture(store('b'), fresh), 'live foreign owner').to.equal(undefined);
-      expect((await held(store('b', NOW_MS + TTL_MS), fresh)).leaseCounter, 'expired at exactly one TTL').to.equal(2);
-      expect((await held(store('b', NOW_MS + TTL_MS), fresh)).leaseCounter, 'its own lease').to.equal(3);
+      expect(await capture(b, fresh), 'live foreign owner').to.equal(undefined);
+      bNow += TTL_MS;
+      expect((await held(b, fresh)).leaseCounter, 'expired at exactly one TTL of watching').to.equal(2);
+      expect((await held(b, fresh)).leaseCounter, 'its own lease').to.equal(3);
 
       const nullOwner = uniqueName('null-owner');
       await put({ Shard: { S: nullOwner }, SequenceNumber: { S: SEQ }, OwnerID: { NULL: true }, OwnerName: { NULL: true }, LastUpdate: { N: ns(NOW_MS) }, Finished: { NULL: true } });
       expect(await held(store('a'), nullOwner)).to.deep.include({ leaseCounter: 1, checkpoint: at(SEQ), finished: false });
     });
 
-    it('stores LastUpdate in Unix nanoseconds beyond 2^53 exactly, and compares it exactly', async () => {
+    it('stores LastUpdate in Unix nanoseconds beyond 2^53 exactly, and takes a nanosecond\'s change as a renewal', async () => {
       const shard = uniqueName('nanos');
+      let bNow = NOW_MS;
+      const b = store('b', () => bNow);
       await held(store('a'), shard);
       expect((await raw(shard))?.LastUpdate).to.deep.equal({ N: ns(NOW_MS) });
-      // One millisecond before the TTL is up the lease is still live.
-      expect(await capture(store('b', NOW_MS + TTL_MS - 1), shard)).to.equal(undefined);
+      expect(await capture(b, shard)).to.equal(undefined);
+      bNow += TTL_MS - 1;
+      // Not representable as a double: a Number would not see this write.
+      await put({ ...(await raw(shard)), LastUpdate: { N: (BigInt(ns(NOW_MS)) + 1n).toString() } });
+      expect(await capture(b, shard), 'a renewal one nanosecond later').to.equal(undefined);
+      bNow += TTL_MS - 1;
+      expect(await capture(b, shard), 'not yet a TTL since b saw it change').to.equal(undefined);
+      bNow += 1;
+      expect((await capture(b, shard))?.ownerId).to.equal('b');
     });
 
     it('commit and release are fenced on owner and lease counter', async () => {
@@ -227,7 +286,7 @@ for (const tier of TIERS) {
           if (arrived === 2) both.next();
           else await firstValueFrom(both.pipe(take(1)));
         };
-        const results = await Promise.all(['a', 'b'].map((id) => capture(store(id, NOW_MS, new HookedDynamo(local.dynamodb, barrier)), shard)));
+        const results = await Promise.all(['a', 'b'].map((id) => capture(store(id, () => NOW_MS, new HookedDynamo(local.dynamodb, barrier)), shard)));
         const winners = results.filter((r) => r !== undefined);
         expect(winners, `round ${round}`).to.have.length(1);
         // The loser may have taken a token too (token 1 or 2 wins): the row carries the winner's.
@@ -240,7 +299,14 @@ for (const tier of TIERS) {
       const a = store('a');
       const lease = await held(a, shard);
       await write(a.commit(lease, { checkpoint: at(SEQ), finished: false }));
-      const b = store('b', NOW_MS + TTL_MS, new HookedDynamo(local.dynamodb, () => write(a.release(lease, { checkpoint: at(LATER), finished: false }))));
+      let bNow = NOW_MS;
+      let armed = false;
+      const b = store('b', () => bNow, new HookedDynamo(local.dynamodb, async () => {
+        if (armed) await write(a.release(lease, { checkpoint: at(LATER), finished: false }));
+      }));
+      expect(await capture(b, shard), 'live').to.equal(undefined);
+      bNow += TTL_MS;
+      armed = true;
       expect(await capture(b, shard)).to.equal(undefined);
       expect((await raw(shard))?.SequenceNumber).to.deep.equal({ S: LATER });
     });

@@ -60,8 +60,9 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
       // Settled: every record read and its checkpoint committed, so nothing moves but a reset.
       await eventually(async () => live.received.length === 6 && await committedLast(SHARD0) && await committedLast(SHARD1), 'the consumer to read and commit everything');
       const before = [await row(app, SHARD0), await row(app, SHARD1)];
-      const refused = await cli(['reset', ...args, '--to', 'TRIM_HORIZON']);
+      const refused = await cli(['reset', ...args, '--to', 'TRIM_HORIZON', '--lease-ttl-ms', String(FAST.leaseTtlMs)]);
       expect(refused.code).to.equal(3);
+      expect(refused.stderr).to.contain(`2 shards are leased; watching them for ${FAST.leaseTtlMs + 100} ms`);
       expect(refused.stderr).to.contain('refused: 2 of 2 shards are leased by live clients');
       expect(refused.stderr).to.contain(`${SHARD0}  live-client-host (live-client), renewed `);
       expect(refused.stderr).to.contain('Nothing was changed.');
@@ -138,7 +139,7 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
     if (held === undefined) throw new Error('capture failed');
     await firstValueFrom(finisher.release(held, { checkpoint: { type: 'position', position: { sequenceNumber: '77' } }, finished: true }));
 
-    const one = await cli(['reset', ...args, '--to', 'TRIM_HORIZON', '--shard', SHARD0]);
+    const one = await cli(['reset', ...args, '--to', 'TRIM_HORIZON', '--shard', SHARD0, '--lease-ttl-ms', String(FAST.leaseTtlMs)]);
     expect(one.code, one.stderr).to.equal(0);
     expect(one.stdout).to.equal(`${SHARD0}: - -> TRIM_HORIZON\nreset 1 shards of app ${app} to TRIM_HORIZON\n`);
     expect((await row(app, SHARD0))?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });

@@ -51,11 +51,15 @@ function resetSpec(make: () => { store: (clientId: string) => LeaseStore; clock:
     expect(await checkpoint(owner, 'held')).to.deep.equal({ type: 'LATEST' });
   });
 
-  it('takes an expired owner\'s shard without force, leaving it expired', async () => {
+  it('takes, without force, a shard whose owner it has seen stand still for a TTL (and not sooner)', async () => {
     const { store, clock } = make();
     await firstValueFrom(store('gone').capture('expired'));
-    clock.now += TTL + 1;
-    await firstValueFrom(store('operator').resetCheckpoint('expired', { type: 'TRIM_HORIZON' }, { force: false }));
+    const operator = store('operator');
+    // No history yet: however old the row, it is live to a reader that has just come.
+    clock.now += 10 * TTL;
+    expect(await firstValueFrom(operator.resetCheckpoint('expired', { type: 'TRIM_HORIZON' }, { force: false })).catch((e: unknown) => e)).to.be.instanceOf(LeaseHeldError);
+    clock.now += TTL;
+    await firstValueFrom(operator.resetCheckpoint('expired', { type: 'TRIM_HORIZON' }, { force: false }));
     const next = await firstValueFrom(store('next').capture('expired'));
     expect(next?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
   });

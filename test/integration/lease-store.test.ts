@@ -67,7 +67,7 @@ describe('DynamoLeaseStore (dynalite)', () => {
       }, position(SEQ)],
       ['never consumed (NULL sequence number)', { SequenceNumber: { NULL: true }, OwnerID: { NULL: true }, LastUpdate: { N: ns(NOW_MS - 1000) } }, undefined],
       ['reset by an operator to LATEST', { SequenceNumber: { S: 'LATEST' }, LastUpdate: { N: ns(NOW_MS - 1000) } }, { type: 'LATEST' }],
-      ['held by a client that stopped renewing (expired)', {
+      ['held by a client that stopped renewing (seen unchanged for a TTL)', {
         SequenceNumber: { S: SEQ }, OwnerID: { S: 'go-client' }, OwnerName: { S: 'go-host' }, LastUpdate: { N: ns(NOW_MS - TTL_MS) },
       }, position(SEQ)],
     ];
@@ -75,7 +75,12 @@ describe('DynamoLeaseStore (dynalite)', () => {
       it(`captures a row ${what} and resumes from its checkpoint`, async () => {
         const shard = uniqueName('go');
         await put({ Shard: { S: shard }, ...attributes });
-        const held = await captured(store('me'), shard);
+        let nowMs = NOW_MS - TTL_MS;
+        const me = store('me', () => nowMs);
+        // An owned row is watched for a TTL first; a free one is taken at the first look.
+        if (attributes.OwnerID?.S !== undefined) expect(await firstValueFrom(me.capture(shard)), 'owned, first seen now').to.equal(undefined);
+        nowMs = NOW_MS;
+        const held = await captured(me, shard);
         expect(held).to.deep.equal({ shardId: shard, ownerId: 'me', leaseCounter: 1, checkpoint, finished: false });
         const row = await raw(shard);
         expect(row?.SequenceNumber, 'the checkpoint is kept as the Go kinsumer wrote it').to.deep.equal(attributes.SequenceNumber);
@@ -87,12 +92,20 @@ describe('DynamoLeaseStore (dynalite)', () => {
       });
     }
 
-    it('does not take a Go row whose owner renewed within the TTL, and writes nothing', async () => {
+    it('does not take a Go row whose owner renewed within the TTL it was watched, and writes nothing', async () => {
       const shard = uniqueName('live');
-      const item = { Shard: { S: shard }, SequenceNumber: { S: SEQ }, OwnerID: { S: 'go-client' }, LastUpdate: { N: ns(NOW_MS - TTL_MS + 1) } };
+      const item = { Shard: { S: shard }, SequenceNumber: { S: SEQ }, OwnerID: { S: 'go-client' }, LastUpdate: { N: ns(NOW_MS - 60 * TTL_MS) } };
       await put(item);
-      expect(await firstValueFrom(store('me').capture(shard))).to.equal(undefined);
-      expect(await raw(shard)).to.deep.equal(item);
+      let nowMs = NOW_MS;
+      const me = store('me', () => nowMs);
+      expect(await firstValueFrom(me.capture(shard)), 'however old its LastUpdate').to.equal(undefined);
+      nowMs += TTL_MS - 1;
+      const renewed = { ...item, LastUpdate: { N: ns(NOW_MS - 59 * TTL_MS) } };
+      await put(renewed);
+      expect(await firstValueFrom(me.capture(shard))).to.equal(undefined);
+      nowMs += TTL_MS - 1;
+      expect(await firstValueFrom(me.capture(shard))).to.equal(undefined);
+      expect(await raw(shard)).to.deep.equal(renewed);
     });
 
     it('keeps a Go row\'s Finished on capture and on release', async () => {
@@ -205,8 +218,14 @@ describe('DynamoLeaseStore (dynalite)', () => {
           if (arrived === 2) barrier.next();
           else await firstValueFrom(barrier.pipe(take(1)));
         };
+        let bNow = NOW_MS;
+        let racing = false;
         const racingA = store('a', () => NOW_MS, new HookedDynamo(local().dynamodb, wait));
-        const racingB = store('b', () => NOW_MS + TTL_MS, new HookedDynamo(local().dynamodb, wait));
+        const racingB = store('b', () => bNow, new HookedDynamo(local().dynamodb, async () => { if (racing) await wait(); }));
+        // B watched A's row stand still for a TTL.
+        expect(await firstValueFrom(racingB.capture(shard))).to.equal(undefined);
+        bNow += TTL_MS;
+        racing = true;
         const [byA, byB] = await Promise.all([firstValueFrom(racingA.capture(shard)), firstValueFrom(racingB.capture(shard))]);
         const winners = [byA, byB].filter((held) => held !== undefined);
         expect(winners, `round ${round}`).to.have.length(1);

@@ -25,9 +25,9 @@ describe('DynamoMembershipStore (dynalite)', () => {
     return tableNames(app).clients;
   }
 
-  const store = (table: string, clientId: string, extra: { clientName?: string; now?: () => number; dynamodb?: DynamoDBClient; reapAfterMs?: number } = {}) =>
+  const store = (table: string, clientId: string, extra: { clientName?: string; now?: () => number; dynamodb?: DynamoDBClient; reapAfterMs?: number; instanceId?: string } = {}) =>
     new DynamoMembershipStore({
-      dynamo: new Dynamo(extra.dynamodb ?? local().dynamodb), table, clientId, clientName: extra.clientName ?? `${clientId}-host`,
+      dynamo: new Dynamo(extra.dynamodb ?? local().dynamodb), table, clientId, clientName: extra.clientName ?? `${clientId}-host`, instanceId: extra.instanceId ?? `${clientId}#1`,
       leaseTtlMs: TTL, now: extra.now ?? (() => T0), ...(extra.reapAfterMs === undefined ? {} : { reapAfterMs: extra.reapAfterMs }),
     });
 
@@ -43,7 +43,7 @@ describe('DynamoMembershipStore (dynalite)', () => {
     };
   });
 
-  it('writes the Go row format plus Shards: ID, Name, LastUpdate (ns), LastUpdateRFC, Shards (L of S)', async () => {
+  it('writes the Go row format plus Shards and InstanceID: ID, Name, LastUpdate (ns), LastUpdateRFC, Shards (L of S), InstanceID', async () => {
     const table = await freshTable();
     await firstValueFrom(store(table, 'c1').heartbeat(['shardId-000000000001', 'shardId-000000000000']));
     await firstValueFrom(store(table, 'c2', { clientName: '' }).heartbeat([]));
@@ -54,6 +54,7 @@ describe('DynamoMembershipStore (dynalite)', () => {
       LastUpdate: { N: '1764694956123000000' },
       LastUpdateRFC: { S: 'Tue, 02 Dec 2025 17:02:36 +0000' },
       Shards: { L: [{ S: 'shardId-000000000000' }, { S: 'shardId-000000000001' }] },
+      InstanceID: { S: 'c1#1' },
     });
     const empty = await row('c2');
     expect(empty?.Name, 'an empty name is NULL, as Go writes it').to.deep.equal({ NULL: true });
@@ -69,8 +70,8 @@ describe('DynamoMembershipStore (dynalite)', () => {
     await put(table, { ID: { S: 'no-heartbeat' }, Name: { S: 'x' } });
     const live = await firstValueFrom(store(table, 'ts').liveClients());
     expect(live).to.deep.equal([
-      { id: 'go-1', name: 'ip-10-0-0-1', lastUpdateNs: ns, shardIds: undefined },
-      { id: 'go-2', name: undefined, lastUpdateNs: ns, shardIds: undefined },
+      { id: 'go-1', name: 'ip-10-0-0-1', lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, instanceId: undefined },
+      { id: 'go-2', name: undefined, lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, instanceId: undefined },
     ]);
   });
 
@@ -112,12 +113,57 @@ describe('DynamoMembershipStore (dynalite)', () => {
     }
   });
 
-  it('cuts liveness off at the nanosecond: LastUpdate = cutoff is not live, cutoff + 1 ns is', async () => {
+  it('a Go heartbeat one nanosecond later is a heartbeat (LastUpdate beyond 2^53, compared exactly as a value, never as a time)', async () => {
     const table = await freshTable();
-    const cutoffNs = nanosFromMillis(T0 - TTL);
-    await put(table, { ID: { S: 'at-cutoff' }, LastUpdate: { N: cutoffNs.toString() } });
-    await put(table, { ID: { S: 'just-after' }, LastUpdate: { N: (cutoffNs + 1n).toString() } });
-    expect((await firstValueFrom(store(table, 'r').liveClients())).map((c) => c.id)).to.deep.equal(['just-after']);
+    let now = T0;
+    const reader = store(table, 'r', { now: () => now });
+    const goNs = 1_764_694_956_123_456_789n;
+    await put(table, { ID: { S: 'go' }, LastUpdate: { N: goNs.toString() } });
+    expect((await firstValueFrom(reader.liveClients())).map((c) => c.id)).to.deep.equal(['go']);
+    now += TTL - 1;
+    await put(table, { ID: { S: 'go' }, LastUpdate: { N: (goNs + 1n).toString() } });
+    expect((await firstValueFrom(reader.liveClients())).map((c) => [c.id, c.unchangedForMs]), 'seen changing').to.deep.equal([['go', 0]]);
+    now += TTL - 1;
+    expect((await firstValueFrom(reader.liveClients())).map((c) => [c.id, c.unchangedForMs])).to.deep.equal([['go', TTL - 1]]);
+    now += 1;
+    expect(await firstValueFrom(reader.liveClients())).to.deep.equal([]);
+  });
+
+  it('a heartbeat takes over at once a row of its clientId without InstanceID (the Go kinsumer\'s full PutItem writes none)', async () => {
+    const table = await freshTable();
+    await put(table, { ID: { S: 'shared' }, Name: { S: 'go-host' }, LastUpdate: { N: nanosFromMillis(T0).toString() } });
+    expect(await firstValueFrom(store(table, 'shared').heartbeat([]))).to.deep.equal({ registered: true });
+    const row = (await local().dynamodb.send(new GetItemCommand({ TableName: table, Key: { ID: { S: 'shared' } }, ConsistentRead: true }))).Item;
+    expect(row?.InstanceID).to.deep.equal({ S: 'shared#1' });
+  });
+
+  it('taking over a stale twin\'s row is conditioned on the row as seen: a heartbeat of the twin in between wins', async () => {
+    const table = await freshTable();
+    let now = T0;
+    const twin = store(table, 'same', { instanceId: 'twin', now: () => now });
+    await firstValueFrom(twin.heartbeat([]));
+    // The newcomer's second PutItem (its take-over, after the refused plain heartbeat and a
+    // GetItem) is preceded, once, by the twin's heartbeat on the real server.
+    const client = localDynamoDbClient(local());
+    let puts = 0;
+    client.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'PutItemCommand') {
+        puts += 1;
+        if (puts === 3) await firstValueFrom(twin.heartbeat([]));
+      }
+      return next(args);
+    }, { step: 'initialize' });
+    try {
+      const newcomer = store(table, 'same', { instanceId: 'newcomer', now: () => now, dynamodb: client });
+      expect(await firstValueFrom(newcomer.heartbeat([])), 'refused, the twin\'s row first seen').to.deep.include({ registered: false });
+      now += TTL;
+      expect(await firstValueFrom(newcomer.heartbeat([])), 'the take-over loses to the twin\'s heartbeat').to.deep.include({ registered: false });
+      expect(puts).to.equal(3);
+      const row = (await local().dynamodb.send(new GetItemCommand({ TableName: table, Key: { ID: { S: 'same' } }, ConsistentRead: true }))).Item;
+      expect(row?.InstanceID).to.deep.equal({ S: 'twin' });
+    } finally {
+      client.destroy();
+    }
   });
 
   it('reaps a 7-day-old Go row and keeps a 47-hour-old one (default 48 h)', async () => {

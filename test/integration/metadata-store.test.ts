@@ -52,18 +52,24 @@ describe('DynamoMetadataStore (dynalite)', () => {
     });
   });
 
-  it("honours a Go leader's lock to the nanosecond: refused while LastUpdate > cutoff, taken once LastUpdate <= cutoff", async () => {
+  it("takes a Go leader's lock only once it has seen it unchanged for a TTL; a renewal one nanosecond later counts", async () => {
     const table = await freshTable();
     const goNs = 1_764_694_956_123_456_789n;
-    await put(table, { Key: { S: 'Leader' }, ID: { S: 'go-leader' }, Name: { S: 'go-host' }, LastUpdate: { N: goNs.toString() }, LastUpdateRFC: { S: 'x' } });
-    // now − TTL = 1764694956123 ms: cutoff 1764694956123000000 < goNs.
-    const early = () => T0 + TTL;
-    expect(await firstValueFrom(store(table, 'ts', early).leader())).to.deep.equal({ id: 'go-leader', name: 'go-host', lastUpdateNs: goNs });
-    expect(await firstValueFrom(store(table, 'ts', early).acquireLeadership())).to.equal(false);
-    // One ms later the cutoff 1764694956124000000 has passed goNs.
-    const late = () => T0 + TTL + 1;
-    expect(await firstValueFrom(store(table, 'ts', late).leader())).to.equal(undefined);
-    expect(await firstValueFrom(store(table, 'ts', late).acquireLeadership())).to.equal(true);
+    const goLock = (ns: bigint) => put(table, { Key: { S: 'Leader' }, ID: { S: 'go-leader' }, Name: { S: 'go-host' }, LastUpdate: { N: ns.toString() }, LastUpdateRFC: { S: 'x' } });
+    await goLock(goNs);
+    // The Go leader's clock is an hour behind: its LastUpdate is not a time to this client.
+    let now = T0 + 3_600_000;
+    const ts = store(table, 'ts', () => now);
+    expect(await firstValueFrom(ts.leader())).to.deep.equal({ id: 'go-leader', name: 'go-host', lastUpdateNs: goNs });
+    expect(await firstValueFrom(ts.acquireLeadership())).to.equal(false);
+    now += TTL - 1;
+    await goLock(goNs + 1n);
+    expect(await firstValueFrom(ts.acquireLeadership()), 'renewed, by a nanosecond').to.equal(false);
+    now += TTL - 1;
+    expect((await firstValueFrom(ts.leader()))?.id).to.equal('go-leader');
+    now += 1;
+    expect(await firstValueFrom(ts.leader())).to.equal(undefined);
+    expect(await firstValueFrom(ts.acquireLeadership())).to.equal(true);
     expect((await item(table, 'Leader'))?.ID).to.deep.equal({ S: 'ts' });
   });
 

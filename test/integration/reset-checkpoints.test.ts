@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { firstValueFrom, lastValueFrom } from 'rxjs';
+import { concatMap, firstValueFrom, interval, lastValueFrom } from 'rxjs';
 import { Dynamo } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
 import {
@@ -13,6 +13,8 @@ const SHARD0 = 'shardId-000000000000';
 const SHARD1 = 'shardId-000000000001';
 const SEQ = '49590338271490256608559692538361571095921575989136588898';
 const TTL_MS = 15_000;
+/** The reset's leaseTtlMs: how long an unforced reset watches leased rows (short, to keep the tests short). */
+const WATCH_MS = 1500;
 const at = (sequenceNumber: string): StoredCheckpoint => ({ type: 'position', position: { sequenceNumber } });
 
 describe('resetCheckpoints (kinesalite + dynalite)', function () {
@@ -44,7 +46,8 @@ describe('resetCheckpoints (kinesalite + dynalite)', function () {
     const lease = await captured(zombie, SHARD0);
     await write(zombie.commit(lease, { checkpoint: at(SEQ), finished: false }));
 
-    const result = await resetCheckpoints(options);
+    // Not renewed while the reset watches it for a TTL: not live, whatever its clock.
+    const result = await resetCheckpoints({ ...options, leaseTtlMs: WATCH_MS });
     expect(result).to.deep.equal({
       done: true,
       shards: [
@@ -61,12 +64,14 @@ describe('resetCheckpoints (kinesalite + dynalite)', function () {
 
   it('without force, a live owner on one shard changes nothing: that shard is held (with its owner), the others skipped', async () => {
     const { applicationName, options } = await setup();
-    const owner = store(applicationName, 'live');
+    // Live: its clock is five minutes behind, but it renews (every 300 ms, while the reset watches for 1.5 s).
+    const owner = store(applicationName, 'live', () => Date.now() - 300_000);
     const lease = await captured(owner, SHARD1);
     await write(owner.commit(lease, { checkpoint: at(SEQ), finished: false }));
+    const renewing = interval(300).pipe(concatMap(() => owner.renew(lease))).subscribe();
 
     const before = Date.now();
-    const result = await resetCheckpoints({ ...options, to: 'LATEST' });
+    const result = await resetCheckpoints({ ...options, to: 'LATEST', leaseTtlMs: WATCH_MS }).finally(() => renewing.unsubscribe());
     expect(result.done).to.equal(false);
     expect(result.shards.map((s) => [s.shardId, s.outcome])).to.deep.equal([[SHARD0, 'skipped'], [SHARD1, 'held']]);
     expect(result.shards[1]?.liveOwner).to.deep.include({ clientId: 'live', clientName: 'live-host' });

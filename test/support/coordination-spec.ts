@@ -10,6 +10,8 @@ import { nanosFromMillis } from '../../src/dynamodb/codec.js';
 export interface SpecStoreOptions {
   readonly clientId: string;
   readonly clientName: string;
+  /** The process's instance id (membership only). */
+  readonly instanceId: string;
   readonly leaseTtlMs: number;
   readonly now: () => number;
   readonly reapAfterMs?: number;
@@ -36,7 +38,7 @@ function setup(harness: SpecHarness) {
     group = await harness();
   });
   const options = (clientId: string, extra: Partial<SpecStoreOptions> = {}): SpecStoreOptions => ({
-    clientId, clientName: `${clientId}-host`, leaseTtlMs: TTL, now: () => clock.now, ...extra,
+    clientId, clientName: `${clientId}-host`, instanceId: `${clientId}#1`, leaseTtlMs: TTL, now: () => clock.now, ...extra,
   });
   return {
     clock,
@@ -52,14 +54,14 @@ export function membershipSpec(harness: SpecHarness): void {
   describe('MembershipStore behaviour', () => {
     const { clock, membership } = setup(harness);
 
-    it('heartbeat registers the client with its name, time and held shards (sorted, once each); liveClients lists by id', async () => {
-      await run(membership('b').heartbeat(['shardId-2', 'shardId-1', 'shardId-2']));
+    it('heartbeat registers the client with its name, time, held shards (sorted, once each) and instance id; liveClients lists by id', async () => {
+      expect(await run(membership('b').heartbeat(['shardId-2', 'shardId-1', 'shardId-2']))).to.deep.equal({ registered: true });
       clock.now += 10;
       await run(membership('a').heartbeat([]));
       const live = await run(membership('c').liveClients());
       expect(live).to.deep.equal([
-        { id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 10), shardIds: [] },
-        { id: 'b', name: 'b-host', lastUpdateNs: nanosFromMillis(T0), shardIds: ['shardId-1', 'shardId-2'] },
+        { id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 10), shardIds: [], unchangedForMs: 0, instanceId: 'a#1' },
+        { id: 'b', name: 'b-host', lastUpdateNs: nanosFromMillis(T0), shardIds: ['shardId-1', 'shardId-2'], unchangedForMs: 0, instanceId: 'b#1' },
       ]);
     });
 
@@ -68,22 +70,67 @@ export function membershipSpec(harness: SpecHarness): void {
       await run(a.heartbeat(['s1', 's2']));
       clock.now += 1000;
       await run(a.heartbeat(['s3']));
-      expect(await run(a.liveClients())).to.deep.equal([{ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 1000), shardIds: ['s3'] }]);
+      expect(await run(a.liveClients())).to.deep.equal([{ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 1000), shardIds: ['s3'], unchangedForMs: 0, instanceId: 'a#1' }]);
     });
 
-    it('a row is live while LastUpdate > now − leaseTtlMs on the reader\'s clock', async () => {
-      await run(membership('a').heartbeat([]));
+    it('a row is live until the reader has seen it unchanged for leaseTtlMs on its own clock; a row new to a reader is live', async () => {
+      const a = membership('a');
+      await run(a.heartbeat([]));
       const reader = membership('r');
-      clock.now = T0 + TTL - 1;
-      expect((await run(reader.liveClients())).map((c) => c.id)).to.deep.equal(['a']);
-      clock.now = T0 + TTL;
-      expect(await run(reader.liveClients())).to.deep.equal([]);
+      // An hour later on the reader's clock: LastUpdate is not a time to the reader, and it has seen nothing yet.
+      clock.now = T0 + 3_600_000;
+      expect((await run(reader.liveClients())).map((c) => [c.id, c.unchangedForMs])).to.deep.equal([['a', 0]]);
+      clock.now += TTL - 1;
+      expect((await run(reader.liveClients())).map((c) => [c.id, c.unchangedForMs])).to.deep.equal([['a', TTL - 1]]);
+      clock.now += 1;
+      expect(await run(reader.liveClients()), 'seen unchanged for a full TTL').to.deep.equal([]);
+      await run(a.heartbeat([]));
+      expect((await run(reader.liveClients())).map((c) => [c.id, c.unchangedForMs]), 'a heartbeat makes it live again').to.deep.equal([['a', 0]]);
+      expect((await run(membership('late').liveClients())).map((c) => c.id), 'a reader that just came').to.deep.equal(['a']);
     });
 
-    it('a client whose clock runs ahead stays live longer by the skew (W10: liveness trusts the writers\' clocks)', async () => {
-      await run(membership('ahead', { now: () => clock.now + 5000 }).heartbeat([]));
-      clock.now = T0 + TTL + 4999;
-      expect((await run(membership('r').liveClients())).map((c) => c.id)).to.deep.equal(['ahead']);
+    for (const [label, skewMs] of [['5 minutes ahead', 300_000], ['5 minutes behind', -300_000]] as const) {
+      it(`a writer whose clock runs ${label} is live while it heartbeats and expires one TTL after it stops, like any other`, async () => {
+        const skewed = membership('skewed', { now: () => clock.now + skewMs });
+        const reader = membership('r');
+        for (let beat = 0; beat < 4; beat += 1) {
+          await run(skewed.heartbeat([]));
+          expect((await run(reader.liveClients())).map((c) => c.id), `beat ${beat}`).to.deep.equal(['skewed']);
+          clock.now += TTL / 3;
+        }
+        clock.now += TTL;
+        expect(await run(reader.liveClients())).to.deep.equal([]);
+      });
+    }
+
+    it('never overwrites the row of another live process with the same clientId; takes it over once seen unchanged for leaseTtlMs', async () => {
+      const first = membership('same', { instanceId: 'same#1' });
+      const second = membership('same', { instanceId: 'same#2' });
+      await run(first.heartbeat(['s1']));
+      expect(await run(second.heartbeat([])), 'not yet seen changing').to.deep.equal({ registered: false, heartbeating: false, shardIds: ['s1'] });
+      clock.now += 1000;
+      await run(first.heartbeat(['s1', 's2']));
+      expect(await run(second.heartbeat([])), 'seen changing: it heartbeats').to.deep.equal({ registered: false, heartbeating: true, shardIds: ['s1', 's2'] });
+      expect((await run(membership('r').liveClients())).map((c) => [c.id, c.instanceId, c.shardIds])).to.deep.equal([['same', 'same#1', ['s1', 's2']]]);
+      // The first process stops heartbeating (crashed): one TTL later its row is taken over.
+      clock.now += TTL - 1;
+      expect(await run(second.heartbeat([]))).to.deep.include({ registered: false });
+      clock.now += 1;
+      expect(await run(second.heartbeat(['s9']))).to.deep.equal({ registered: true });
+      expect((await run(membership('r2').liveClients())).map((c) => [c.id, c.instanceId, c.shardIds])).to.deep.equal([['same', 'same#2', ['s9']]]);
+      // The first one, back, now finds the second's live row in its place.
+      expect(await run(first.heartbeat([]))).to.deep.include({ registered: false });
+    });
+
+    it('a heartbeat after the other process deleted its row (graceful stop) registers at once', async () => {
+      const old = membership('same', { instanceId: 'same#1' });
+      const fresh = membership('same', { instanceId: 'same#2' });
+      await run(old.heartbeat([]));
+      expect(await run(fresh.heartbeat([]))).to.deep.include({ registered: false });
+      await run(old.deregister());
+      expect(await run(fresh.heartbeat([]))).to.deep.equal({ registered: true });
+      await run(old.deregister());
+      expect((await run(membership('r').liveClients())).map((c) => c.instanceId), 'the old process deletes only its own row').to.deep.equal(['same#2']);
     });
 
     it('deregister deletes only this client\'s row, and may be repeated', async () => {
@@ -136,13 +183,23 @@ export function metadataSpec(harness: SpecHarness): void {
       expect((await run(metadata('b').leader()))?.id).to.equal('a');
     });
 
-    it('takes over a lock not renewed for leaseTtlMs (LastUpdate <= now − leaseTtlMs)', async () => {
-      expect(await run(metadata('a').acquireLeadership())).to.equal(true);
-      clock.now = T0 + TTL;
-      expect(await run(metadata('b').leader()), 'an expired lock has no leader').to.equal(undefined);
-      expect(await run(metadata('b').acquireLeadership())).to.equal(true);
-      expect(await run(metadata('a').acquireLeadership()), 'the old holder lost it').to.equal(false);
-      expect((await run(metadata('a').leader()))?.id).to.equal('b');
+    it('takes over a lock only once it has seen it unchanged for leaseTtlMs on its own clock, whatever the holder\'s clock', async () => {
+      // The holder's clock runs 5 minutes behind: its LastUpdate looks ancient, which must not matter.
+      const a = metadata('a', { now: () => clock.now - 300_000 });
+      const b = metadata('b');
+      expect(await run(a.acquireLeadership())).to.equal(true);
+      expect(await run(b.acquireLeadership()), 'new to b: held').to.equal(false);
+      clock.now += TTL - 1;
+      expect(await run(b.acquireLeadership())).to.equal(false);
+      expect(await run(a.acquireLeadership()), 'renewed').to.equal(true);
+      expect(await run(b.acquireLeadership()), 'b sees the renewal').to.equal(false);
+      clock.now += TTL - 1;
+      expect((await run(b.leader()))?.id, 'unchanged for less than a TTL since b saw the renewal').to.equal('a');
+      clock.now += 1;
+      expect(await run(b.leader()), 'seen unchanged for a TTL: no leader').to.equal(undefined);
+      expect(await run(b.acquireLeadership())).to.equal(true);
+      expect(await run(a.acquireLeadership()), 'the old holder lost it').to.equal(false);
+      expect((await run(a.leader()))?.id).to.equal('b');
     });
 
     it('steps down: the lock is free at once; only the holder can step down', async () => {

@@ -23,6 +23,8 @@ export interface Member {
   readonly kinsumer: Kinsumer;
   readonly events: KinsumerEvent[];
   readonly received: KinsumerRecord[];
+  /** What its `records$` errored with, if it did. */
+  readonly errors: unknown[];
   /** Its lease store (call counts, fault injection). */
   readonly store: MemoryLeaseStore;
   /** Its membership store (call counts, fault injection). */
@@ -59,7 +61,7 @@ export class MemoryGroup {
   }
 
   /** Starts a client that acks every record as soon as it is received (unless `ack` says otherwise). */
-  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerSettings>; clockOffsetMs?: number } = {}): Member {
+  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerSettings>; skewMs?: number } = {}): Member {
     const gate = new BehaviorSubject(true);
     const gated = <T extends object>(target: T): T => new Proxy(target, {
       get(object, property, receiver) {
@@ -72,14 +74,14 @@ export class MemoryGroup {
         };
       },
     });
-    // A client clock off by clockOffsetMs (its timers still run on the shared scheduler).
-    const scheduler = skewedScheduler(this.scheduler, options.clockOffsetMs ?? 0);
+    // A skewed member sees the shared virtual time through a wall clock that is off by skewMs.
+    const scheduler = options.skewMs === undefined ? this.scheduler : skewedScheduler(this.scheduler, options.skewMs);
     const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now() };
     const store = new MemoryLeaseStore({ ...common, table: this.checkpoints });
     const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
-      scheduler: options.clockOffsetMs === undefined ? this.scheduler : scheduler,
+      scheduler,
       // The Kinsumer checks that these are SDK clients; the deps below replace every use of them.
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
@@ -92,14 +94,17 @@ export class MemoryGroup {
       random: this.random(),
     }));
     const member: Member = {
-      id, kinsumer, store, membership, events: [], received: [],
+      id, kinsumer, store, membership, events: [], received: [], errors: [],
       pause: () => gate.next(false),
       resume: () => gate.next(true),
     };
     kinsumer.events$.subscribe((event) => member.events.push(event));
-    kinsumer.records$.subscribe((record) => {
-      member.received.push(record);
-      if (options.ack?.(record) ?? true) record.ack();
+    kinsumer.records$.subscribe({
+      next: (record) => {
+        member.received.push(record);
+        if (options.ack?.(record) ?? true) record.ack();
+      },
+      error: (error: unknown) => member.errors.push(error),
     });
     this.members.push(member);
     return member;

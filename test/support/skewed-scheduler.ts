@@ -1,12 +1,15 @@
-import type { SchedulerLike } from 'rxjs';
+import type { SchedulerAction, SchedulerLike, Subscription } from 'rxjs';
 
 /**
- * A client's clock that is off by `offsetMs`: `now()` is shifted, while timers run on the shared
- * scheduler (a delay is a delay on any clock). The stream and the other clients keep true time.
+ * A view of `base` whose wall clock is off by `skewMs` (a host whose clock runs ahead or behind):
+ * `now()` is shifted, timers run on `base` unchanged. Differences of `now()` are the same as on
+ * `base`, so only code that compares one host's timestamps with another's can tell.
  */
-export function skewedScheduler(scheduler: SchedulerLike, offsetMs: number): SchedulerLike {
+export function skewedScheduler(base: SchedulerLike, skewMs: number): SchedulerLike {
   return {
-    now: () => scheduler.now() + offsetMs,
-    schedule: scheduler.schedule.bind(scheduler),
+    now: () => base.now() + skewMs,
+    schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay?: number, state?: T): Subscription {
+      return base.schedule(work, delay, state);
+    },
   };
 }

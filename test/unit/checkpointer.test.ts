@@ -316,6 +316,8 @@ describe('checkpointer', () => {
               scheduler.schedule(() => run.unsubscribe(), 4 * ttl);
             }
           });
+          // The other client watches the row from one TTL on (expiry is by its own observation).
+          cold(`${ttl}ms a`).subscribe(() => other.read(SHARD).subscribe());
           cold(`${3 * ttl}ms a`).subscribe(() => other.capture(SHARD).subscribe((held) => { taken = held; }));
         });
         if (renewing) expect(taken, 'renewed lease').to.equal(undefined);

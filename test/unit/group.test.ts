@@ -61,9 +61,12 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await member.kinsumer.stop();
   });
 
-  it('a crashed client\'s shards are taken within leaseTtlMs + a capture poll, not up to a shard check later', async () => {
-    // A long shard check (lease TTL = 2 × check): without a check timed to the dead row's expiry,
-    // the survivor would notice up to 1.5 s after the lease ran out.
+  it('a crashed client\'s shards are taken within leaseTtlMs + two shard checks + a capture poll (its rows watched from its first missed heartbeat)', async () => {
+    // A long shard check (lease TTL = 2 × check). The survivor judges by its own observation: the
+    // dead client's row expires one TTL after the survivor first saw its last heartbeat (up to one
+    // check after it was written); its leases, which the survivor starts reading at the next check
+    // (the row stood still: a missed heartbeat), one TTL after that. A check timed to the row's
+    // expiry then hands the shards over without waiting for the next periodic check.
     const timings = { shardCheckFrequencyMs: 1500, leaseTtlMs: 3000, leaderActionFrequencyMs: 1500 };
     const group = new MemoryGroup(4, timings);
     const a = group.join('a');
@@ -73,8 +76,24 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await group.scheduler.until(() => balanced(group, [2, 2]), 'balance 2/2', 20_000);
     a.pause(); // a frozen process: no heartbeat, no renewal from now on
     const tookMs = await group.scheduler.until(() => group.counts().get('b') === 4, 'b holds all 4 shards', 20_000, 10);
-    // The lease and the row both expire at most leaseTtlMs after the freeze; then one capture poll (≤ 1.25 × throttleDelayMs) and its first-delay jitter (≤ 0.5 ×).
-    expect(tookMs).to.be.at.most(timings.leaseTtlMs + 1.75 * FAST.throttleDelayMs + 20);
+    // Without reading the suspect's leases early it would be one more TTL: 2 × TTL + a check.
+    expect(tookMs).to.be.at.most(timings.leaseTtlMs + 2 * timings.shardCheckFrequencyMs + 1.75 * FAST.throttleDelayMs + 20);
+    // Never before the last renewal (at most a third of a TTL before the freeze) stood still for a TTL.
+    expect(tookMs).to.be.at.least(timings.leaseTtlMs - timings.leaseTtlMs / 3);
+    a.resume();
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+
+  it('the leader\'s crash: the next lowest id takes the lock within leaseTtlMs + 3 shard checks (it watches the lock from the leader\'s first missed heartbeat)', async () => {
+    const group = new MemoryGroup(2);
+    const a = group.join('a');
+    const b = group.join('b');
+    await group.scheduler.until(() => a.events.some((e) => e.type === 'leader-acquired') && balanced(group, [1, 1]), 'a leads, 1/1', 20_000);
+    a.pause();
+    const tookMs = await group.scheduler.until(() => b.events.some((e) => e.type === 'leader-acquired'), 'b leads', 20_000, 10);
+    // Watching the lock only once b is the lowest live id would cost a second TTL (about 2 × TTL).
+    expect(tookMs).to.be.at.most(FAST.leaseTtlMs + 3 * FAST.shardCheckFrequencyMs + 50);
+    expect(tookMs).to.be.at.least(FAST.leaseTtlMs);
     a.resume();
     await Promise.all(group.members.map((m) => m.kinsumer.stop()));
   });

@@ -48,7 +48,7 @@ describe('LATEST hand-off before the first ack (virtual time, whole clients)', f
   for (const skewMs of [120_000, -120_000]) {
     it(`crash with the first owner's clock ${skewMs > 0 ? 'ahead' : 'behind'} by ${Math.abs(skewMs) / 60_000} minutes: nothing put while it was frozen is skipped`, async () => {
       const group = new MemoryGroup(1, { initialPosition: 'LATEST' });
-      const a = group.join('a', { clockOffsetMs: skewMs });
+      const a = group.join('a', { skewMs: skewMs });
       await group.scheduler.until(() => group.counts().get('a') === 1, 'a holds the shard', 20_000);
       await group.scheduler.advanceBy(1000);
       a.pause();
@@ -68,7 +68,7 @@ describe('LATEST hand-off before the first ack (virtual time, whole clients)', f
     // arrival timestamp (the stream's clock) replaces the guess.
     const skewMs = 600_000;
     const group = new MemoryGroup(1, { initialPosition: 'LATEST' });
-    const a = group.join('a', { clockOffsetMs: skewMs, ack: () => false });
+    const a = group.join('a', { skewMs: skewMs, ack: () => false });
     await group.scheduler.until(() => group.counts().get('a') === 1, 'a holds the shard', 20_000);
     group.stream.putRecords([{ partitionKey: 'k', data: 'first' }]);
     await group.scheduler.until(() => a.received.length === 1, 'a delivers the first record', 20_000);

@@ -29,6 +29,10 @@ describe('MemoryLeaseStore', () => {
     table.put({ shardId: SHARD, checkpoint: { type: 'LATEST' }, ownerId: 'old', ownerName: 'h', lastUpdateNs: 1n, finished: true, leaseCounter: 4, lastOwnerId: undefined });
     const a = new MemoryLeaseStore({ clientId: 'a', leaseTtlMs: 1000, now: () => now, table });
     let lease: HeldLease | undefined;
+    // The old owner's row must stand still for a TTL under a's eyes first.
+    a.capture(SHARD).subscribe((held) => { lease = held; });
+    expect(lease).to.equal(undefined);
+    now += 1000;
     a.capture(SHARD).subscribe((held) => { lease = held; });
     expect(lease).to.deep.equal({ shardId: SHARD, ownerId: 'a', leaseCounter: 5, checkpoint: { type: 'LATEST' }, finished: true });
     if (lease === undefined) throw new Error('capture failed');
@@ -38,23 +42,44 @@ describe('MemoryLeaseStore', () => {
     now += 10;
     a.release(lease, { checkpoint: at('9'), finished: false }).subscribe();
     expect(table.row(SHARD)).to.deep.equal({
-      shardId: SHARD, checkpoint: at('9'), ownerId: undefined, ownerName: undefined, lastUpdateNs: 1_000_010_000_000n, finished: true, leaseCounter: 5, lastOwnerId: 'a',
+      shardId: SHARD, checkpoint: at('9'), ownerId: undefined, ownerName: undefined, lastUpdateNs: 1_001_010_000_000n, finished: true, leaseCounter: 5, lastOwnerId: 'a',
     });
-    expect(a.calls).to.deep.include({ capture: 1, commit: 1, release: 1 });
+    expect(a.calls).to.deep.include({ capture: 2, commit: 1, release: 1 });
   });
 
-  it('a live lease is not available to others until it expires on their clock', () => {
-    let now = 0;
+  it('an owned lease is available to another client once that client has seen its row unchanged for the TTL, on its own clock', () => {
+    let aNow = 5_000_000;
+    let bNow = 0; // b's clock is far behind a's: only its own differences count
     const table = new MemoryCheckpointTable();
-    const a = new MemoryLeaseStore({ clientId: 'a', leaseTtlMs: 1000, now: () => now, table });
-    const b = new MemoryLeaseStore({ clientId: 'b', leaseTtlMs: 1000, now: () => now, table });
+    const a = new MemoryLeaseStore({ clientId: 'a', leaseTtlMs: 1000, now: () => aNow, table });
+    const b = new MemoryLeaseStore({ clientId: 'b', leaseTtlMs: 1000, now: () => bNow, table });
     const results: Array<HeldLease | undefined> = [];
-    a.capture(SHARD).subscribe((held) => results.push(held));
-    now = 999;
-    b.capture(SHARD).subscribe((held) => results.push(held));
-    now = 1000;
-    b.capture(SHARD).subscribe((held) => results.push(held));
-    expect(results.map((r) => r?.ownerId)).to.deep.equal(['a', undefined, 'b']);
+    let held: HeldLease | undefined;
+    a.capture(SHARD).subscribe((lease) => { held = lease; });
+    if (held === undefined) throw new Error('capture failed');
+    b.capture(SHARD).subscribe((lease) => results.push(lease)); // first seen at 0
+    bNow = 999;
+    b.capture(SHARD).subscribe((lease) => results.push(lease));
+    aNow += 500;
+    a.renew(held).subscribe();
+    bNow = 1500;
+    b.capture(SHARD).subscribe((lease) => results.push(lease)); // changed: seen anew at 1500
+    bNow = 2499;
+    b.capture(SHARD).subscribe((lease) => results.push(lease));
+    bNow = 2500;
+    b.capture(SHARD).subscribe((lease) => results.push(lease));
+    expect(results.map((r) => r?.ownerId)).to.deep.equal([undefined, undefined, undefined, undefined, 'b']);
+  });
+
+  it('a process captures again at once a lease it holds itself, but not one another process with the same clientId holds (R8)', () => {
+    const table = new MemoryCheckpointTable();
+    const first = new MemoryLeaseStore({ clientId: 'same', leaseTtlMs: 1000, now: () => 0, table });
+    const second = new MemoryLeaseStore({ clientId: 'same', leaseTtlMs: 1000, now: () => 0, table });
+    const tokens: Array<number | undefined> = [];
+    first.capture(SHARD).subscribe((lease) => tokens.push(lease?.leaseCounter));
+    second.capture(SHARD).subscribe((lease) => tokens.push(lease?.leaseCounter));
+    first.capture(SHARD).subscribe((lease) => tokens.push(lease?.leaseCounter));
+    expect(tokens).to.deep.equal([1, undefined, 2]);
   });
 
   it('failNext fails the next matching call with the given error, without touching the table; faults queue in order', () => {

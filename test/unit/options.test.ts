@@ -41,6 +41,7 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(options.maxInFlightRecords).to.equal(10000);
     expect(options.shutdownTimeoutMs).to.equal(30000);
     expect(options.stallWarningMs).to.equal(60000);
+    expect(options.startTimeoutMs).to.equal(60000);
     expect(options.readMode).to.equal('polling');
     expect(options.consumerName).to.equal('billing');
     expect(options.createTables).to.equal(false);
@@ -61,6 +62,11 @@ describe('options: new Kinsumer validates synchronously', () => {
       leaderActionFrequencyMs: 500, leaseTtlMs: 3000, shutdownTimeoutMs: 1000, maxInFlightRecords: 1,
     });
     expect(options.leaseTtlMs).to.equal(3000);
+  });
+
+  it('startTimeoutMs defaults to 60000, or to twice a lease TTL above 30000', () => {
+    expect(new Kinsumer({ ...base, leaseTtlMs: 30_000 }).options.startTimeoutMs).to.equal(60_000);
+    expect(new Kinsumer({ ...base, leaseTtlMs: 45_000 }).options.startTimeoutMs).to.equal(90_000);
   });
 
   it('accepts a stream ARN instead of a name', () => {
@@ -109,6 +115,8 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['zero stallWarningMs', { stallWarningMs: 0 }, 'stallWarningMs', /positive/],
     ['stallWarningMs beyond the timer range', { stallWarningMs: 2 ** 31 }, 'stallWarningMs', /at most/],
     ['non-number stallWarningMs', { stallWarningMs: '60000' }, 'stallWarningMs', /number/],
+    ['zero startTimeoutMs', { startTimeoutMs: 0 }, 'startTimeoutMs', /positive/],
+    ['startTimeoutMs not longer than the lease TTL', { startTimeoutMs: 15000 }, 'startTimeoutMs', /longer than leaseTtlMs/],
     ['unknown readMode', { readMode: 'push' }, 'readMode', /polling/],
     ['bad consumerName', { consumerName: 'a b' }, 'consumerName', /characters/],
     ['non-boolean createTables', { createTables: 'yes' }, 'createTables', /boolean/],

@@ -1,8 +1,10 @@
 // `kinsumer reset`: moves the application's checkpoints to LATEST, TRIM_HORIZON or a timestamp,
 // through resetCheckpoints() (one implementation for the CLI and for programs). Refuses (exit 3)
 // while a live client leases any of the shards: a running consumer would lose its lease in the
-// middle of its work. --force resets those too (their owners are fenced and read again from the
-// new checkpoint).
+// middle of its work. A live owner is one whose lease row changes while the command watches it for
+// --lease-ttl-ms (no clock is compared with the owners'), so an unforced reset of leased shards
+// takes that long. --force resets those too (their owners are fenced and read again from the new
+// checkpoint), without waiting.
 import { DEFAULTS } from '../../options.js';
 import { type ShardReset, resetCheckpoints } from '../../reset-checkpoints.js';
 import type { StoredCheckpoint } from '../../ports.js';
@@ -56,7 +58,7 @@ export const resetCommand: Command = {
     to: 'LATEST, TRIM_HORIZON or an ISO 8601 timestamp such as 2026-01-31T12:00:00Z',
     shard: 'only these shards (comma-separated); default every shard of the stream',
     force: 'reset shards leased by live clients too: their owners are fenced and read again from the new checkpoint',
-    'lease-ttl-ms': `the application's leaseTtlMs: an owner not heard from for this long no longer holds its lease (default ${DEFAULTS.leaseTtlMs})`,
+    'lease-ttl-ms': `the application's leaseTtlMs: leased shards are watched this long, and an owner whose lease did not change meanwhile no longer holds it (default ${DEFAULTS.leaseTtlMs})`,
   },
   exitCodes: {
     [EXIT.ok]: 'checkpoints moved',
@@ -78,6 +80,7 @@ export const resetCommand: Command = {
     try {
       const result = await resetCheckpoints({
         dynamodb, kinesis, applicationName: app, ...(stream.streamArn === undefined ? { streamName: stream.streamName } : { streamArn: stream.streamArn }), to: initialPosition(target), force, leaseTtlMs, ...(only === undefined ? {} : { shardIds: only }),
+        onWatch: (leased, watchMs) => io.stderr.write(`kinsumer reset: ${leased.length} shards are leased; watching them for ${watchMs} ms to tell live owners from stopped ones...\n`),
       });
       const held = result.shards.filter((s) => s.outcome === 'held' && s.liveOwner !== undefined);
       if (held.length > 0) {

@@ -35,7 +35,9 @@ export function shardStatuses(
     const row = byShard.get(shard.shardId);
     const lastUpdateMs = row?.lastUpdateNs === undefined ? undefined : millisFromNanos(row.lastUpdateNs);
     const ageMs = lastUpdateMs === undefined ? undefined : nowMs - lastUpdateMs;
-    // The capture rule's own test (see leaseAvailable), on this machine's clock.
+    // An estimate for humans: the row's age by this machine's clock. A one-shot command has no
+    // history to judge by observation as consumers do (src/row-observer.ts), and status decides
+    // nothing; with clocks that disagree, an owner may show as expired while it is live.
     const ownerLive = row?.ownerId !== undefined && ageMs !== undefined && ageMs < leaseTtlMs;
     return { shard, row, ownerLive, lastUpdateMs, ageMs, corrupt: corrupt.get(shard.shardId) };
   });
