@@ -2,7 +2,7 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { firstValueFrom } from 'rxjs';
+import { type Subscription, concatMap, firstValueFrom, interval } from 'rxjs';
 import { COMMANDS, commandOptions } from '../../src/cli/run.js';
 import { Dynamo } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
@@ -157,6 +157,8 @@ describe('CLI: each documented exit code happens (kinesalite + dynalite)', funct
   const closed = 'http://127.0.0.1:9';
   let stream: string;
   let app: string;
+  const renewals: Subscription[] = [];
+  after(() => { for (const renewal of renewals) renewal.unsubscribe(); });
 
   before(async () => {
     stream = uniqueName('codes');
@@ -203,8 +205,11 @@ describe('CLI: each documented exit code happens (kinesalite + dynalite)', funct
         const held = uniqueName('codes-held');
         await createTables({ dynamodb: local().dynamodb, applicationName: held });
         const store = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: `${held}_checkpoints`, clientId: 'holder', clientName: 'holder', leaseTtlMs: 60_000, now: Date.now });
-        await firstValueFrom(store.capture('shardId-000000000000'));
-        return ['reset', '--stream', stream, '--app', held, '--to', 'LATEST', ...all()];
+        const lease = await firstValueFrom(store.capture('shardId-000000000000'));
+        if (lease === undefined) throw new Error('the holder could not capture the shard');
+        // Live means renewing: an unforced reset watches the row for one lease TTL and refuses if it changes.
+        renewals.push(interval(300).pipe(concatMap(() => store.renew(lease))).subscribe());
+        return ['reset', '--stream', stream, '--app', held, '--to', 'LATEST', '--lease-ttl-ms', '3000', ...all()];
       },
     },
   };
