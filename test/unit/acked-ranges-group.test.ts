@@ -70,7 +70,7 @@ describe('acked ranges: a new owner skips what the previous one acked beyond the
     expect(ackedFirst.size, 'the first owner acked records beyond the stuck one').to.be.above(100);
     const again = b.received.filter((record) => ackedFirst.has(positionOf(record))).map((record) => text(record.data));
     expect(again, 'acked records delivered again to the next owner').to.deep.equal([]);
-    expect(b.received.map((record) => text(record.data)), 'the stuck record goes to the next owner first').to.include('r40');
+    expect(text(b.received[0]?.data ?? new Uint8Array()), 'the stuck record goes to the next owner first').to.equal('r40');
   });
 
   it('KPL aggregates: sub-records acked beyond the watermark are skipped one by one, the others delivered', async () => {
@@ -82,7 +82,7 @@ describe('acked ranges: a new owner skips what the previous one acked beyond the
     expect(first.acked.every((p) => p.record.subSequenceNumber !== undefined), 'sub-records').to.equal(true);
     const again = b.received.filter((record) => ackedFirst.has(positionOf(record))).map((record) => text(record.data));
     expect(again, 'acked sub-records delivered again to the next owner').to.deep.equal([]);
-    expect(b.received.map((record) => text(record.data))).to.include('u8.2');
+    expect(text(b.received[0]?.data ?? new Uint8Array()), 'the stuck sub-record goes to the next owner first').to.equal('u8.2');
   });
   it('a crash: the next owner skips the records in the ranges of the last commit, and gets every other record', async () => {
     const group = new MemoryGroup(1, { maxInFlightRecords: 400 });
