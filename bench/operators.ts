@@ -92,6 +92,8 @@ async function trial(stream: MemoryStream, variant: Variant, settings: Settings,
   let done = 0;
   let failed: unknown;
   const subscription = consumer.records$.pipe(pipeline(variant, () => { done += 1; })).subscribe({ error: (error: unknown) => { failed = error; } });
+  // The warm-up starts once records flow (joining the group and capturing take a moment, longer on a busy machine).
+  await until(() => done > 0 || failed !== undefined, `${variant}: the first record`, 60_000);
   await sleep(settings.warmupMs);
   const startCount = done;
   const start = nowMs();
