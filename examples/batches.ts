@@ -1,8 +1,9 @@
-// Per-shard batches: each lease's records collected with bufferTime, written as one batch, and the
-// whole batch acked at once. Batching per lease keeps a batch inside one shard, so its order holds.
+// Per-shard batches: processBatches collects each shard's records (up to 100, waiting at most
+// 500 ms for a batch to fill), hands them to one call in sequence order, and acks them when it
+// resolves. A batch never mixes shards. Return { failed } to retry only those records.
 // Run: npx tsx examples/batches.ts
-import { bufferTime, concatMap, filter, mergeMap, scan, takeWhile } from 'rxjs';
-import { Kinsumer, type KinsumerRecord } from 'kinsumer';
+import { scan, takeWhile } from 'rxjs';
+import { Kinsumer, processBatches, type KinsumerRecord } from 'kinsumer';
 import { exampleStream } from './local-stream.js';
 
 const stream = await exampleStream({ shards: 4, records: 1000 });
@@ -21,20 +22,11 @@ async function writeBatch(records: readonly KinsumerRecord[]): Promise<void> {
 }
 
 await new Promise<void>((resolve, reject) => {
-  consumer.leases$
+  consumer.records$
     .pipe(
-      // One pipeline per lease: a batch never mixes shards. Up to 100 records or 500 ms per batch.
-      mergeMap((lease) => lease.records$.pipe(
-        bufferTime(500, null, 100),
-        filter((batch) => batch.length > 0),
-        concatMap(async (batch) => {
-          await writeBatch(batch);
-          for (const record of batch) record.ack();
-          return batch.length;
-        }),
-      )),
-      scan((total, size) => total + size, 0),
-      takeWhile((total) => total < stream.records),
+      processBatches(async (records) => { await writeBatch(records); }, { maxSize: 100, maxWaitMs: 500 }),
+      scan((total, batch) => total + batch.records.length, 0),
+      takeWhile((total) => total < stream.records, true),
     )
     .subscribe({ complete: resolve, error: reject });
 });

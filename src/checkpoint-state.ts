@@ -1,6 +1,7 @@
 // The checkpoint of one leased shard, as pure state: no I/O, no RxJS, no clock. The checkpointer
 // feeds it acks and asks it what to write; tests drive it directly.
-import type { CheckpointWrite, StoredCheckpoint } from './ports.js';
+import { capAckedRanges } from './acked-ranges.js';
+import type { AckedRange, CheckpointWrite, StoredCheckpoint } from './ports.js';
 import { comparePositions, isSequenceNumber, type Position } from './sequence-number.js';
 
 /** A record registered with {@link CheckpointState.track}; the record keeps it so its ack costs O(1). */
@@ -11,7 +12,7 @@ export interface TrackedRecord {
 /** What a commit (or release) should write, snapshotted from the state before the write starts. */
 export interface CommitDecision {
   readonly write: CheckpointWrite;
-  /** Something new to write: the position moved since the last successful write, or `Finished` is due. */
+  /** Something new to write: the position or the acked ranges changed since the last successful write, or `Finished` is due. */
   readonly changed: boolean;
   /** The state's version at the snapshot; {@link CheckpointState.committed} compares it. */
   readonly version: number;
@@ -31,12 +32,23 @@ function compare(aSequence: bigint, aSub: number, bSequence: bigint, bSub: numbe
   return aSub < bSub ? -1 : aSub > bSub ? 1 : 0;
 }
 
+/** A range a previous owner acked, with its ends as numbers. */
+interface Inherited {
+  readonly range: AckedRange;
+  readonly fromSequence: bigint;
+  readonly fromSub: number;
+  readonly toSequence: bigint;
+  readonly toSub: number;
+}
+
 /**
- * A shard's checkpoint: the contiguous-ack watermark, `dirty` and the Go kinsumer's Finished rule.
+ * A shard's checkpoint: the contiguous-ack watermark, the records acked beyond it, `dirty` and the
+ * Go kinsumer's Finished rule.
  *
  * Records are tracked in emission (sequence) order and acked in any order; the position only
  * advances to the highest record whose predecessors are all acked, so a gap holds it back.
- * The position never moves backwards through acks.
+ * The position never moves backwards through acks. What is acked beyond it is written too, as
+ * ranges (§7.3); ranges a previous owner wrote are inherited: their records are {@link skip}ped.
  */
 export class CheckpointState {
   #position: StoredCheckpoint | undefined;
@@ -55,6 +67,9 @@ export class CheckpointState {
   #finished = false;
   #final: Position | undefined;
   #finishedWritten = false;
+  // Ranges a previous owner acked, in order; those before #inheritedHead lie behind the last tracked record.
+  #inherited: Inherited[] = [];
+  #inheritedHead = 0;
 
   /**
    * @param initial the checkpoint stored at capture.
@@ -62,9 +77,13 @@ export class CheckpointState {
    * (a `LATEST` or timestamp start, see `startToKeep`): it replaces an `initial` that is not a
    * position and is dirty, so the first write stores it and a hand-off before the first ack keeps it.
    * @param options.finished the row is `Finished` already: it is never written again.
+   * @param options.acked the ranges stored with `initial` (acked by a previous owner): their records
+   * are skipped, and written again until the watermark passes them.
    */
-  constructor(initial: StoredCheckpoint | undefined, options: { readonly start?: StoredCheckpoint | undefined; readonly finished?: boolean } = {}) {
-    const { start, finished = false } = options;
+  constructor(initial: StoredCheckpoint | undefined, options: {
+    readonly start?: StoredCheckpoint | undefined; readonly finished?: boolean; readonly acked?: readonly AckedRange[] | undefined;
+  } = {}) {
+    const { start, finished = false, acked = [] } = options;
     this.#finishedWritten = finished;
     this.#position = initial;
     if (initial?.type === 'position') this.#cache(initial.position);
@@ -73,6 +92,7 @@ export class CheckpointState {
       this.#version = 1;
       this.#startVersion = 1;
     }
+    this.#inherit(acked);
   }
 
   /** The checkpoint to store: the watermark, or the initial checkpoint until something was acked. */
@@ -140,20 +160,41 @@ export class CheckpointState {
     const sub = position.subSequenceNumber ?? WHOLE;
     if (sub !== WHOLE && !(Number.isSafeInteger(sub) && sub >= 0)) throw new RangeError(`not a sub-sequence number: ${sub}`);
     const sequence = BigInt(position.sequenceNumber);
-    const before = this.#lastTracked ?? (this.#sequence === undefined ? undefined : { sequence: this.#sequence, sub: this.#sub });
-    if (before !== undefined && compare(sequence, sub, before.sequence, before.sub) <= 0) {
-      throw new RangeError(`record ${describe(position)} is not after ${this.#lastTracked === undefined ? 'the checkpoint' : 'the previous record'}`);
-    }
+    this.#checkOrder(position, sequence, sub);
     if (this.#lastTracked === undefined && arrivedAt !== undefined && this.#position?.type === 'AT_TIMESTAMP'
       && this.#position.timestamp.getTime() !== arrivedAt.getTime()) {
       this.#position = { type: 'AT_TIMESTAMP', timestamp: arrivedAt };
       this.#version += 1;
     }
     const entry = new Entry(position, sequence, sub);
+    // A record inside an inherited range that is tracked rather than skipped: the rest of that range is dropped.
+    this.#passInherited(sequence, sub, true);
     this.#queue.push(entry);
     this.#unacked += 1;
     this.#lastTracked = entry;
     return entry;
+  }
+
+  /**
+   * When an inherited range holds `position` (a previous owner acked it), registers the record as
+   * tracked and acked — in order, like {@link track}, so the watermark passes it when it gets
+   * there — and returns `true`: it is not emitted. Otherwise registers nothing and returns `false`.
+   * @throws RangeError as {@link track} does.
+   */
+  skip(position: Position): boolean {
+    if (this.#inheritedHead >= this.#inherited.length) return false;
+    if (this.#finished) throw new RangeError('cannot track a record after finish()');
+    if (!isSequenceNumber(position.sequenceNumber)) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+    const sub = position.subSequenceNumber ?? WHOLE;
+    const sequence = BigInt(position.sequenceNumber);
+    this.#checkOrder(position, sequence, sub);
+    if (!this.#passInherited(sequence, sub, false)) return false;
+    const entry = new Entry(position, sequence, sub);
+    entry.acked = true;
+    this.#queue.push(entry);
+    this.#lastTracked = entry;
+    if (this.#queue[this.#head] === entry) this.#advance();
+    return true;
   }
 
   /**
@@ -165,6 +206,8 @@ export class CheckpointState {
     record.acked = true;
     this.#unacked -= 1;
     if (this.#queue[this.#head] === record) this.#advance();
+    // Acked behind a gap: the watermark stays, but the ranges to write changed.
+    else this.#version += 1;
     return true;
   }
 
@@ -177,7 +220,43 @@ export class CheckpointState {
   /** The write to make now. Snapshot it before the write starts; a later ack must not be swallowed. */
   decide(): CommitDecision {
     const finished = this.finishable && !this.#finishedWritten;
-    return { write: { checkpoint: this.#position, finished }, changed: this.dirty || finished, version: this.#version };
+    const acked = capAckedRanges(this.#position, this.ackedRanges());
+    const write: CheckpointWrite = acked.length === 0 ? { checkpoint: this.#position, finished } : { checkpoint: this.#position, finished, acked };
+    return { write, changed: this.dirty || finished, version: this.#version };
+  }
+
+  /**
+   * Every record known to be acked beyond the watermark, as ranges in order (uncapped): runs of
+   * acked tracked records, each ended by an unacked one, and the inherited ranges not yet reached.
+   * A run that ends with a skipped record goes on to the end of the inherited range holding it.
+   */
+  ackedRanges(): AckedRange[] {
+    const ranges: AckedRange[] = [];
+    let from: Position | undefined;
+    let to: Position | undefined;
+    for (let i = this.#head; i < this.#queue.length; i += 1) {
+      const entry = this.#queue[i] as Entry;
+      if (entry.acked) {
+        from ??= entry.position;
+        to = entry.position;
+      } else if (from !== undefined && to !== undefined) {
+        ranges.push({ from, to });
+        from = undefined;
+      }
+    }
+    let next = this.#inheritedHead;
+    const holding = this.#inherited[next];
+    const last = this.#lastTracked;
+    // The last tracked record lies inside an inherited range only when it was skipped (acked).
+    if (holding !== undefined && last !== undefined && compare(holding.fromSequence, holding.fromSub, last.sequence, last.sub) <= 0) {
+      // Under the watermark already (nothing pending): the range goes on from that record.
+      ranges.push({ from: from ?? last.position, to: holding.range.to });
+      from = undefined;
+      next += 1;
+    }
+    if (from !== undefined && to !== undefined) ranges.push({ from, to });
+    for (; next < this.#inherited.length; next += 1) ranges.push((this.#inherited[next] as Inherited).range);
+    return ranges;
   }
 
   /** A write of `decision` succeeded: clears `dirty` only if the position did not move since the snapshot. */
@@ -212,6 +291,59 @@ export class CheckpointState {
   #cache(position: Position): void {
     this.#sequence = BigInt(position.sequenceNumber);
     this.#sub = position.subSequenceNumber ?? WHOLE;
+  }
+
+  #checkOrder(position: Position, sequence: bigint, sub: number): void {
+    const before = this.#lastTracked ?? (this.#sequence === undefined ? undefined : { sequence: this.#sequence, sub: this.#sub });
+    if (before !== undefined && compare(sequence, sub, before.sequence, before.sub) <= 0) {
+      throw new RangeError(`record ${describe(position)} is not after ${this.#lastTracked === undefined ? 'the checkpoint' : 'the previous record'}`);
+    }
+  }
+
+  /** Keeps the inherited ranges that reach beyond the checkpoint, in order; drops them all if they are not in order. */
+  #inherit(acked: readonly AckedRange[]): void {
+    const inherited: Inherited[] = [];
+    for (const range of acked) {
+      const { from, to } = range;
+      if (!isSequenceNumber(from.sequenceNumber) || !isSequenceNumber(to.sequenceNumber)) return;
+      const item: Inherited = {
+        range, fromSequence: BigInt(from.sequenceNumber), fromSub: from.subSequenceNumber ?? WHOLE,
+        toSequence: BigInt(to.sequenceNumber), toSub: to.subSequenceNumber ?? WHOLE,
+      };
+      const previous = inherited.at(-1);
+      if (compare(item.fromSequence, item.fromSub, item.toSequence, item.toSub) > 0) return;
+      if (previous !== undefined && compare(item.fromSequence, item.fromSub, previous.toSequence, previous.toSub) <= 0) return;
+      if (this.#sequence !== undefined && compare(item.toSequence, item.toSub, this.#sequence, this.#sub) <= 0) continue;
+      // Reaching back under the checkpoint: those records are acked anyway, the range starts at the checkpoint.
+      const position = this.#position?.type === 'position' ? this.#position.position : undefined;
+      if (position !== undefined && this.#sequence !== undefined && compare(item.fromSequence, item.fromSub, this.#sequence, this.#sub) < 0) {
+        inherited.push({ ...item, range: { from: position, to }, fromSequence: this.#sequence, fromSub: this.#sub });
+        continue;
+      }
+      inherited.push(item);
+    }
+    this.#inherited = inherited;
+  }
+
+  /**
+   * Moves past the inherited ranges that end before a record about to be tracked at (`sequence`,
+   * `sub`), and says whether the next one holds it. `drop`: a record tracked as not acked, so a
+   * range holding it is dropped too. A range ending at the record is passed once it is reached.
+   */
+  #passInherited(sequence: bigint, sub: number, drop: boolean): boolean {
+    for (let range = this.#inherited[this.#inheritedHead]; range !== undefined; range = this.#inherited[this.#inheritedHead]) {
+      const endsBefore = compare(range.toSequence, range.toSub, sequence, sub) < 0;
+      if (!endsBefore && compare(range.fromSequence, range.fromSub, sequence, sub) > 0) return false;
+      if (endsBefore || drop) {
+        this.#inheritedHead += 1;
+        if (endsBefore) continue;
+        return false;
+      }
+      // Held by this range; passed when the record is its last.
+      if (compare(range.toSequence, range.toSub, sequence, sub) === 0) this.#inheritedHead += 1;
+      return true;
+    }
+    return false;
   }
 }
 

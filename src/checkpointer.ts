@@ -89,7 +89,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
   if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
   const { shardId } = lease;
-  const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished });
+  const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished, acked: lease.acked });
   const phase = new BehaviorSubject<Phase>({ kind: 'open' });
   // Each ack that changed something: wakes a reader waiting for room, and asks for a commit.
   const acks = new Subject<void>();
@@ -239,6 +239,16 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
         if (state.pending < pendingBefore) progress.next();
         acks.next();
       };
+    },
+    skip(position: Position): boolean {
+      const before = state.position;
+      if (!state.skip(position)) return false;
+      // At the watermark it moved it: as an ack does, that frees room and asks for a commit.
+      if (state.position !== before) {
+        progress.next();
+        acks.next();
+      }
+      return true;
     },
     inFlight: () => state.inFlight,
     pending: () => state.pending,

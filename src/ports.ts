@@ -38,6 +38,18 @@ export type StoredCheckpoint =
     readonly timestamp: Date;
   };
 
+/**
+ * Records acked beyond the watermark (§7.3): every record of the shard from `from` to `to`, both
+ * included, was acked. Positions order as {@link Position}s do (a plain record after the
+ * sub-records of its aggregate).
+ */
+export interface AckedRange {
+  /** The first acked record of the range. */
+  readonly from: Position;
+  /** The last acked record of the range (equal to `from` for a single record). */
+  readonly to: Position;
+}
+
 /** A row of `<app>_checkpoints`, decoded. */
 export interface CheckpointRow {
   /** The row's key (`Shard`). */
@@ -62,6 +74,12 @@ export interface CheckpointRow {
    * finished shard, the client that finished it: its children go there where balance allows.
    */
   readonly lastOwnerId: string | undefined;
+  /**
+   * Records acked beyond the checkpoint (`AckedRanges`), in order; absent when none, when the row
+   * was written by the Go kinsumer (which drops the attribute), or when the attribute cannot be
+   * trusted (unreadable, or written with another checkpoint): not knowing them only costs duplicates.
+   */
+  readonly acked?: readonly AckedRange[];
 }
 
 /** A lease this client holds: enough to fence every later write. */
@@ -76,6 +94,8 @@ export interface HeldLease {
   readonly checkpoint: StoredCheckpoint | undefined;
   /** `Finished` as it was at capture: the shard was already fully consumed. */
   readonly finished: boolean;
+  /** The records acked beyond the checkpoint, as they were at capture: this owner does not deliver them again. */
+  readonly acked?: readonly AckedRange[];
 }
 
 /** What a commit or release writes. */
@@ -84,6 +104,11 @@ export interface CheckpointWrite {
   readonly checkpoint: StoredCheckpoint | undefined;
   /** Write `Finished`: the shard is closed and every record of it was acked. */
   readonly finished: boolean;
+  /**
+   * The records acked beyond the checkpoint, lowest first, already capped (see `ACKED_RANGES_MAX_BYTES`);
+   * they replace the stored ones, and absent or empty removes them.
+   */
+  readonly acked?: readonly AckedRange[];
 }
 
 /**
@@ -276,6 +301,13 @@ export interface ShardTracker {
    * (idempotent). `arrivedAt` is its `ApproximateArrivalTimestamp` (the stream's clock).
    */
   track(position: Position, arrivedAt?: Date): () => void;
+  /**
+   * When a previous owner acked the record at `position` (the ranges stored with the checkpoint),
+   * registers it as acked, in emission order like {@link ShardTracker.track}, and returns `true`:
+   * the reader does not emit it. Otherwise registers nothing and returns `false` (track it).
+   * Absent: nothing is ever skipped.
+   */
+  skip?(position: Position): boolean;
   /** Records emitted and not yet acked. */
   inFlight(): number;
   /**
@@ -284,7 +316,7 @@ export interface ShardTracker {
    * shard at that bound instead of letting the backlog behind it grow.
    */
   pending(): number;
-  /** Emits after every ack that changed something. */
+  /** Emits after every ack that changed something, and after a skipped record moved the watermark. */
   readonly acks$: Observable<void>;
   /**
    * The shard is closed and its last record was `last` (`undefined`: nothing read since capture).

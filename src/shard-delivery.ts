@@ -106,6 +106,11 @@ export class ShardDelivery {
       room -= 1;
       const next = this.pending[this.head] as UserRecord;
       this.head += 1;
+      // A previous owner acked it (§7.3): counted as acked, never emitted.
+      if (tracker.skip?.(next.position) === true) {
+        this.last = next;
+        continue;
+      }
       const ack = tracker.track(next.position, next.approximateArrivalTimestamp);
       this.last = next;
       stats?.eventToClient?.(next.approximateArrivalTimestamp, this.retrievedAt);

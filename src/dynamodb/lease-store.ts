@@ -18,12 +18,13 @@ import { backoffDelay } from '../backoff.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 import { isSequenceNumber } from '../sequence-number.js';
+import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
 import { AttributeFormatError, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
 
-/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`. */
+/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`, `AckedRanges`. */
 export const CHECKPOINT_ATTRIBUTES = {
   shard: 'Shard',
   sequenceNumber: 'SequenceNumber',
@@ -37,6 +38,8 @@ export const CHECKPOINT_ATTRIBUTES = {
   /** Set by `reset` with a NULL SequenceNumber (the Go kinsumer then reads from TRIM_HORIZON: more, never less). */
   startPosition: 'StartPosition',
   startTimestamp: 'StartTimestamp',
+  /** Records acked beyond the checkpoint (§7.3), one string, see acked-ranges.ts. The Go kinsumer's full-row writes drop it. */
+  ackedRanges: 'AckedRanges',
 } as const;
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -171,7 +174,8 @@ export class DynamoLeaseStore implements LeaseStore {
             map((attributes): HeldLease => {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
-              return { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
+              const lease = { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
+              return held.acked === undefined ? lease : { ...lease, acked: held.acked };
             }),
             catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
           );
@@ -184,6 +188,7 @@ export class DynamoLeaseStore implements LeaseStore {
   commit(lease: HeldLease, write: CheckpointWrite): Observable<void> {
     return this.#fenced(lease, (update, nowMs) => {
       setCheckpoint(update, write.checkpoint);
+      setAckedRanges(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
     });
   }
@@ -209,6 +214,8 @@ export class DynamoLeaseStore implements LeaseStore {
       } else {
         setCheckpoint(update, checkpoint);
       }
+      // A reset means "read again from here": nothing beyond it counts as acked any more.
+      update.remove(A.ackedRanges);
       // Every reset is a fence: the owner goes and the counter moves, so whoever held the lease
       // (live, or expired but still running: a GC pause, SIGSTOP, a partition) can never write
       // over the reset; it, or another client, captures again and reads from the new checkpoint.
@@ -238,6 +245,7 @@ export class DynamoLeaseStore implements LeaseStore {
   release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
     return this.#fenced(lease, (update, nowMs) => {
       setCheckpoint(update, write.checkpoint);
+      setAckedRanges(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
       update.set(A.lastOwnerId, { S: this.#options.clientId });
       update.remove(A.ownerId);
@@ -349,15 +357,19 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
   return corruptAs(shardId, () => {
     const counter = readInteger(item, A.leaseCounter) ?? 0n;
     if (counter > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.leaseCounter, 'is out of range');
+    const checkpoint = decodeCheckpoint(item, shardId);
+    // Never corrupt: ranges that cannot be trusted are ignored, which only costs duplicates.
+    const acked = decodeAckedRanges(item[A.ackedRanges]?.S, checkpoint);
     return {
       shardId,
-      checkpoint: decodeCheckpoint(item, shardId),
+      checkpoint,
       ownerId: readString(item, A.ownerId),
       ownerName: readString(item, A.ownerName),
       lastUpdateNs: readInteger(item, A.lastUpdate),
       finished: readInteger(item, A.finished) !== undefined,
       leaseCounter: Number(counter),
       lastOwnerId: readString(item, A.lastOwnerId),
+      ...(acked === undefined ? {} : { acked }),
     };
   });
 }
@@ -435,6 +447,13 @@ function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | 
   const sub = checkpoint.position.subSequenceNumber;
   if (sub === undefined) update.remove(A.subSequenceNumber);
   else update.set(A.subSequenceNumber, { N: String(sub) });
+}
+
+// The ranges replace the stored ones, tagged with the checkpoint this write leaves (see acked-ranges.ts).
+function setAckedRanges(update: UpdateExpression, write: CheckpointWrite): void {
+  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? []);
+  if (encoded === undefined) update.remove(A.ackedRanges);
+  else update.set(A.ackedRanges, { S: encoded.text });
 }
 
 // A start instead of a position: SequenceNumber NULL, as the Go kinsumer writes "nothing read".

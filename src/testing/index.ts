@@ -26,7 +26,7 @@ export type { MemoryClientRow, MemoryLeaderItem } from './memory-coordination.js
 // returns these ports, so a consumer group can run without AWS, on virtual time.
 export type { KinsumerBackend, KinsumerPorts } from '../client-runtime.js';
 export type {
-  LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite,
+  LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite, AckedRange,
   StreamPort, IteratorStart, RawRecord, RecordsPage, ShardInfo,
   FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull,
 } from '../ports.js';

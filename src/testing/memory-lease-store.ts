@@ -1,11 +1,12 @@
 // A LeaseStore in memory with the DynamoDB store's semantics (capture rule, owner + counter fence,
-// LATEST, Finished kept on release, LastOwnerID), for model tests, virtual-time tests of the
-// layers above, and benchmarks that must not measure DynamoDB.
+// LATEST, Finished kept on release, LastOwnerID, acked ranges through the same encoding and cap),
+// for model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
+import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
 import { LeaseObservations } from '../capture-rule.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { LeaseHeldError, LeaseLostError } from '../errors.js';
-import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
+import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 
 /** The rows of one checkpoints table, shared by the stores of several simulated clients. */
 export class MemoryCheckpointTable {
@@ -150,16 +151,18 @@ export class MemoryLeaseStore implements LeaseStore {
           finished: read?.finished ?? false,
           leaseCounter,
           lastOwnerId: read?.lastOwnerId,
+          ...(read?.acked === undefined ? {} : { acked: read.acked }),
         };
         this.table.put(row);
         this.#leases.captured(shardId, leaseCounter);
-        return { shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished };
+        const held = { shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished };
+        return row.acked === undefined ? held : { ...held, acked: row.acked };
       };
     });
   }
 
   commit(lease: HeldLease, write: CheckpointWrite): Observable<void> {
-    return this.#fenced('commit', lease, (row) => ({ ...row, ...written(row, write) }));
+    return this.#fenced('commit', lease, (row) => written(row, write));
   }
 
   renew(lease: HeldLease): Observable<void> {
@@ -168,7 +171,7 @@ export class MemoryLeaseStore implements LeaseStore {
 
   release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
     return this.#fenced('release', lease, (row) => ({
-      ...row, ...written(row, write), ownerId: undefined, ownerName: undefined, lastOwnerId: this.#options.clientId,
+      ...written(row, write), ownerId: undefined, ownerName: undefined, lastOwnerId: this.#options.clientId,
     }));
   }
 
@@ -182,8 +185,9 @@ export class MemoryLeaseStore implements LeaseStore {
       if (!options.force && !this.#leases.see(shardId, this.table.row(shardId))) {
         throw new LeaseHeldError(shardId, { cause: conditionalCheckFailed() });
       }
-      // Every reset is a fence: the owner goes and the counter moves.
-      this.table.put({ ...row, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
+      // Every reset is a fence: the owner goes and the counter moves; the acked ranges go (a reset means "read again from here").
+      const { acked: _dropped, ...kept } = row;
+      this.table.put({ ...kept, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
 
@@ -220,9 +224,21 @@ function isWrite(operation: MemoryLeaseOperation): boolean {
   return operation !== 'read' && operation !== 'readMany';
 }
 
-/** What a commit or release changes: the checkpoint when given, and `Finished` (never cleared). */
-function written(row: CheckpointRow, write: CheckpointWrite): Pick<CheckpointRow, 'checkpoint' | 'finished'> {
-  return { checkpoint: write.checkpoint ?? row.checkpoint, finished: row.finished || write.finished };
+/**
+ * What a commit or release changes: the checkpoint when given, `Finished` (never cleared), and the
+ * acked ranges, replaced — stored as the DynamoDB store stores them (encoded with the checkpoint
+ * written, capped) and as it reads them back (trusted only with the checkpoint the row then holds).
+ */
+function written(row: CheckpointRow, write: CheckpointWrite): CheckpointRow {
+  const { acked: _replaced, ...rest } = row;
+  const checkpoint = write.checkpoint ?? row.checkpoint;
+  const acked = storedRanges(write, checkpoint);
+  return { ...rest, checkpoint, finished: row.finished || write.finished, ...(acked === undefined ? {} : { acked }) };
+}
+
+function storedRanges(write: CheckpointWrite, rowCheckpoint: StoredCheckpoint | undefined): AckedRange[] | undefined {
+  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? []);
+  return encoded === undefined ? undefined : decodeAckedRanges(encoded.text, rowCheckpoint);
 }
 
 function sameLeaseState(a: CheckpointRow | undefined, b: CheckpointRow | undefined): boolean {

@@ -1,4 +1,6 @@
-import { GetItemCommand, PutItemCommand, type AttributeValue, type DynamoDBClient, type GetItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type GetItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
 import { type Observable, Subject, firstValueFrom, lastValueFrom, mergeMap, take } from 'rxjs';
 import { nanosFromMillis, rfc1123z } from '../../src/dynamodb/codec.js';
@@ -6,8 +8,10 @@ import { createTables } from '../../src/dynamodb/tables.js';
 import { Dynamo, type Item } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
 import { LeaseLostError, TableNotFoundError } from '../../src/errors.js';
-import type { HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports.js';
+import { ACKED_RANGES_MAX_BYTES, encodeAckedRanges } from '../../src/acked-ranges.js';
+import type { AckedRange, HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports.js';
 import { MemoryCheckpointTable, MemoryLeaseStore, startLocalAws, type LocalAws } from '../../src/testing/index.js';
+import { itemSize } from '../support/item-size.js';
 import { uniqueName } from '../support/local.js';
 import { TIERS, skipUnless } from '../support/tiers.js';
 
@@ -22,6 +26,17 @@ const NOW_MS = 1_764_694_956_789;
 const TTL_MS = 10_000;
 const ns = (ms: number) => `${ms}000000`;
 const at = (sequenceNumber: string): StoredCheckpoint => ({ type: 'position', position: { sequenceNumber } });
+const beyond = (offset: bigint, subSequenceNumber?: number) => {
+  const sequenceNumber = (BigInt(SEQ) + offset).toString();
+  return subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
+};
+/** Acked ranges beyond SEQ: KPL sub-records of one aggregate, a run ending with a whole aggregate, a single record. */
+const RANGES: AckedRange[] = [
+  { from: beyond(3n, 1), to: beyond(3n, 4) },
+  { from: beyond(5n, 0), to: beyond(40n) },
+  { from: beyond(2_564_131_663_402_632_534_000_926_720n), to: beyond(2_564_131_663_402_632_534_000_926_720n) },
+];
+const OTHER_RANGES: AckedRange[] = [{ from: beyond(7n), to: beyond(9n) }];
 
 /** Dynamo whose GetItem answers only after `hook` ran: puts a competing write between a capture's read and write. */
 class HookedDynamo extends Dynamo {
@@ -80,6 +95,47 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect(await write(zombie.release(lease, { checkpoint: at(LATER), finished: false })).catch((e: unknown) => e)).to.be.instanceOf(LeaseLostError);
       expect((await firstValueFrom(zombie.read(shard)))?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
       expect((await held(store('next'), shard)).checkpoint, 'the next owner starts where the operator said').to.deep.equal({ type: 'TRIM_HORIZON' });
+    });
+
+    it('acked ranges (§7.3): written with a commit, replaced by the next, written with the release, read by the next capture, BigInt-exact with KPL sub-records', async () => {
+      const shard = uniqueName('ranges');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false, acked: OTHER_RANGES }));
+      expect((await firstValueFrom(a.read(shard)))?.acked).to.deep.equal(OTHER_RANGES);
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false, acked: RANGES }));
+      expect((await firstValueFrom(a.read(shard)))?.acked, 'replaced').to.deep.equal(RANGES);
+      await write(a.renew(lease));
+      expect((await firstValueFrom(a.read(shard)))?.acked, 'a renewal keeps them').to.deep.equal(RANGES);
+      await write(a.release(lease, { checkpoint: at(SEQ), finished: false, acked: OTHER_RANGES }));
+      const b = store('b');
+      const next = await held(b, shard);
+      expect(next.acked, 'the next owner gets the ranges of the release').to.deep.equal(OTHER_RANGES);
+      expect(next.checkpoint).to.deep.equal(at(SEQ));
+      await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
+      expect((await firstValueFrom(b.read(shard)))?.acked, 'a commit without ranges removes them').to.equal(undefined);
+    });
+
+    it('acked ranges: a Go kinsumer capture (a full PutItem) drops them, so the next owner only gets duplicates; a reset removes them', async () => {
+      const shard = uniqueName('ranges-go');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false, acked: RANGES }));
+      expect((await firstValueFrom(a.read(shard)))?.acked, 'written').to.deep.equal(RANGES);
+      clock.now += TTL_MS;
+      await backend().goWrite(shard, { ownerId: 'go-client', nowMs: clock.now });
+      clock.now += TTL_MS;
+      const next = await held(store('b'), shard);
+      expect([next.checkpoint, next.acked]).to.deep.equal([at(SEQ), undefined]);
+
+      const reset = uniqueName('ranges-reset');
+      const c = store('c');
+      const third = await held(c, reset);
+      await write(c.release(third, { checkpoint: at(SEQ), finished: false, acked: RANGES }));
+      expect((await firstValueFrom(c.read(reset)))?.acked, 'released').to.deep.equal(RANGES);
+      await write(store('operator').resetCheckpoint(reset, at(SEQ), { force: false }));
+      const afterReset = await held(store('d'), reset);
+      expect([afterReset.checkpoint, afterReset.acked], 'read again from the reset, nothing skipped').to.deep.equal([at(SEQ), undefined]);
     });
 
     it('fencing tokens only grow, also after the Go kinsumer rewrote the row without LeaseCounter (1, 2, then above 2)', async () => {
@@ -309,6 +365,73 @@ for (const tier of TIERS) {
       armed = true;
       expect(await capture(b, shard)).to.equal(undefined);
       expect((await raw(shard))?.SequenceNumber).to.deep.equal({ S: LATER });
+    });
+
+    it('an AckedRanges attribute that cannot be trusted is ignored, not corrupt: the row reads, the lease is captured, nothing is skipped', async () => {
+      const written = encodeAckedRanges(at(SEQ), RANGES)?.text ?? '';
+      const untrusted: [string, AttributeValue][] = [
+        ['garbage', { S: 'garbage' }],
+        ['a number', { N: '5' }],
+        ['a list', { L: [{ S: written }] }],
+        ['NULL', { NULL: true }],
+        ['another format version', { S: `9${written.slice(1)}` }],
+        ['written with another checkpoint', { S: encodeAckedRanges(at(LATER), [{ from: beyond(200n), to: beyond(300n) }])?.text ?? '' }],
+        ['out of order', { S: `${written},0` }],
+      ];
+      for (const [what, value] of untrusted) {
+        const shard = uniqueName('ranges-bad');
+        await put({ Shard: { S: shard }, SequenceNumber: { S: SEQ }, LastUpdate: { N: ns(NOW_MS - TTL_MS) }, AckedRanges: value });
+        const row = await firstValueFrom(store('a').read(shard));
+        expect([row?.checkpoint, row?.acked], what).to.deep.equal([at(SEQ), undefined]);
+        expect((await firstValueFrom(store('a').readMany([shard]))).map((r) => r.shardId), what).to.deep.equal([shard]);
+        expect((await held(store('a'), shard)).acked, what).to.equal(undefined);
+      }
+      // The same text, with the checkpoint it was written with, is trusted.
+      const trusted = uniqueName('ranges-good');
+      await put({ Shard: { S: trusted }, SequenceNumber: { S: SEQ }, AckedRanges: { S: written } });
+      expect((await held(store('a'), trusted)).acked).to.deep.equal(RANGES);
+    });
+
+    it('a row the Go kinsumer wrote has no ranges; its release (an UpdateItem, which keeps the attribute) moves the checkpoint, so the ranges are no longer trusted', async () => {
+      const goRow = uniqueName('ranges-go-row');
+      await put({ Shard: { S: goRow }, SequenceNumber: { S: SEQ }, LastUpdate: { N: ns(NOW_MS) }, LastUpdateRFC: { S: rfc1123z(NOW_MS) }, OwnerID: { NULL: true }, OwnerName: { NULL: true }, Finished: { NULL: true }, FinishedRFC: { NULL: true } });
+      expect(await held(store('a'), goRow)).to.deep.equal({ shardId: goRow, ownerId: 'a', leaseCounter: 1, checkpoint: at(SEQ), finished: false });
+
+      const shard = uniqueName('ranges-go-release');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.release(lease, { checkpoint: at(SEQ), finished: false, acked: RANGES }));
+      expect((await raw(shard))?.AckedRanges?.S).to.be.a('string');
+      await local.dynamodb.send(new UpdateItemCommand({
+        TableName: table, Key: { Shard: { S: shard } },
+        UpdateExpression: 'SET SequenceNumber = :seq, LastUpdate = :now REMOVE OwnerID, OwnerName',
+        ExpressionAttributeValues: { ':seq': { S: LATER }, ':now': { N: ns(NOW_MS) } },
+      }));
+      expect((await raw(shard))?.AckedRanges?.S, 'the attribute is still there').to.be.a('string');
+      const next = await held(store('b'), shard);
+      expect([next.checkpoint, next.acked]).to.deep.equal([at(LATER), undefined]);
+    });
+
+    it(`the largest row it writes: ranges at the cap (${ACKED_RANGES_MAX_BYTES} bytes) with 1024-character client ids and names stays far below the 400 KB item limit`, async () => {
+      const shard = `shardId-${'9'.repeat(120)}`;
+      const longId = (c: string) => c.repeat(1024);
+      // 128-digit sequence numbers (the most isSequenceNumber accepts), ranges far more than fit.
+      const base = `9${'0'.repeat(127)}`;
+      const at128 = (offset: bigint, sub?: number) => ({ sequenceNumber: (BigInt(base) + offset).toString(), ...(sub === undefined ? {} : { subSequenceNumber: sub }) });
+      const many = Array.from({ length: 5000 }, (_, i) => ({ from: at128(10n ** 60n * BigInt(4 * i + 1), 2 ** 50), to: at128(10n ** 60n * BigInt(4 * i + 3), 2 ** 52) }));
+      const first = store(longId('a'));
+      const lease = await held(first, shard);
+      await write(first.release(lease, { checkpoint: { type: 'position', position: at128(0n, 2 ** 52) }, finished: false }));
+      const big = new DynamoLeaseStore({ dynamo: new Dynamo(local.dynamodb), table, clientId: longId('b'), clientName: longId('n'), leaseTtlMs: TTL_MS, now: () => NOW_MS });
+      const second = await held(big, shard);
+      await write(big.commit(second, { checkpoint: { type: 'position', position: at128(0n, 2 ** 52) }, finished: true, acked: many }));
+      const item = await raw(shard) ?? {};
+      const ranges = item.AckedRanges?.S ?? '';
+      expect(ranges.length, 'the ranges are capped').to.be.within(ACKED_RANGES_MAX_BYTES - 200, ACKED_RANGES_MAX_BYTES);
+      expect(Object.keys(item).sort()).to.deep.equal(['AckedRanges', 'Finished', 'FinishedRFC', 'LastOwnerID', 'LastUpdate', 'LastUpdateRFC', 'LeaseCounter', 'OwnerID', 'OwnerName', 'Shard', 'SequenceNumber', 'SubSequenceNumber'].sort());
+      const size = itemSize(item);
+      expect(size, 'bytes, as DynamoDB counts them').to.be.within(11_000, 11_700);
+      expect(size).to.be.below(409_600 / 30);
     });
 
     it('readMany reads more than 100 rows (several BatchGetItem calls)', async () => {

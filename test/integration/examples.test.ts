@@ -23,7 +23,7 @@ describe('examples/ run against the local servers', function () {
     expect(await example('basic')).to.contain('basic: 200 records handled, sum of n = 19900');
   });
 
-  it('batches: all records in per-shard batches of at most 100', async () => {
+  it('batches: processBatches puts all records in per-shard batches of at most 100', async () => {
     const out = await example('batches');
     const match = /batches: (\d+) records in (\d+) batches \(largest (\d+)\)/.exec(out);
     expect(match, out).to.not.equal(null);
@@ -33,13 +33,25 @@ describe('examples/ run against the local servers', function () {
     expect(largest).to.be.at.most(100);
   });
 
-  it('out-of-order: all records acked through mergeMap(…, 8), each shard checkpointed at its last record', async () => {
+  it("out-of-order: processRecords ordering 'partitionKey' acks all records, none out of order within its key, each shard checkpointed at its last record", async () => {
     const out = await example('out-of-order');
-    const match = /out-of-order: (\d+) records, (\d+) finished after a later one, (\d+) of (\d+) shards checkpointed at their last record/.exec(out);
+    const match = /out-of-order: (\d+) records, (\d+) finished after a later one, (\d+) out of order within their key, (\d+) of (\d+) shards checkpointed at their last record/.exec(out);
     expect(match, out).to.not.equal(null);
-    expect(Number(match![1])).to.equal(300);
-    expect(Number(match![4])).to.equal(2);
-    expect(Number(match![3])).to.equal(2);
+    const [, records, , keyOrderBroken, complete, shards] = match!.map(Number);
+    expect(records).to.equal(300);
+    expect(keyOrderBroken).to.equal(0);
+    expect([complete, shards]).to.deep.equal([2, 2]);
+  });
+
+  it('dead-letter: the poison record ends up on the dead-letter stream after 3 attempts, every other record is processed once, the checkpoints move past it', async () => {
+    const out = await example('dead-letter');
+    const match = /dead-letter: (\d+) records, (\d+) processed \(sum of n = (\d+)\), (\d+) dead-lettered; dead-letter stream holds: (\w+): .* after (\d+) attempts; (\d+) of (\d+) shards checkpointed at their last record/.exec(out);
+    expect(match, out).to.not.equal(null);
+    const [, records, processed, sum, deadLettered, , attempts, complete, shards] = match!.map(Number);
+    // 200 good records with n = 0..199: sum 19900 only if each was handled exactly once.
+    expect([records, processed, sum, deadLettered, attempts]).to.deep.equal([201, 200, 19900, 1, 3]);
+    expect(match![5]).to.equal('RecordDecodeError');
+    expect([complete, shards]).to.deep.equal([2, 2]);
   });
 
   it('graceful-shutdown: SIGTERM stops, releasing both leases with their final checkpoint', async () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { ACKED_RANGES_MAX_BYTES, encodeAckedRanges } from '../../src/acked-ranges.js';
 import { type CommitDecision, CheckpointState, type TrackedRecord } from '../../src/checkpoint-state.js';
 import type { StoredCheckpoint } from '../../src/ports.js';
 import type { Position } from '../../src/sequence-number.js';
@@ -10,6 +11,18 @@ const seq = (offset: number | bigint): string => (BASE + BigInt(offset)).toStrin
 const at = (offset: number, sub?: number): Position => (sub === undefined ? { sequenceNumber: seq(offset) } : { sequenceNumber: seq(offset), subSequenceNumber: sub });
 const stored = (position: Position): StoredCheckpoint => ({ type: 'position', position });
 
+/** Maximal runs of `true` from index `start` on, as [first, last] index pairs. */
+function runsOf(acked: readonly boolean[], start: number): [number, number][] {
+  const runs: [number, number][] = [];
+  for (let i = start; i < acked.length; i += 1) {
+    if (!acked[i]) continue;
+    const first = i;
+    while (acked[i + 1] === true) i += 1;
+    runs.push([first, i]);
+  }
+  return runs;
+}
+
 describe('CheckpointState', () => {
   describe('contiguous-ack watermark', () => {
     it('holds the position back behind a gap and jumps once the gap is acked', () => {
@@ -17,7 +30,8 @@ describe('CheckpointState', () => {
       const [a, b, c] = [state.track(at(1)), state.track(at(2)), state.track(at(3))] as [TrackedRecord, TrackedRecord, TrackedRecord];
       expect(state.ack(b)).to.equal(true);
       expect(state.position).to.equal(undefined);
-      expect(state.dirty).to.equal(false);
+      expect(state.dirty, 'the acked range beyond the gap is something to write').to.equal(true);
+      expect(state.decide().write.acked).to.deep.equal([{ from: at(2), to: at(2) }]);
       expect(state.ack(a)).to.equal(true);
       expect(state.position).to.deep.equal(stored(at(2)));
       expect(state.dirty).to.equal(true);
@@ -217,7 +231,7 @@ describe('CheckpointState', () => {
       }));
     });
 
-    it('tracking and acking interleaved: the same watermark, and dirty exactly when it moved since the last commit', () => {
+    it('tracking and acking interleaved: the same watermark, and dirty exactly when it or the acked ranges changed since the last commit', () => {
       const ops = fc.array(fc.oneof(
         fc.constant({ kind: 'emit' as const }),
         fc.record({ kind: fc.constant('ack' as const), pick: fc.nat() }),
@@ -227,7 +241,7 @@ describe('CheckpointState', () => {
         const state = new CheckpointState(stored(at(0)));
         const records: TrackedRecord[] = [];
         const acked: boolean[] = [];
-        let committed: StoredCheckpoint | undefined = stored(at(0));
+        let committed: string = JSON.stringify({ checkpoint: stored(at(0)) });
         for (const op of script) {
           if (op.kind === 'emit') {
             records.push(state.track(at(records.length + 1)));
@@ -239,12 +253,13 @@ describe('CheckpointState', () => {
           } else if (op.kind === 'commit') {
             const decision = state.decide();
             state.committed(decision);
-            committed = decision.write.checkpoint;
+            committed = JSON.stringify({ checkpoint: decision.write.checkpoint, acked: decision.write.acked });
           }
           const prefix = acked.indexOf(false) === -1 ? acked.length : acked.indexOf(false);
           const expected = stored(at(prefix));
           expect(state.position).to.deep.equal(expected);
-          expect(state.dirty).to.equal(JSON.stringify(committed) !== JSON.stringify(expected));
+          const ranges = runsOf(acked, prefix).map(([from, to]) => ({ from: at(from + 1), to: at(to + 1) }));
+          expect(state.dirty).to.equal(committed !== JSON.stringify({ checkpoint: expected, acked: ranges.length === 0 ? undefined : ranges }));
         }
       }));
     });
@@ -314,6 +329,113 @@ describe('CheckpointState', () => {
         expect(state.decide().write.finished).to.equal(false);
         expect(state.decide().changed).to.equal(state.dirty);
       }));
+    });
+  });
+  describe('acked ranges beyond the watermark (§7.3)', () => {
+    // Aggregates of 0 (plain record) or 1..4 sub-records, at increasing sequence numbers.
+    const positionsArb = fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 0, max: 4 })), { minLength: 1, maxLength: 40 })
+      .map((groups) => {
+        let offset = 0n;
+        const positions: Position[] = [];
+        for (const [gap, subs] of groups) {
+          offset += BigInt(gap);
+          if (subs === 0) positions.push({ sequenceNumber: seq(offset) });
+          else for (let i = 0; i < subs; i += 1) positions.push({ sequenceNumber: seq(offset), subSequenceNumber: i });
+        }
+        return positions;
+      });
+    const ackedArb = positionsArb.chain((positions) => fc.tuple(fc.constant(positions), fc.shuffledSubarray(positions.map((_, i) => i))));
+
+    it('the ranges written are exactly the records acked beyond the watermark, merged into maximal runs, after every ack', () => {
+      fc.assert(fc.property(ackedArb, ([positions, order]) => {
+        const state = new CheckpointState(undefined);
+        const records = positions.map((p) => state.track(p));
+        const acked = positions.map(() => false);
+        for (const index of order) {
+          state.ack(records[index] as TrackedRecord);
+          acked[index] = true;
+          const prefix = acked.indexOf(false) === -1 ? acked.length : acked.indexOf(false);
+          const expected = runsOf(acked, prefix).map(([from, to]) => ({ from: positions[from], to: positions[to] }));
+          expect(state.decide().write.acked ?? []).to.deep.equal(expected);
+        }
+      }));
+    });
+
+    it('a new owner given the ranges skips exactly the records acked beyond the watermark, KPL sub-records included, through any number of hand-offs', () => {
+      const handOffs = fc.array(fc.tuple(fc.nat(), fc.array(fc.boolean(), { maxLength: 200 })), { minLength: 1, maxLength: 4 });
+      fc.assert(fc.property(positionsArb, handOffs, (positions, owners) => {
+        const acked = positions.map(() => false);
+        let checkpoint: StoredCheckpoint | undefined;
+        let ranges: CommitDecision['write']['acked'];
+        for (const [read, acks] of owners) {
+          const state = new CheckpointState(checkpoint, { acked: ranges });
+          const start = checkpoint?.type === 'position' ? positions.findIndex((p) => p === (checkpoint as { position: Position }).position) + 1 : 0;
+          // This owner reads some records from where the row says, and acks some of those it emits.
+          const end = Math.min(positions.length, start + (read % (positions.length + 1)));
+          for (let i = start; i < end; i += 1) {
+            const position = positions[i] as Position;
+            const skipped = state.skip(position);
+            expect(skipped, `record ${i}: skipped exactly when acked before`).to.equal(acked[i]);
+            if (skipped) continue;
+            const record = state.track(position);
+            if (acks[i - start] === true) {
+              state.ack(record);
+              acked[i] = true;
+            }
+          }
+          const { write } = state.decide();
+          checkpoint = write.checkpoint;
+          ranges = write.acked;
+          // The watermark goes as far as this owner read and everything up to it is acked.
+          const gap = acked.slice(0, end).indexOf(false);
+          const prefix = gap === -1 ? end : gap;
+          expect(checkpoint).to.deep.equal(prefix === 0 ? undefined : stored(positions[prefix - 1] as Position));
+        }
+      }));
+    });
+
+    it('a skipped record at the watermark moves it, and Finished comes once the last record is reached', () => {
+      const state = new CheckpointState(stored(at(0)), { acked: [{ from: at(2), to: at(4) }] });
+      const first = state.track(at(1));
+      expect(state.skip(at(2))).to.equal(true);
+      state.ack(first);
+      expect(state.position).to.deep.equal(stored(at(2)));
+      expect(state.decide().write.acked, 'the rest of the inherited range, from the watermark').to.deep.equal([{ from: at(2), to: at(4) }]);
+      expect([state.skip(at(3)), state.skip(at(4)), state.skip(at(5))]).to.deep.equal([true, true, false]);
+      expect([state.position, state.pending, state.inFlight]).to.deep.equal([stored(at(4)), 0, 0]);
+      state.finish(at(4));
+      expect(state.decide().write).to.deep.equal({ checkpoint: stored(at(4)), finished: true });
+    });
+
+    it('a record inside an inherited range that is tracked (not skipped) ends that range there', () => {
+      const state = new CheckpointState(stored(at(0)), { acked: [{ from: at(2), to: at(6) }, { from: at(8), to: at(9) }] });
+      state.track(at(1));
+      expect(state.skip(at(2))).to.equal(true);
+      state.track(at(3));
+      expect(state.skip(at(4)), 'the range was dropped at the tracked record').to.equal(false);
+      expect(state.decide().write.acked).to.deep.equal([{ from: at(2), to: at(2) }, { from: at(8), to: at(9) }]);
+    });
+
+    it('inherited ranges under the checkpoint are dropped, one reaching back under it starts at it, ranges out of order are all ignored', () => {
+      const kept = new CheckpointState(stored(at(5)), { acked: [{ from: at(1), to: at(2) }, { from: at(3), to: at(7) }, { from: at(9), to: at(9) }] });
+      expect(kept.decide().write.acked).to.deep.equal([{ from: at(5), to: at(7) }, { from: at(9), to: at(9) }]);
+      const disorder = new CheckpointState(stored(at(5)), { acked: [{ from: at(9), to: at(9) }, { from: at(6), to: at(7) }] });
+      expect(disorder.decide().write.acked).to.equal(undefined);
+      expect(disorder.skip(at(6))).to.equal(false);
+    });
+
+    it('the cap keeps the lowest ranges: as many as fit in ACKED_RANGES_MAX_BYTES, the others are left to be delivered again', () => {
+      const state = new CheckpointState(stored(at(0)));
+      // 4,000 gaps: every other record acked.
+      const records = Array.from({ length: 8_000 }, (_, i) => state.track({ sequenceNumber: seq(BigInt(i + 1) * 2564131663402632534000926720n) }));
+      records.forEach((record, i) => { if (i % 2 === 1) state.ack(record); });
+      const all = state.ackedRanges();
+      expect(all).to.have.length(4_000);
+      const { acked = [] } = state.decide().write;
+      expect(acked.length).to.be.above(100).and.below(4_000);
+      expect(acked).to.deep.equal(all.slice(0, acked.length));
+      expect(encodeAckedRanges(stored(at(0)), acked)?.text.length).to.be.at.most(ACKED_RANGES_MAX_BYTES);
+      expect(encodeAckedRanges(stored(at(0)), all.slice(0, acked.length + 1), Number.POSITIVE_INFINITY)?.text.length).to.be.above(ACKED_RANGES_MAX_BYTES);
     });
   });
 });

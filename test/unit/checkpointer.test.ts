@@ -26,7 +26,8 @@ function scriptedStore(answer: (op: WriteOp, attempt: number) => Observable<void
   const label = (op: WriteOp, write?: CheckpointWrite) => {
     const checkpoint = write?.checkpoint;
     const position = checkpoint?.type === 'position' ? ` ${Number(checkpoint.position.sequenceNumber.slice(-4))}` : '';
-    return `${op}${position}${write?.finished === true ? ' finished' : ''}`;
+    const ranges = write?.acked?.map((r) => `${Number(r.from.sequenceNumber.slice(-4))}-${Number(r.to.sequenceNumber.slice(-4))}`).join(',');
+    return `${op}${position}${ranges === undefined ? '' : ` acked ${ranges}`}${write?.finished === true ? ' finished' : ''}`;
   };
   const tracked = (op: WriteOp, write?: CheckpointWrite): Observable<void> => new Observable<void>((subscriber) => {
     log.push({ op, write });
@@ -102,7 +103,7 @@ describe('checkpointer', () => {
       });
     });
 
-    it('writes nothing but renewals while nothing changed (an ack behind a gap changes nothing)', () => {
+    it('an ack behind a gap is committed as an acked range (§7.3), then nothing but renewals while nothing changes', () => {
       const scheduler = testScheduler();
       scheduler.run(({ cold, expectObservable }) => {
         const { store, writes$ } = scriptedStore(() => of(undefined));
@@ -111,7 +112,7 @@ describe('checkpointer', () => {
         const second = checkpointer.track(at(2));
         cold('50ms a').subscribe(() => second());
         expectObservable(checkpointer.run$, '^ 1600ms !').toBe('-');
-        expectObservable(writes$, '^ 1600ms !').toBe('500ms a 499ms a 499ms a', { a: 'renew' });
+        expectObservable(writes$, '^ 1600ms !').toBe('50ms a 499ms b 499ms b 499ms b', { a: 'commit acked 2-2', b: 'renew' });
         expectObservable(checkpointer.acks$, '^ 1600ms !').toBe('50ms a', { a: undefined });
       });
     });
