@@ -8,7 +8,7 @@ import type { MembershipStore, MetadataStore } from './coordination-ports.js';
 import { KinsumerError } from './errors.js';
 import { coordinate, leaveGroup } from './coordinator.js';
 import { asError } from './failure.js';
-import { LeaseManager } from './leases.js';
+import { LeaseManager } from './lease-manager.js';
 import type { ResolvedOptions } from './options.js';
 import type { LeaseStore, StreamPort } from './ports.js';
 import type { KinsumerEvent, ShardLease } from './types.js';
