@@ -71,7 +71,7 @@ export class ClientRuntime {
       stream: deps.stream,
       options: deps.options,
       emit: deps.emit,
-      fail: (error) => this.fail(error),
+      fail: (error, shardId) => this.fail(error, shardId),
       ...(deps.random === undefined ? {} : { random: deps.random }),
     });
     this.leases$ = merge(
@@ -123,10 +123,10 @@ export class ClientRuntime {
     await leaveGroup(this.deps);
   }
 
-  private fail(error: Error): void {
+  private fail(error: Error, shardId?: string): void {
     if (this.failure !== undefined) return;
     this.failure = error;
-    this.deps.emit({ type: 'error', error });
+    this.deps.emit(shardId === undefined ? { type: 'error', error } : { type: 'error', error, shardId });
     this.deps.options.logger.error({ err: error }, 'kinsumer: stopping after a fatal error');
     this.failed.error(error);
     // Release what can be released; the subscriber already has the error.

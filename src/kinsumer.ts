@@ -5,7 +5,8 @@ import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
 import { checkTables } from './dynamodb/tables.js';
-import { CorruptCheckpointError, KinsumerError, LeaseLostError, ShutdownTimeoutError } from './errors.js';
+import { KinsumerError, ShutdownTimeoutError } from './errors.js';
+import { stopsTheClient } from './failure.js';
 import { logEvent } from './event-log.js';
 import { KinesisStream } from './kinesis/kinesis.js';
 import { resolveOptions, tableNames, type KinsumerOptions, type ResolvedOptions } from './options.js';
@@ -29,13 +30,17 @@ export class Kinsumer {
   /**
    * Each shard lease as it is captured (and, to a late subscriber, the leases held now). Shared by
    * all subscribers; subscribing starts the client. Completes after {@link Kinsumer.stop}; errors
-   * with a typed error on a fault that stops the client (missing table or stream, access denied).
+   * with a typed error only on a fault of the whole group (missing table or stream, access denied,
+   * bad configuration, `StartTimeoutError`). A fault of one shard ends that lease's `records$` only.
    */
   readonly leases$: Observable<ShardLease>;
 
   /**
    * All leases' records merged: per shard in sequence order, parents before children. A lease lost
-   * to another client ends that shard's part quietly (see `lease-lost` on {@link Kinsumer.events$}).
+   * to another client, or a fault of one shard (an unknown AWS error, a malformed record, a corrupt
+   * checkpoint), ends that shard's part quietly (see `lease-lost` and `error` on
+   * {@link Kinsumer.events$}; the shard is taken again later); only a fault of the whole group
+   * errors it.
    */
   readonly records$: Observable<KinsumerRecord>;
 
@@ -85,8 +90,9 @@ export class Kinsumer {
     });
     this.records$ = this.leases$.pipe(
       mergeMap((lease) => lease.records$.pipe(
-        // Errors of one shard end that shard's part (reported on events$); the others keep flowing.
-        catchError((error: unknown) => (error instanceof LeaseLostError || error instanceof CorruptCheckpointError ? EMPTY : throwError(() => error))),
+        // A fault of one shard ends that shard's part (reported on events$, the shard taken again
+        // later); the others keep flowing. A fault of the whole group also errors leases$.
+        catchError((error: unknown) => (stopsTheClient(error) ? throwError(() => error) : EMPTY)),
       )),
     );
   }

@@ -4,6 +4,7 @@ import {
 } from 'rxjs';
 import { createCheckpointer, type Checkpointer } from './checkpointer.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
+import { asError, stopsTheClient } from './failure.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
@@ -17,6 +18,8 @@ export interface SessionDeps {
   readonly stream: StreamPort;
   readonly options: ResolvedOptions;
   readonly emit: (event: KinsumerEvent) => void;
+  /** A fault of the whole group (access denied, a missing table) met on this lease: the client must stop. */
+  readonly fail: (error: Error, shardId?: string) => void;
 }
 
 /**
@@ -79,7 +82,9 @@ export class LeaseSession {
     // Renewal must not wait for a reader: an idle or not-yet-read lease stays ours.
     this.checkpointer.run$.subscribe({
       error: (error: unknown) => {
-        this.lostError = error instanceof Error ? error : new KinsumerError(String(error));
+        this.lostError = asError(error);
+        // A loss is reported by the checkpointer (lease-lost); a failed write is reported here.
+        if (!(error instanceof LeaseLostError)) this.report(this.lostError);
         this.leaseEnd.abort(this.lostError);
         this.lost.error(this.lostError);
         this.stopReading.next();
@@ -109,9 +114,11 @@ export class LeaseSession {
         // shard's records$ complete when reading ends (given up, stopped, fully consumed).
         takeUntil(this.lost),
         catchError((error: unknown) => {
-          if (error instanceof Error) this.readError = error;
-          if (!(error instanceof LeaseLostError)) emit({ type: 'error', error: error instanceof Error ? error : new Error(String(error)), shardId: held.shardId });
-          return throwError(() => error);
+          const err = asError(error);
+          this.readError = err;
+          // The checkpointer's own failure ends reading too, and was reported when it happened.
+          if (!(err instanceof LeaseLostError) && err !== this.lostError) this.report(err);
+          return throwError(() => err);
         }),
         finalize(() => { void this.end(); }),
       );
@@ -159,6 +166,16 @@ export class LeaseSession {
     await checkpointer.close();
     if (this.lostError === undefined) this.settle(checkpointer.finishedWritten() ? 'finished' : 'released');
     return this.done;
+  }
+
+  /**
+   * A fault of this lease: a shard's own (an unknown AWS error, a malformed record) is an `error`
+   * event naming the shard, which is then taken again later; a fault of the whole group stops the client.
+   */
+  private report(error: Error): void {
+    const { shardId } = this.lease;
+    if (stopsTheClient(error)) this.deps.fail(error, shardId);
+    else this.deps.emit({ type: 'error', error, shardId });
   }
 
   private settle(end: SessionEnd): void {

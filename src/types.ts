@@ -87,7 +87,11 @@ export interface ShardLease {
   readonly fencingToken: number;
   /**
    * The shard's records in sequence order. Completes when the shard is fully consumed (and marked
-   * finished) or the lease is given up; errors with `LeaseLostError` when another client took it.
+   * finished) or the lease is given up; errors with `LeaseLostError` when another client took it,
+   * and with the shard's own fault (a `ShardReadError` for an unknown AWS error, a malformed record,
+   * a `CorruptCheckpointError`, a failed checkpoint write), which is also an `error` event naming
+   * the shard: the client takes the shard again at the shard-check pace, so a `leases$` pipeline
+   * should end that lease's part (`catchError(() => EMPTY)`) rather than let the error through.
    */
   readonly records$: Observable<KinsumerRecord>;
 }
@@ -229,9 +233,11 @@ export type KinsumerEvent =
     readonly error: Error;
   }
   /**
-   * A fault reported rather than retried with backoff: one shard's (it is left unread, or its release
-   * failed), one coordination round's (tried again at the next shard check), or one that stops the
-   * client (`leases$` errors with it too).
+   * A fault reported rather than retried with backoff: one shard's (an unknown AWS error, a malformed
+   * record, a corrupt or unwritable checkpoint: that shard's reading ends and the shard is taken
+   * again at the shard-check pace; or its release failed), one coordination round's (tried again at
+   * the next shard check), a stop's that nobody awaited (`ShutdownTimeoutError`), or one that stops
+   * the client (`records$` and `leases$` error with it too).
    */
   | {
     /** Which event this is. */

@@ -1,5 +1,6 @@
 import { BehaviorSubject, type Observable, filter, switchMap, take } from 'rxjs';
 import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
+import type { KinsumerPorts } from '../../src/client-runtime.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
@@ -23,6 +24,8 @@ export interface Member {
   readonly kinsumer: Kinsumer;
   readonly events: KinsumerEvent[];
   readonly received: KinsumerRecord[];
+  /** The error `records$` ended with, if it did. */
+  failure: unknown;
   /** Its lease store (call counts, fault injection). */
   readonly store: MemoryLeaseStore;
   /** Its membership store (call counts, fault injection). */
@@ -59,7 +62,15 @@ export class MemoryGroup {
   }
 
   /** Starts a client that acks every record as soon as it is received (unless `ack` says otherwise). */
-  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerSettings>; clockOffsetMs?: number } = {}): Member {
+  join(id: string, options: {
+    ack?: (record: KinsumerRecord) => boolean;
+    extra?: Partial<KinsumerSettings>;
+    clockOffsetMs?: number;
+    /** Replaces ports with wrappers (a call that never answers, a malformed record). */
+    wrap?: (ports: KinsumerPorts) => KinsumerPorts;
+    /** Keep an error of `records$` in `failure` (the test looks at it) instead of failing the test run. */
+    keepFailure?: boolean;
+  } = {}): Member {
     const gate = new BehaviorSubject(true);
     const gated = <T extends object>(target: T): T => new Proxy(target, {
       get(object, property, receiver) {
@@ -83,23 +94,33 @@ export class MemoryGroup {
       // The Kinsumer checks that these are SDK clients; the deps below replace every use of them.
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
-    }, () => ({
-      store: gated(store),
-      membership: gated(membership),
-      metadata: gated(new MemoryMetadataStore({ ...common, tables: this.coordination })),
-      stream: gated(this.stream),
-      prepare: () => Promise.resolve(),
-      random: this.random(),
-    }));
+    }, () => {
+      const ports: KinsumerPorts = {
+        store: gated(store),
+        membership: gated(membership),
+        metadata: gated(new MemoryMetadataStore({ ...common, tables: this.coordination })),
+        stream: gated(this.stream),
+        prepare: () => Promise.resolve(),
+        random: this.random(),
+      };
+      return options.wrap === undefined ? ports : options.wrap(ports);
+    });
     const member: Member = {
-      id, kinsumer, store, membership, events: [], received: [],
+      id, kinsumer, store, membership, events: [], received: [], failure: undefined,
       pause: () => gate.next(false),
       resume: () => gate.next(true),
     };
     kinsumer.events$.subscribe((event) => member.events.push(event));
-    kinsumer.records$.subscribe((record) => {
-      member.received.push(record);
-      if (options.ack?.(record) ?? true) record.ack();
+    kinsumer.records$.subscribe({
+      next: (record) => {
+        member.received.push(record);
+        if (options.ack?.(record) ?? true) record.ack();
+      },
+      error: (error: unknown) => {
+        member.failure = error;
+        // Unexpected: rethrown, so RxJS reports it as unhandled and the test run fails as it did before.
+        if (options.keepFailure !== true) throw error;
+      },
     });
     this.members.push(member);
     return member;
