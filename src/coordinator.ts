@@ -163,7 +163,7 @@ export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata'
   return new Promise((resolve) => {
     forkJoin([
       deps.membership.deregister().pipe(catchError((error: unknown) => { deps.emit({ type: 'error', error: asError(error) }); return of(undefined); })),
-      deps.metadata.stepDown().pipe(catchError(() => of(false))),
+      deps.metadata.stepDown().pipe(catchError((error: unknown) => { deps.emit({ type: 'error', error: asError(error) }); return of(false); })),
     ]).subscribe({ complete: resolve, error: () => resolve() });
   });
 }

@@ -10,6 +10,7 @@ export {
 } from './reset-checkpoints.js';
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
+  RequestTimeoutError, StartTimeoutError,
   CorruptCheckpointError,
 } from './errors.js';
 export { EndpointError, type AwsService } from './endpoint-errors.js';

@@ -1,4 +1,5 @@
 import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
+import { boundPorts } from './bounded-ports.js';
 import { ClientRuntime, type KinsumerBackend, type KinsumerPorts } from './client-runtime.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
 import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
@@ -65,11 +66,11 @@ export class Kinsumer {
   constructor(options: KinsumerOptions, deps?: KinsumerBackend) {
     this.options = resolveOptions(options);
     this.events$ = this.events.asObservable();
-    const emit = (event: KinsumerEvent) => {
-      logEvent(this.options.logger, event);
-      this.events.next(event);
-    };
-    const build = deps ?? awsDeps;
+    const emit = (event: KinsumerEvent) => this.emit(event);
+    const bound = { timeoutMs: this.options.requestTimeoutMs, scheduler: this.options.scheduler };
+    // The AWS adapters bound each request themselves; any other backend is bounded at its ports.
+    const build = (resolved: ResolvedOptions, sink: (event: KinsumerEvent) => void): KinsumerPorts => (
+      deps === undefined ? awsDeps(resolved, sink) : boundPorts(deps(resolved, sink), bound));
     this.leases$ = new Observable<ShardLease>((subscriber) => {
       if (this.state === 'stopping' || this.state === 'stopped') {
         subscriber.error(new KinsumerError('this Kinsumer was stopped; create a new one'));
@@ -84,7 +85,8 @@ export class Kinsumer {
       return () => {
         subscription.unsubscribe();
         this.subscribers -= 1;
-        // The last unsubscribe is a graceful stop, the same as stop().
+        // The last unsubscribe is a graceful stop, the same as stop(). Nobody awaits it: its
+        // ShutdownTimeoutError is an `error` event (runStop), so the rejection is not lost here.
         if (this.subscribers === 0 && this.state === 'running') void this.stop().catch(() => undefined);
       };
     });
@@ -107,6 +109,11 @@ export class Kinsumer {
     return this.stopping;
   }
 
+  private emit(event: KinsumerEvent): void {
+    logEvent(this.options.logger, event);
+    this.events.next(event);
+  }
+
   private async runStop(): Promise<void> {
     const runtime = this.runtime;
     this.state = 'stopping';
@@ -124,6 +131,8 @@ export class Kinsumer {
     this.state = 'stopped';
     if (outcome === 'timeout') {
       const error = new ShutdownTimeoutError(shutdownTimeoutMs, runtime.pending().map((shardId) => `release of ${shardId}`));
+      // Also an event: a stop started by the last unsubscribe has nobody awaiting its Promise.
+      this.emit({ type: 'error', error });
       void runtime.stop().finally(() => this.events.complete());
       throw error;
     }
@@ -133,10 +142,12 @@ export class Kinsumer {
 
 /** The production wiring: the user's clients behind the DynamoDB and Kinesis adapters. */
 function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void): KinsumerPorts {
-  const dynamo = new Dynamo(options.dynamodb);
+  // Every request bounded: a hung socket is a transient fault, aborted and retried.
+  const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
+  const dynamo = new Dynamo(options.dynamodb, bound);
   const tables = tableNames(options.applicationName);
   const now = () => options.scheduler.now();
-  const stream = new KinesisStream(options.kinesis, options.stream);
+  const stream = new KinesisStream(options.kinesis, options.stream, { bound });
   const common = { dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs, now };
   return {
     // Rows the coordinator reads but cannot decode are reported, never silently skipped.
@@ -145,7 +156,7 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
     metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
     stream,
     prepare: async () => {
-      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler });
+      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound });
       // Fails fast with StreamNotFoundError rather than at the first read.
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);

@@ -50,6 +50,17 @@ export interface KinsumerSettings {
   readonly stallWarningMs?: number;
   /** Bound on `stop()`: drain, final commits, releases. Default 30000. */
   readonly shutdownTimeoutMs?: number;
+  /**
+   * Bound on every call to AWS: a call unanswered this long is aborted and retried like any
+   * transient fault (a `retrying` event). Default 10000.
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * Bound on starting: a client that cannot check its tables and stream and join the group within
+   * this long (DynamoDB or Kinesis unreachable) errors `records$` and `leases$` with
+   * `StartTimeoutError` instead of retrying forever. Default 60000.
+   */
+  readonly startTimeoutMs?: number;
   /** `'polling'` (GetRecords, default) or `'fan-out'` (SubscribeToShard, enhanced fan-out). */
   readonly readMode?: 'polling' | 'fan-out';
   /** Name of the registered stream consumer in fan-out mode. Default: the application name. */
@@ -96,6 +107,10 @@ export interface ResolvedOptions {
   readonly shutdownTimeoutMs: number;
   /** Milliseconds; see {@link KinsumerOptions.stallWarningMs}. */
   readonly stallWarningMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.requestTimeoutMs}. */
+  readonly requestTimeoutMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.startTimeoutMs}. */
+  readonly startTimeoutMs: number;
   /** See {@link KinsumerOptions.readMode}; default `'polling'`. */
   readonly readMode: 'polling' | 'fan-out';
   /** The given consumer name, or the application name (its first 128 characters). Used in fan-out mode only. */
@@ -145,6 +160,10 @@ export const DEFAULTS = {
   stallWarningMs: 60000,
   /** `stop()` gives up after 30000 ms. */
   shutdownTimeoutMs: 30000,
+  /** An AWS call unanswered for 10000 ms is aborted and retried. */
+  requestTimeoutMs: 10000,
+  /** A client that cannot start within 60000 ms fails with `StartTimeoutError`. */
+  startTimeoutMs: 60000,
   /** GetRecords polling; `'fan-out'` must be asked for. */
   readMode: 'polling',
   /** Missing tables are an error (`TableNotFoundError`), not created. */
@@ -158,6 +177,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'streamName', 'streamArn', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
   'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
+  'requestTimeoutMs', 'startTimeoutMs',
   'consumerName', 'createTables', 'logger', 'stats', 'scheduler',
 ]);
 
@@ -210,6 +230,8 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
   const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
   const stallWarningMs = duration(input, 'stallWarningMs', DEFAULTS.stallWarningMs);
+  const requestTimeoutMs = duration(input, 'requestTimeoutMs', DEFAULTS.requestTimeoutMs);
+  const startTimeoutMs = duration(input, 'startTimeoutMs', DEFAULTS.startTimeoutMs);
 
   const readMode = input.readMode ?? DEFAULTS.readMode;
   if (readMode !== 'polling' && readMode !== 'fan-out') {
@@ -225,7 +247,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   return {
     stream, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
     throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
-    maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, readMode, consumerName, createTables,
+    maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, requestTimeoutMs, startTimeoutMs, readMode, consumerName, createTables,
     logger: resolveLogger(input.logger),
     stats: resolveStats(input.stats),
     scheduler: resolveScheduler(input.scheduler),
@@ -288,7 +310,7 @@ function resolveInitialPosition(value: unknown): InitialPosition {
 }
 
 type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs'
-  | 'stallWarningMs';
+  | 'stallWarningMs' | 'requestTimeoutMs' | 'startTimeoutMs';
 
 function duration(input: KinsumerOptions, option: DurationOption, fallback: number): number {
   const value: unknown = input[option];

@@ -2,7 +2,7 @@
 // (design §7.1), and a call that never answers is aborted and retried (requestTimeoutMs).
 import { expect } from 'chai';
 import { Kinsumer, ShardReadError, createTables, type KinsumerEvent, type KinsumerRecord } from '../../src/index.js';
-import { createStream, localKinesisClient, putRecords } from '../../src/testing/index.js';
+import { createStream, localDynamoDbClient, localKinesisClient, putRecords } from '../../src/testing/index.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
 import { FAST } from '../support/memory-group.js';
@@ -47,5 +47,24 @@ describe('fault isolation on the local servers (fault proxy)', function () {
     expect(proxy.counts().faults).to.deep.equal({ GetRecords: 1 });
     await consumer.stop();
     kinesis.destroy();
+  });
+
+  it('a DynamoDB call the proxy holds open is aborted after requestTimeoutMs, reported as retrying and sent again; every record arrives', async () => {
+    const names = await group(1, 10);
+    proxy = await startFaultProxy({ target: local().endpoints.dynamodb });
+    // The first UpdateItem (a capture, a commit or a heartbeat) gets no answer for ten minutes.
+    proxy.script('UpdateItem', 1, { kind: 'latency', ms: 600_000 });
+    const dynamodb = localDynamoDbClient(local(), { endpoint: proxy.endpoint });
+    const consumer = new Kinsumer({ ...FAST, ...names, kinesis: local().kinesis, dynamodb, requestTimeoutMs: 1000 });
+    const events: KinsumerEvent[] = [];
+    consumer.events$.subscribe((event) => events.push(event));
+    const received: KinsumerRecord[] = [];
+    consumer.records$.subscribe((record) => { received.push(record); record.ack(); });
+    await eventually(() => received.length === 10, 'every record');
+    const retried = events.filter((e): e is Extract<KinsumerEvent, { type: 'retrying' }> => e.type === 'retrying');
+    expect(retried.map((e) => [e.error.name, e.error.message])).to.deep.equal([['RequestTimeoutError', 'DynamoDB UpdateItem did not answer within 1000 ms']]);
+    expect(proxy.counts().aborted).to.equal(1);
+    await consumer.stop();
+    dynamodb.destroy();
   });
 });

@@ -1,4 +1,4 @@
-import { BehaviorSubject, type Observable, filter, switchMap, take } from 'rxjs';
+import { BehaviorSubject, type Observable, Subscription, filter, switchMap, take } from 'rxjs';
 import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
 import type { KinsumerPorts } from '../../src/client-runtime.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
@@ -26,6 +26,8 @@ export interface Member {
   readonly received: KinsumerRecord[];
   /** The error `records$` ended with, if it did. */
   failure: unknown;
+  /** The member's subscription to `records$` (unsubscribing it is the last unsubscribe). */
+  subscription: Subscription;
   /** Its lease store (call counts, fault injection). */
   readonly store: MemoryLeaseStore;
   /** Its membership store (call counts, fault injection). */
@@ -106,12 +108,12 @@ export class MemoryGroup {
       return options.wrap === undefined ? ports : options.wrap(ports);
     });
     const member: Member = {
-      id, kinsumer, store, membership, events: [], received: [], failure: undefined,
+      id, kinsumer, store, membership, events: [], received: [], failure: undefined, subscription: Subscription.EMPTY,
       pause: () => gate.next(false),
       resume: () => gate.next(true),
     };
     kinsumer.events$.subscribe((event) => member.events.push(event));
-    kinsumer.records$.subscribe({
+    member.subscription = kinsumer.records$.subscribe({
       next: (record) => {
         member.received.push(record);
         if (options.ack?.(record) ?? true) record.ack();

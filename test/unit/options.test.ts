@@ -41,6 +41,8 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(options.maxInFlightRecords).to.equal(10000);
     expect(options.shutdownTimeoutMs).to.equal(30000);
     expect(options.stallWarningMs).to.equal(60000);
+    expect(options.requestTimeoutMs).to.equal(10000);
+    expect(options.startTimeoutMs).to.equal(60000);
     expect(options.readMode).to.equal('polling');
     expect(options.consumerName).to.equal('billing');
     expect(options.createTables).to.equal(false);
@@ -109,6 +111,8 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['zero stallWarningMs', { stallWarningMs: 0 }, 'stallWarningMs', /positive/],
     ['stallWarningMs beyond the timer range', { stallWarningMs: 2 ** 31 }, 'stallWarningMs', /at most/],
     ['non-number stallWarningMs', { stallWarningMs: '60000' }, 'stallWarningMs', /number/],
+    ['zero requestTimeoutMs', { requestTimeoutMs: 0 }, 'requestTimeoutMs', /positive/],
+    ['negative startTimeoutMs', { startTimeoutMs: -1 }, 'startTimeoutMs', /positive/],
     ['unknown readMode', { readMode: 'push' }, 'readMode', /polling/],
     ['bad consumerName', { consumerName: 'a b' }, 'consumerName', /characters/],
     ['non-boolean createTables', { createTables: 'yes' }, 'createTables', /boolean/],
