@@ -23,6 +23,8 @@ export interface CoordinatorDeps {
   readonly held: () => readonly string[];
   /** Receives, after every check, the shards this client should hold (id → parent ids). */
   readonly want: (wanted: ReadonlyMap<string, readonly string[]>) => void;
+  /** Receives, after every check, how many live clients the group has, this one included (`status()`). */
+  readonly members?: (count: number) => void;
 }
 
 /** How often the leader reaps client rows gone for 48 h: rarely, it is housekeeping. */
@@ -59,11 +61,13 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
       const wanted = new Map<string, readonly string[]>();
       for (const [shardId, clientId] of assignment) if (clientId === options.clientId) wanted.set(shardId, parents.get(shardId) ?? []);
       const key = [...wanted.keys()].join(',');
+      const members = new Set([...clients.map((c) => c.id), options.clientId]).size;
       if (key !== lastWanted) {
         const changes = assignmentChanges(assignment, options.clientId, deps.held());
-        emit({ type: 'rebalance', clients: new Set([...clients.map((c) => c.id), options.clientId]).size, assigned: [...wanted.keys()], acquire: changes.acquire, release: changes.release });
+        emit({ type: 'rebalance', clients: members, assigned: [...wanted.keys()], acquire: changes.acquire, release: changes.release });
         lastWanted = key;
       }
+      deps.members?.(members);
       deps.want(wanted);
     }),
     ignoreElements(),

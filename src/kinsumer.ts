@@ -1,6 +1,6 @@
 import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
 import { boundPorts } from './bounded-ports.js';
-import { ClientRuntime, type KinsumerBackend, type KinsumerPorts } from './client-runtime.js';
+import { ClientRuntime, type KinsumerBackend, type KinsumerPorts, type RuntimeStatus } from './client-runtime.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
 import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
 import { Dynamo } from './dynamodb/dynamo.js';
@@ -12,7 +12,7 @@ import { logEvent } from './event-log.js';
 import { KinesisStream } from './kinesis/kinesis.js';
 import { resolveOptions, tableNames, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { prepareReadMode } from './read-mode.js';
-import type { KinsumerEvent, KinsumerRecord, ShardLease } from './types.js';
+import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, ShardLease } from './types.js';
 
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
 
@@ -53,6 +53,7 @@ export class Kinsumer {
   private runtime: ClientRuntime | undefined;
   private stopping: Promise<void> | undefined;
   private subscribers = 0;
+  private paused = false;
 
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
@@ -79,13 +80,18 @@ export class Kinsumer {
       if (this.runtime === undefined) {
         this.state = 'running';
         this.runtime = new ClientRuntime({ ...build(this.options, emit), options: this.options, emit });
+        if (this.paused) this.runtime.pause();
       }
+      const runtime = this.runtime;
       this.subscribers += 1;
-      const subscription = this.runtime.leases$.subscribe(subscriber);
+      runtime.audience(this.subscribers);
+      const subscription = runtime.leases$.subscribe(subscriber);
       return () => {
         subscription.unsubscribe();
         this.subscribers -= 1;
-        // The last unsubscribe is a graceful stop, the same as stop(). Nobody awaits it: its
+        runtime.audience(this.subscribers);
+        // The last unsubscribe is a graceful stop, the same as stop(); with nobody subscribed, it
+        // waits for acks only while they keep coming. Nobody awaits this stop: its
         // ShutdownTimeoutError is an `error` event (runStop), so the rejection is not lost here.
         if (this.subscribers === 0 && this.state === 'running') void this.stop().catch(() => undefined);
       };
@@ -101,13 +107,63 @@ export class Kinsumer {
 
   /**
    * Stops gracefully: no new captures; every lease stops reading, waits for its emitted records to
-   * be acked, writes its final checkpoint and is released; the client leaves the group. Idempotent.
-   * Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs` (the releases still go on).
+   * be acked (at most three quarters of the shorter of `shutdownTimeoutMs` and `leaseTtlMs`, and
+   * logs at info what it waits for), writes its final checkpoint and is released; the client
+   * leaves the group. Idempotent. Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs`
+   * (the releases still go on; the error is also an `error` event).
+   *
+   * Once nobody is subscribed to `records$`/`leases$` any more (the last unsubscribe, or a
+   * pipeline that errored), the stop waits for acks only while they keep coming: after
+   * `commitFrequencyMs` without one, what is left goes to the next owner at once. To give slow
+   * handlers in flight the whole bound, call `stop()` before unsubscribing.
    */
   stop(): Promise<void> {
     this.stopping ??= this.runStop();
     return this.stopping;
   }
+
+  /**
+   * A synchronous snapshot for health checks and dashboards: this client's identity and state,
+   * whether it leads the group, how many clients the group has, and each shard it holds with its
+   * fencing token, stored checkpoint, unacked and pending records, lag behind the tip
+   * (`millisBehindLatest`), last record and last checkpoint.
+   */
+  status(): KinsumerStatus {
+    const runtime = this.runtime?.status();
+    return {
+      clientId: this.options.clientId,
+      clientName: this.options.clientName,
+      state: this.publicState(runtime),
+      leader: runtime?.leader ?? false,
+      members: runtime?.members ?? 0,
+      shards: runtime?.shards ?? [],
+    };
+  }
+
+  /**
+   * Stops reading on every held shard (no GetRecords, no records emitted) until {@link Kinsumer.resume},
+   * for instance while a downstream store is down. Leases are kept and renewed; shards captured
+   * meanwhile start paused; records already emitted can still be acked. Idempotent; may be called
+   * before the first subscribe.
+   */
+  pause(): void {
+    this.paused = true;
+    this.runtime?.pause();
+  }
+
+  /** Reading goes on where it stopped, on every held shard. Idempotent. */
+  resume(): void {
+    this.paused = false;
+    this.runtime?.resume();
+  }
+
+  private publicState(runtime: RuntimeStatus | undefined): KinsumerState {
+    if (runtime?.failed === true) return 'failed';
+    if (this.state === 'stopped' || this.state === 'stopping') return this.state;
+    if (runtime?.registered !== true) return 'starting';
+    return this.paused ? 'paused' : 'running';
+  }
+
 
   private emit(event: KinsumerEvent): void {
     logEvent(this.options.logger, event);

@@ -1,12 +1,12 @@
 import {
-  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, first, of, repeat, tap, timer,
+  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, first, of, repeat, tap, timer,
 } from 'rxjs';
 import { isTransient } from './aws-errors.js';
 import { CorruptCheckpointError, LeaseLostError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
 import { LeaseSession, type SessionDeps } from './lease-session.js';
 import type { HeldLease } from './ports.js';
-import type { ShardLease } from './types.js';
+import type { ShardLease, ShardStatus } from './types.js';
 
 /** What the lease manager needs beyond a session's needs. */
 export interface LeaseManagerDeps extends SessionDeps {
@@ -26,6 +26,8 @@ interface Slot {
   faulted: boolean;
   /** Transient capture failures in a row (numbers the `retrying` events). */
   retries: number;
+  /** Settles when the capture request in flight (if any) has its answer. */
+  requesting: Promise<void> | undefined;
 }
 
 /**
@@ -63,7 +65,7 @@ export class LeaseManager {
       const slot = this.slots.get(shardId);
       if (slot === undefined) {
         const created: Slot = {
-          shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined, faulted: false, retries: 0,
+          shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined, faulted: false, retries: 0, requesting: undefined,
         };
         this.slots.set(shardId, created);
         this.startCapture(created, this.firstDelayMs());
@@ -83,18 +85,38 @@ export class LeaseManager {
     }
   }
 
-  /** Stops every capture loop and ends every session gracefully; resolves when all are settled. */
-  async stop(): Promise<void> {
+  /**
+   * Stops every capture loop and ends every session gracefully, each waiting at most `drainMs` for
+   * its emitted records to be acked (default: the drain bound; 0: not at all); resolves when all are settled.
+   */
+  async stop(drainMs?: number): Promise<void> {
     this.stopping = true;
     const endings: Promise<unknown>[] = [];
     for (const slot of this.slots.values()) {
       slot.wanted = false;
+      if (slot.session !== undefined) {
+        endings.push(slot.session.end(drainMs));
+      } else if (slot.requesting !== undefined) {
+        // Aborting a capture the store may already have applied would leave the lease owned by a
+        // client that has left: wait for the answer, and release what it gave.
+        endings.push(slot.requesting.then(() => {
+          slot.capture?.unsubscribe();
+          slot.capture = undefined;
+          return slot.session?.end(drainMs);
+        }));
+        continue;
+      }
       slot.capture?.unsubscribe();
       slot.capture = undefined;
-      if (slot.session !== undefined) endings.push(slot.session.end());
     }
     await Promise.all(endings);
     this.captured.complete();
+  }
+
+  /** The leases held now (being released included), by shard id, as `status()` shows them. */
+  statuses(): ShardStatus[] {
+    return [...this.slots.values()].flatMap((s) => (s.session === undefined ? [] : [s.session.status()]))
+      .sort((a, b) => (a.shardId < b.shardId ? -1 : a.shardId > b.shardId ? 1 : 0));
   }
 
   /** Shard ids still being released (for a timeout message). */
@@ -121,7 +143,14 @@ export class LeaseManager {
 
   private startCapture(slot: Slot, initialDelayMs: number): void {
     const { store, options, emit } = this.deps;
-    const attempt$ = defer(() => store.capture(slot.shardId)).pipe(
+    const attempt$ = defer(() => {
+      let answered!: () => void;
+      slot.requesting = new Promise((resolve) => { answered = resolve; });
+      return store.capture(slot.shardId).pipe(finalize(() => {
+        slot.requesting = undefined;
+        answered();
+      }));
+    }).pipe(
       tap(() => { slot.retries = 0; }),
       catchError((error: unknown) => {
         const err = asError(error);

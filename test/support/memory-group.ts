@@ -1,4 +1,4 @@
-import { BehaviorSubject, type Observable, Subscription, filter, switchMap, take } from 'rxjs';
+import { BehaviorSubject, type Observable, type OperatorFunction, Subscription, filter, switchMap, take, tap } from 'rxjs';
 import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
 import type { KinsumerPorts } from '../../src/client-runtime.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
@@ -72,6 +72,10 @@ export class MemoryGroup {
     wrap?: (ports: KinsumerPorts) => KinsumerPorts;
     /** Keep an error of `records$` in `failure` (the test looks at it) instead of failing the test run. */
     keepFailure?: boolean;
+    /** The application's pipeline after each record is put in `received` (instead of `ack`). */
+    pipeline?: OperatorFunction<KinsumerRecord, unknown>;
+    /** Runs in the subscriber's error callback (with `keepFailure`), as an application's would. */
+    onError?: (error: unknown, kinsumer: Kinsumer) => void;
   } = {}): Member {
     const gate = new BehaviorSubject(true);
     const gated = <T extends object>(target: T): T => new Proxy(target, {
@@ -113,13 +117,14 @@ export class MemoryGroup {
       resume: () => gate.next(true),
     };
     kinsumer.events$.subscribe((event) => member.events.push(event));
-    member.subscription = kinsumer.records$.subscribe({
-      next: (record) => {
-        member.received.push(record);
-        if (options.ack?.(record) ?? true) record.ack();
-      },
+    const acking: OperatorFunction<KinsumerRecord, unknown> = tap((record) => { if (options.ack?.(record) ?? true) record.ack(); });
+    member.subscription = kinsumer.records$.pipe(
+      tap((record) => { member.received.push(record); }),
+      options.pipeline ?? acking,
+    ).subscribe({
       error: (error: unknown) => {
         member.failure = error;
+        options.onError?.(error, kinsumer);
         // Unexpected: rethrown, so RxJS reports it as unhandled and the test run fails as it did before.
         if (options.keepFailure !== true) throw error;
       },
