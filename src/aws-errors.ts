@@ -81,3 +81,14 @@ export function classifyAwsError(error: unknown): AwsErrorKind {
 export function isTransient(error: unknown): boolean {
   return classifyAwsError(error) === 'transient';
 }
+
+/**
+ * `true` for the fatal errors AWS names (access denied, bad credentials, KMS, a malformed
+ * request): faults of the client's setup, which no shard escapes. An error AWS does not name
+ * that way (a 4xx this library does not know, a bug of its own) is not one of them.
+ */
+export function isSetupFault(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || error instanceof KinsumerError) return false;
+  const { name } = error as ErrorShape;
+  return typeof name === 'string' && FATAL.has(name);
+}

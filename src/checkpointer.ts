@@ -64,6 +64,11 @@ export interface Checkpointer extends ShardTracker {
   checkpoint(): StoredCheckpoint | undefined;
   /** `Finished` is stored for this shard. */
   finishedWritten(): boolean;
+  /**
+   * The position stored for the shard (as captured, or as this lease last wrote it) and when this
+   * lease last wrote one (`scheduler.now()`, `undefined` before its first). For `status()`.
+   */
+  stored(): { readonly checkpoint: CheckpointPosition | undefined; readonly atMs: number | undefined };
 }
 
 /** Where the lease stands: the one state machine of the lane, close() and finish(). */
@@ -104,6 +109,15 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // intervals without a confirmation leave the lease a third of its TTL from being takeable.
   let confirmedAtMs = scheduler.now();
   let renewDue = false;
+  // What the row holds as a position, and when this lease wrote one (status()).
+  let stored: { checkpoint: CheckpointPosition | undefined; atMs: number | undefined } = {
+    checkpoint: checkpointPosition(lease.checkpoint), atMs: undefined,
+  };
+  const wrote = (checkpoint: CheckpointPosition | undefined): void => {
+    if (checkpoint === undefined) return;
+    stored = { checkpoint, atMs: scheduler.now() };
+    stats?.checkpoint?.();
+  };
   let closing: Promise<void> | undefined;
 
   const lose = (error: LeaseLostError): LeaseLostError => {
@@ -145,7 +159,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const committed = (decision: CommitDecision): void => {
     state.committed(decision);
     const checkpoint = checkpointPosition(decision.write.checkpoint);
-    if (checkpoint !== undefined) stats?.checkpoint?.();
+    wrote(checkpoint);
     // A commit that only stored the kept start is, for the application, a renewal.
     if (checkpoint !== undefined || decision.write.finished) emit({ type: 'checkpoint', shardId, checkpoint, finished: decision.write.finished });
   };
@@ -159,7 +173,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
         complete: () => {
           state.committed(decision);
           const checkpoint = checkpointPosition(decision.write.checkpoint);
-          if (checkpoint !== undefined) stats?.checkpoint?.();
+          wrote(checkpoint);
           emit({ type: 'lease-released', shardId, checkpoint, finished: state.finishedWritten });
           phase.next({ kind: 'closed' });
         },
@@ -279,6 +293,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     confirmed$: confirmed.asObservable(),
     checkpoint: () => state.position,
     finishedWritten: () => state.finishedWritten,
+    stored: () => stored,
   };
 }
 

@@ -24,6 +24,13 @@ export interface CoordinatorDeps {
   readonly held: () => readonly string[];
   /** Receives, after every check, the shards this client should hold (id → parent ids). */
   readonly want: (wanted: ReadonlyMap<string, readonly string[]>) => void;
+  /** Receives, after every check, how many live clients the group has, this one included (`status()`). */
+  readonly members?: (count: number) => void;
+  /**
+   * Called after every heartbeat the clients table answered, registered or not: the client has
+   * started (its start bound no longer applies), even while it waits for a duplicate to leave.
+   */
+  readonly heartbeated?: () => void;
 }
 
 /** How often the leader reaps client rows gone for 48 h: rarely, it is housekeeping. */
@@ -69,15 +76,18 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
       const wanted = new Map<string, readonly string[]>();
       for (const [shardId, clientId] of assignment) if (clientId === options.clientId) wanted.set(shardId, parents.get(shardId) ?? []);
       const key = [...wanted.keys()].join(',');
+      const members = new Set([...clients.map((c) => c.id), options.clientId]).size;
       if (key !== lastWanted) {
         const changes = assignmentChanges(assignment, options.clientId, deps.held());
-        emit({ type: 'rebalance', clients: new Set([...clients.map((c) => c.id), options.clientId]).size, assigned: [...wanted.keys()], acquire: changes.acquire, release: changes.release });
+        emit({ type: 'rebalance', clients: members, assigned: [...wanted.keys()], acquire: changes.acquire, release: changes.release });
         lastWanted = key;
       }
+      deps.members?.(members);
       deps.want(wanted);
     }),
   );
   const check$ = defer(() => deps.membership.heartbeat(deps.held())).pipe(
+    tap(() => deps.heartbeated?.()),
     concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
     ignoreElements(),
     tolerate('coordination check', options.shardCheckFrequencyMs),
@@ -202,7 +212,7 @@ export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata'
   return new Promise((resolve) => {
     forkJoin([
       deps.membership.deregister().pipe(catchError((error: unknown) => { deps.emit({ type: 'error', error: asError(error) }); return of(undefined); })),
-      deps.metadata.stepDown().pipe(catchError(() => of(false))),
+      deps.metadata.stepDown().pipe(catchError((error: unknown) => { deps.emit({ type: 'error', error: asError(error) }); return of(false); })),
     ]).subscribe({ complete: resolve, error: () => resolve() });
   });
 }

@@ -75,6 +75,39 @@ export class ShutdownTimeoutError extends KinsumerError {
   }
 }
 
+/**
+ * A call to AWS (or to a store or stream port) did not answer within `requestTimeoutMs`: it was
+ * aborted, and is retried like any transient fault (a `retrying` event carries this error).
+ */
+export class RequestTimeoutError extends KinsumerError {
+  /** The call that hung, such as `DynamoDB UpdateItem`, or the port method (`commit`). */
+  readonly operation: string;
+  /** The bound that ran out, in milliseconds (the `requestTimeoutMs` option). */
+  readonly timeoutMs: number;
+
+  constructor(operation: string, timeoutMs: number) {
+    super(`${operation} did not answer within ${timeoutMs} ms`, { retriable: true });
+    this.operation = operation;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * The client could not start within `startTimeoutMs`: the tables, the stream or the group could not
+ * be reached (DynamoDB or Kinesis unreachable, every call failing or hanging). `cause` is the last
+ * error seen while trying. `records$` and `leases$` error with it; create a new Kinsumer to try again.
+ */
+export class StartTimeoutError extends KinsumerError {
+  /** The bound that ran out, in milliseconds (the `startTimeoutMs` option). */
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, options: { cause?: unknown } = {}) {
+    const last = options.cause instanceof Error ? ` (last error: ${options.cause.message})` : '';
+    super(`could not start within ${timeoutMs} ms${last}`, { ...options, retriable: true });
+    this.timeoutMs = timeoutMs;
+  }
+}
+
 /** An operation that needs a shard without a live owner (such as `reset`) found one. */
 export class LeaseHeldError extends KinsumerError {
   /** The shard a live client still holds. */

@@ -1,17 +1,22 @@
-import { classifyAwsError } from './aws-errors.js';
+import { classifyAwsError, isSetupFault } from './aws-errors.js';
 import { EndpointError } from './endpoint-errors.js';
-import { KinsumerError, StreamNotFoundError, TableNotFoundError } from './errors.js';
+import {
+  ConfigError, CorruptCheckpointError, KinsumerError, LeaseLostError, StreamNotFoundError, TableNotFoundError,
+} from './errors.js';
 
 /**
- * `true` for errors that must stop the whole client: a missing stream or table, access denied,
- * a bad request. Transient faults are retried; kinsumer's own per-shard errors (a corrupt
- * checkpoint row, a lost lease) affect that shard only.
+ * `true` for the faults of the whole group, which must stop the client: a missing stream or table,
+ * access denied or bad credentials, a bad configuration, an endpoint that is not AWS. Everything
+ * else stays in its shard (design §7.1): an unknown AWS error, a malformed record, a corrupt row or
+ * a lost lease ends that shard's reading, is reported, and the shard is taken again later.
+ * kinsumer's wrappers (`ShardReadError`, a failed commit) are judged by the error they wrap.
  */
 export function stopsTheClient(error: unknown): boolean {
-  if (error instanceof TableNotFoundError || error instanceof StreamNotFoundError) return true;
+  if (error instanceof TableNotFoundError || error instanceof StreamNotFoundError || error instanceof ConfigError) return true;
   if (error instanceof EndpointError) return !error.retriable;
-  if (error instanceof KinsumerError) return false;
-  return classifyAwsError(error) === 'fatal' || classifyAwsError(error) === 'not-found';
+  if (error instanceof LeaseLostError || error instanceof CorruptCheckpointError) return false;
+  if (error instanceof KinsumerError) return error.cause !== undefined && stopsTheClient(error.cause);
+  return isSetupFault(error) || classifyAwsError(error) === 'not-found';
 }
 
 /** Any thrown value as an Error (so events and subscribers always get one). */

@@ -79,6 +79,7 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
 
   const absorb = (event: ShardEvent): void => {
     stats?.eventsFromKinesis?.(event.records.length, shardId, event.millisBehindLatest ?? 0);
+    options.onFetch?.({ records: event.records.length, millisBehindLatest: event.millisBehindLatest });
     continuation = event.continuationSequenceNumber;
     if (event.continuationSequenceNumber === undefined) childShardIds = event.childShardIds ?? [];
     delivery.load(event.records, new Date(scheduler.now()));

@@ -10,6 +10,7 @@ export {
 } from './reset-checkpoints.js';
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
+  RequestTimeoutError, StartTimeoutError,
   CorruptCheckpointError,
 } from './errors.js';
 export { EndpointError, type AwsService } from './endpoint-errors.js';
@@ -18,7 +19,7 @@ export { RecordDecodeError, type RecordFormat } from './record-data.js';
 export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
 export type {
   InitialPosition, StartingPosition, KinsumerRecord, ShardLease, CheckpointPosition, KinsumerEvent,
-  KinsumerEventType, Logger, StatReceiver,
+  KinsumerEventType, Logger, StatReceiver, KinsumerStatus, KinsumerState, ShardStatus,
 } from './types.js';
 export { processRecords } from './operators/process-records.js';
 export { processBatches } from './operators/process-batches.js';

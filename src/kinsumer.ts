@@ -1,16 +1,18 @@
 import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
-import { ClientRuntime, type KinsumerBackend, type KinsumerPorts } from './client-runtime.js';
+import { boundPorts } from './bounded-ports.js';
+import { ClientRuntime, type KinsumerBackend, type KinsumerPorts, type RuntimeStatus } from './client-runtime.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
 import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
 import { checkTables } from './dynamodb/tables.js';
-import { CorruptCheckpointError, KinsumerError, LeaseLostError, ShutdownTimeoutError } from './errors.js';
+import { KinsumerError, ShutdownTimeoutError } from './errors.js';
+import { stopsTheClient } from './failure.js';
 import { logEvent } from './event-log.js';
 import { KinesisStream } from './kinesis/kinesis.js';
 import { resolveOptions, tableNames, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { prepareReadMode } from './read-mode.js';
-import type { KinsumerEvent, KinsumerRecord, ShardLease } from './types.js';
+import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, ShardLease } from './types.js';
 
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
 
@@ -29,13 +31,17 @@ export class Kinsumer {
   /**
    * Each shard lease as it is captured (and, to a late subscriber, the leases held now). Shared by
    * all subscribers; subscribing starts the client. Completes after {@link Kinsumer.stop}; errors
-   * with a typed error on a fault that stops the client (missing table or stream, access denied).
+   * with a typed error only on a fault of the whole group (missing table or stream, access denied,
+   * bad configuration, `StartTimeoutError`). A fault of one shard ends that lease's `records$` only.
    */
   readonly leases$: Observable<ShardLease>;
 
   /**
    * All leases' records merged: per shard in sequence order, parents before children. A lease lost
-   * to another client ends that shard's part quietly (see `lease-lost` on {@link Kinsumer.events$}).
+   * to another client, or a fault of one shard (an unknown AWS error, a malformed record, a corrupt
+   * checkpoint), ends that shard's part quietly (see `lease-lost` and `error` on
+   * {@link Kinsumer.events$}; the shard is taken again later); only a fault of the whole group
+   * errors it.
    */
   readonly records$: Observable<KinsumerRecord>;
 
@@ -47,6 +53,7 @@ export class Kinsumer {
   private runtime: ClientRuntime | undefined;
   private stopping: Promise<void> | undefined;
   private subscribers = 0;
+  private paused = false;
 
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
@@ -60,11 +67,11 @@ export class Kinsumer {
   constructor(options: KinsumerOptions, deps?: KinsumerBackend) {
     this.options = resolveOptions(options);
     this.events$ = this.events.asObservable();
-    const emit = (event: KinsumerEvent) => {
-      logEvent(this.options.logger, event);
-      this.events.next(event);
-    };
-    const build = deps ?? awsDeps;
+    const emit = (event: KinsumerEvent) => this.emit(event);
+    const bound = { timeoutMs: this.options.requestTimeoutMs, scheduler: this.options.scheduler };
+    // The AWS adapters bound each request themselves; any other backend is bounded at its ports.
+    const build = (resolved: ResolvedOptions, sink: (event: KinsumerEvent) => void): KinsumerPorts => (
+      deps === undefined ? awsDeps(resolved, sink) : boundPorts(deps(resolved, sink), bound));
     this.leases$ = new Observable<ShardLease>((subscriber) => {
       if (this.state === 'stopping' || this.state === 'stopped') {
         subscriber.error(new KinsumerError('this Kinsumer was stopped; create a new one'));
@@ -73,32 +80,94 @@ export class Kinsumer {
       if (this.runtime === undefined) {
         this.state = 'running';
         this.runtime = new ClientRuntime({ ...build(this.options, emit), options: this.options, emit });
+        if (this.paused) this.runtime.pause();
       }
+      const runtime = this.runtime;
       this.subscribers += 1;
-      const subscription = this.runtime.leases$.subscribe(subscriber);
+      runtime.audience(this.subscribers);
+      const subscription = runtime.leases$.subscribe(subscriber);
       return () => {
         subscription.unsubscribe();
         this.subscribers -= 1;
-        // The last unsubscribe is a graceful stop, the same as stop().
+        runtime.audience(this.subscribers);
+        // The last unsubscribe is a graceful stop, the same as stop(); with nobody subscribed, it
+        // waits for acks only while they keep coming. Nobody awaits this stop: its
+        // ShutdownTimeoutError is an `error` event (runStop), so the rejection is not lost here.
         if (this.subscribers === 0 && this.state === 'running') void this.stop().catch(() => undefined);
       };
     });
     this.records$ = this.leases$.pipe(
       mergeMap((lease) => lease.records$.pipe(
-        // Errors of one shard end that shard's part (reported on events$); the others keep flowing.
-        catchError((error: unknown) => (error instanceof LeaseLostError || error instanceof CorruptCheckpointError ? EMPTY : throwError(() => error))),
+        // A fault of one shard ends that shard's part (reported on events$, the shard taken again
+        // later); the others keep flowing. A fault of the whole group also errors leases$.
+        catchError((error: unknown) => (stopsTheClient(error) ? throwError(() => error) : EMPTY)),
       )),
     );
   }
 
   /**
    * Stops gracefully: no new captures; every lease stops reading, waits for its emitted records to
-   * be acked, writes its final checkpoint and is released; the client leaves the group. Idempotent.
-   * Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs` (the releases still go on).
+   * be acked (at most three quarters of the shorter of `shutdownTimeoutMs` and `leaseTtlMs`, and
+   * logs at info what it waits for), writes its final checkpoint and is released; the client
+   * leaves the group. Idempotent. Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs`
+   * (the releases still go on; the error is also an `error` event).
+   *
+   * Once nobody is subscribed to `records$`/`leases$` any more (the last unsubscribe, or a
+   * pipeline that errored), the stop waits for acks only while they keep coming: after
+   * `commitFrequencyMs` without one, what is left goes to the next owner at once. To give slow
+   * handlers in flight the whole bound, call `stop()` before unsubscribing.
    */
   stop(): Promise<void> {
     this.stopping ??= this.runStop();
     return this.stopping;
+  }
+
+  /**
+   * A synchronous snapshot for health checks and dashboards: this client's identity and state,
+   * whether it leads the group, how many clients the group has, and each shard it holds with its
+   * fencing token, stored checkpoint, unacked and pending records, lag behind the tip
+   * (`millisBehindLatest`), last record and last checkpoint.
+   */
+  status(): KinsumerStatus {
+    const runtime = this.runtime?.status();
+    return {
+      clientId: this.options.clientId,
+      clientName: this.options.clientName,
+      state: this.publicState(runtime),
+      leader: runtime?.leader ?? false,
+      members: runtime?.members ?? 0,
+      shards: runtime?.shards ?? [],
+    };
+  }
+
+  /**
+   * Stops reading on every held shard (no GetRecords, no records emitted) until {@link Kinsumer.resume},
+   * for instance while a downstream store is down. Leases are kept and renewed; shards captured
+   * meanwhile start paused; records already emitted can still be acked. Idempotent; may be called
+   * before the first subscribe.
+   */
+  pause(): void {
+    this.paused = true;
+    this.runtime?.pause();
+  }
+
+  /** Reading goes on where it stopped, on every held shard. Idempotent. */
+  resume(): void {
+    this.paused = false;
+    this.runtime?.resume();
+  }
+
+  private publicState(runtime: RuntimeStatus | undefined): KinsumerState {
+    if (runtime?.failed === true) return 'failed';
+    if (this.state === 'stopped' || this.state === 'stopping') return this.state;
+    if (runtime?.registered !== true) return 'starting';
+    return this.paused ? 'paused' : 'running';
+  }
+
+
+  private emit(event: KinsumerEvent): void {
+    logEvent(this.options.logger, event);
+    this.events.next(event);
   }
 
   private async runStop(): Promise<void> {
@@ -118,6 +187,8 @@ export class Kinsumer {
     this.state = 'stopped';
     if (outcome === 'timeout') {
       const error = new ShutdownTimeoutError(shutdownTimeoutMs, runtime.pending().map((shardId) => `release of ${shardId}`));
+      // Also an event: a stop started by the last unsubscribe has nobody awaiting its Promise.
+      this.emit({ type: 'error', error });
       void runtime.stop().finally(() => this.events.complete());
       throw error;
     }
@@ -127,10 +198,12 @@ export class Kinsumer {
 
 /** The production wiring: the user's clients behind the DynamoDB and Kinesis adapters. */
 function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void): KinsumerPorts {
-  const dynamo = new Dynamo(options.dynamodb);
+  // Every request bounded: a hung socket is a transient fault, aborted and retried.
+  const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
+  const dynamo = new Dynamo(options.dynamodb, bound);
   const tables = tableNames(options.applicationName);
   const now = () => options.scheduler.now();
-  const stream = new KinesisStream(options.kinesis, options.stream);
+  const stream = new KinesisStream(options.kinesis, options.stream, { bound });
   const common = { dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs, now };
   return {
     // Rows the coordinator reads but cannot decode are reported, never silently skipped.
@@ -139,7 +212,7 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
     metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
     stream,
     prepare: async () => {
-      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler });
+      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound });
       // Fails fast with StreamNotFoundError rather than at the first read.
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);

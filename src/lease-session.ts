@@ -1,15 +1,16 @@
 import {
-  type Observable, EMPTY, Subject, defer, filter, firstValueFrom, map, share, startWith, take, takeUntil,
-  throwError, timeout, catchError, ignoreElements, finalize, tap,
+  type Observable, EMPTY, NEVER, Subject, defer, filter, firstValueFrom, merge, race, share, startWith, switchMap, take, takeUntil,
+  throwError, timer, catchError, ignoreElements, finalize, tap,
 } from 'rxjs';
 import { createCheckpointer, type Checkpointer } from './checkpointer.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
+import { asError, stopsTheClient } from './failure.js';
 import type { ResolvedOptions } from './options.js';
-import type { HeldLease, LeaseStore, StreamPort } from './ports.js';
+import type { HeldLease, LeaseStore, ShardTracker, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
 import { setLeaseSignal } from './record-lease.js';
 import { planStart, startToKeep } from './start-position.js';
-import type { KinsumerEvent, KinsumerRecord, ShardLease, StartingPosition } from './types.js';
+import type { KinsumerEvent, KinsumerRecord, ShardLease, ShardStatus, StartingPosition } from './types.js';
 
 /** What a session needs from the client that captured the lease. */
 export interface SessionDeps {
@@ -17,6 +18,23 @@ export interface SessionDeps {
   readonly stream: StreamPort;
   readonly options: ResolvedOptions;
   readonly emit: (event: KinsumerEvent) => void;
+  /** A fault of the whole group (access denied, a missing table) met on this lease: the client must stop. */
+  readonly fail: (error: Error, shardId?: string) => void;
+  /** The client's `pause()` / `resume()`. Absent: never paused. */
+  readonly reading?: ReadingSwitch;
+  /**
+   * `true` while nobody is subscribed to the client's `records$` or `leases$`: the drain then ends
+   * once no ack has come for `commitFrequencyMs`. Absent: always watched.
+   */
+  readonly unwatched$?: Observable<boolean>;
+}
+
+/** Whether the client reads (`pause()` / `resume()`): what every lease's reader waits on. */
+export interface ReadingSwitch {
+  /** `true` between `pause()` and `resume()`. */
+  paused(): boolean;
+  /** Emits at each `resume()`. */
+  readonly resumed$: Observable<void>;
 }
 
 /**
@@ -53,6 +71,9 @@ export class LeaseSession {
   private ending: Promise<SessionEnd> | undefined;
   private resolveDone!: (end: SessionEnd) => void;
   private lostError: Error | undefined;
+  // status() figures the reader reports.
+  private millisBehindLatest: number | undefined;
+  private lastRecordAtMs: number | undefined;
   /** Why reading ended early, if it failed (the lease manager paces its next capture by it). */
   readError: Error | undefined;
 
@@ -79,7 +100,9 @@ export class LeaseSession {
     // Renewal must not wait for a reader: an idle or not-yet-read lease stays ours.
     this.checkpointer.run$.subscribe({
       error: (error: unknown) => {
-        this.lostError = error instanceof Error ? error : new KinsumerError(String(error));
+        this.lostError = asError(error);
+        // A loss is reported by the checkpointer (lease-lost); a failed write is reported here.
+        if (!(error instanceof LeaseLostError)) this.report(this.lostError);
         this.leaseEnd.abort(this.lostError);
         this.lost.error(this.lostError);
         this.stopReading.next();
@@ -94,7 +117,7 @@ export class LeaseSession {
       return readerFor(options, deps.stream)({
         shardId: held.shardId,
         stream: deps.stream,
-        tracker: this.checkpointer,
+        tracker: this.readerTracker(),
         start: plan.iteratorStart,
         ...(plan.skipThrough === undefined ? {} : { skipThrough: plan.skipThrough }),
         throttleDelayMs: options.throttleDelayMs,
@@ -102,16 +125,22 @@ export class LeaseSession {
         scheduler: options.scheduler,
         emit,
         stats: options.stats,
+        onFetch: ({ millisBehindLatest }) => { this.millisBehindLatest = millisBehindLatest; },
       }).pipe(
-        tap((record) => { setLeaseSignal(record, this.leaseEnd.signal); }),
+        tap((record) => {
+          setLeaseSignal(record, this.leaseEnd.signal);
+          this.lastRecordAtMs = options.scheduler.now();
+        }),
         takeUntil(this.stopReading),
         // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the
         // shard's records$ complete when reading ends (given up, stopped, fully consumed).
         takeUntil(this.lost),
         catchError((error: unknown) => {
-          if (error instanceof Error) this.readError = error;
-          if (!(error instanceof LeaseLostError)) emit({ type: 'error', error: error instanceof Error ? error : new Error(String(error)), shardId: held.shardId });
-          return throwError(() => error);
+          const err = asError(error);
+          this.readError = err;
+          // The checkpointer's own failure ends reading too, and was reported when it happened.
+          if (!(err instanceof LeaseLostError) && err !== this.lostError) this.report(err);
+          return throwError(() => err);
         }),
         finalize(() => { void this.end(); }),
       );
@@ -126,9 +155,42 @@ export class LeaseSession {
     };
   }
 
+  /** This lease as `status()` shows it. */
+  status(): ShardStatus {
+    const { checkpoint, atMs } = this.checkpointer.stored();
+    return {
+      shardId: this.lease.shardId,
+      fencingToken: this.lease.fencingToken,
+      checkpoint,
+      inFlight: this.checkpointer.inFlight(),
+      pending: this.checkpointer.pending(),
+      millisBehindLatest: this.millisBehindLatest,
+      ...(this.lastRecordAtMs === undefined ? {} : { lastRecordAt: new Date(this.lastRecordAtMs) }),
+      ...(atMs === undefined ? {} : { lastCheckpointAt: new Date(atMs) }),
+    };
+  }
+
+  // The checkpointer as the reader sees it; a paused client's reader waits as for an unconfirmed
+  // lease (no fetch, no emission) and looks again at resume(). Renewals go on: the lease stays ours.
+  private readerTracker(): ShardTracker {
+    const { checkpointer } = this;
+    const { reading } = this.deps;
+    if (reading === undefined) return checkpointer;
+    return {
+      track: (position, arrivedAt) => checkpointer.track(position, arrivedAt),
+      skip: (position) => checkpointer.skip?.(position) ?? false,
+      inFlight: () => checkpointer.inFlight(),
+      pending: () => checkpointer.pending(),
+      acks$: checkpointer.acks$,
+      finish: (last) => checkpointer.finish(last),
+      leaseConfirmed: () => !reading.paused() && checkpointer.leaseConfirmed?.() !== false,
+      confirmed$: merge(checkpointer.confirmed$ ?? EMPTY, reading.resumed$),
+    };
+  }
+
   /**
-   * Gives the lease up gracefully: stop reading, wait (at most `drainMs`) for the records already
-   * emitted to be acked, write the final checkpoint and release. Idempotent.
+   * Gives the lease up gracefully: stop reading, wait (at most `drainMs`; not at all for 0) for the
+   * records already emitted to be acked, write the final checkpoint and release. Idempotent.
    */
   end(drainMs = drainBoundMs(this.deps.options)): Promise<SessionEnd> {
     this.ending ??= this.drainAndRelease(drainMs);
@@ -139,19 +201,7 @@ export class LeaseSession {
     this.stopReading.next();
     if (this.lostError !== undefined) return this.done;
     const checkpointer = this.checkpointer;
-    try {
-      await firstValueFrom(checkpointer.acks$.pipe(
-        startWith(undefined),
-        filter(() => checkpointer.inFlight() === 0),
-        take(1),
-        timeout({ first: drainMs, scheduler: this.deps.options.scheduler }),
-        map(() => true),
-        catchError(() => [false]),
-        takeUntil(this.lost.pipe(ignoreElements(), catchError(() => [undefined]))),
-      ), { defaultValue: false });
-    } catch {
-      // drain is best effort: what was acked is committed below either way
-    }
+    if (drainMs > 0) await this.drain(drainMs);
     if (this.lostError !== undefined) return this.done;
     // After the drain: in-flight work had its chance to finish and ack; what is left goes to the next owner.
     this.leaseEnd.abort(new KinsumerError(`lease on ${this.lease.shardId} given up`));
@@ -159,6 +209,33 @@ export class LeaseSession {
     await checkpointer.close();
     if (this.lostError === undefined) this.settle(checkpointer.finishedWritten() ? 'finished' : 'released');
     return this.done;
+  }
+
+  // Until every emitted record is acked, `drainMs` runs out, or the lease is lost — or, once nobody
+  // is subscribed any more, until no ack has come for commitFrequencyMs: a pipeline that ended
+  // (most often by an error) acks only what its handlers still had in flight, and a stop must not
+  // sit out the whole bound for records nobody can ack.
+  private async drain(drainMs: number): Promise<void> {
+    const { checkpointer } = this;
+    const { scheduler, commitFrequencyMs } = this.deps.options;
+    const acked$ = checkpointer.acks$.pipe(startWith(undefined), filter(() => checkpointer.inFlight() === 0));
+    const quiet$ = (this.deps.unwatched$ ?? NEVER).pipe(
+      switchMap((unwatched) => (unwatched ? checkpointer.acks$.pipe(startWith(undefined), switchMap(() => timer(commitFrequencyMs, scheduler))) : NEVER)),
+    );
+    await firstValueFrom(race(acked$, quiet$, timer(drainMs, scheduler)).pipe(
+      take(1),
+      takeUntil(this.lost.pipe(ignoreElements(), catchError(() => [undefined]))),
+    ), { defaultValue: undefined });
+  }
+
+  /**
+   * A fault of this lease: a shard's own (an unknown AWS error, a malformed record) is an `error`
+   * event naming the shard, which is then taken again later; a fault of the whole group stops the client.
+   */
+  private report(error: Error): void {
+    const { shardId } = this.lease;
+    if (stopsTheClient(error)) this.deps.fail(error, shardId);
+    else this.deps.emit({ type: 'error', error, shardId });
   }
 
   private settle(end: SessionEnd): void {

@@ -51,9 +51,16 @@ export interface KinsumerSettings {
   /** Bound on `stop()`: drain, final commits, releases. Default 30000. */
   readonly shutdownTimeoutMs?: number;
   /**
-   * How long a client may wait at start before it fails instead of waiting on: while another live
-   * process with the same `clientId` keeps heartbeating, `records$` errors with `ConfigError` after
-   * this long. Must be longer than `leaseTtlMs`. Default 60000, or twice `leaseTtlMs` when that is longer.
+   * Bound on every call to AWS: a call unanswered this long is aborted and retried like any
+   * transient fault (a `retrying` event). Default 10000.
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * Bound on starting: a client that cannot check its tables and stream and join the group within
+   * this long (DynamoDB or Kinesis unreachable) errors `records$` and `leases$` with
+   * `StartTimeoutError` instead of retrying forever; one kept from starting because another live
+   * process heartbeats with the same `clientId` errors with `ConfigError` after this long.
+   * Default 60000, or twice `leaseTtlMs` when that is longer.
    */
   readonly startTimeoutMs?: number;
   /** `'polling'` (GetRecords, default) or `'fan-out'` (SubscribeToShard, enhanced fan-out). */
@@ -102,6 +109,8 @@ export interface ResolvedOptions {
   readonly shutdownTimeoutMs: number;
   /** Milliseconds; see {@link KinsumerOptions.stallWarningMs}. */
   readonly stallWarningMs: number;
+  /** Milliseconds; see {@link KinsumerOptions.requestTimeoutMs}. */
+  readonly requestTimeoutMs: number;
   /** Milliseconds; see {@link KinsumerOptions.startTimeoutMs}. */
   readonly startTimeoutMs: number;
   /** See {@link KinsumerOptions.readMode}; default `'polling'`. */
@@ -153,7 +162,9 @@ export const DEFAULTS = {
   stallWarningMs: 60000,
   /** `stop()` gives up after 30000 ms. */
   shutdownTimeoutMs: 30000,
-  /** A client still kept from starting (another live process has its clientId) fails after 60000 ms. */
+  /** An AWS call unanswered for 10000 ms is aborted and retried. */
+  requestTimeoutMs: 10000,
+  /** A client that cannot start within 60000 ms (or twice leaseTtlMs, if longer) fails with `StartTimeoutError`. */
   startTimeoutMs: 60000,
   /** GetRecords polling; `'fan-out'` must be asked for. */
   readMode: 'polling',
@@ -167,8 +178,8 @@ export const MIN_THROTTLE_DELAY_MS = 200;
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'streamName', 'streamArn', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
-  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'startTimeoutMs',
-  'readMode',
+  'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
+  'requestTimeoutMs', 'startTimeoutMs',
   'consumerName', 'createTables', 'logger', 'stats', 'scheduler',
 ]);
 
@@ -221,10 +232,8 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
   const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
   const stallWarningMs = duration(input, 'stallWarningMs', DEFAULTS.stallWarningMs);
+  const requestTimeoutMs = duration(input, 'requestTimeoutMs', DEFAULTS.requestTimeoutMs);
   const startTimeoutMs = duration(input, 'startTimeoutMs', Math.max(DEFAULTS.startTimeoutMs, 2 * leaseTtlMs));
-  if (startTimeoutMs <= leaseTtlMs) {
-    throw new ConfigError('startTimeoutMs', 'must be longer than leaseTtlMs (a restarted client may wait one TTL for the row its predecessor left)');
-  }
 
   const readMode = input.readMode ?? DEFAULTS.readMode;
   if (readMode !== 'polling' && readMode !== 'fan-out') {
@@ -240,7 +249,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   return {
     stream, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
     throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
-    maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, startTimeoutMs, readMode, consumerName, createTables,
+    maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, requestTimeoutMs, startTimeoutMs, readMode, consumerName, createTables,
     logger: resolveLogger(input.logger),
     stats: resolveStats(input.stats),
     scheduler: resolveScheduler(input.scheduler),
@@ -303,7 +312,7 @@ function resolveInitialPosition(value: unknown): InitialPosition {
 }
 
 type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs'
-  | 'stallWarningMs' | 'startTimeoutMs';
+  | 'stallWarningMs' | 'requestTimeoutMs' | 'startTimeoutMs';
 
 function duration(input: KinsumerOptions, option: DurationOption, fallback: number): number {
   const value: unknown = input[option];

@@ -17,6 +17,14 @@ import type { KinsumerEvent, KinsumerRecord, StatReceiver } from './types.js';
 
 export { ShardReadError } from './shard-delivery.js';
 
+/** What one GetRecords answer (or one SubscribeToShard event) said about the shard. */
+export interface FetchFigures {
+  /** Records in it (a KPL aggregate counts once). */
+  readonly records: number;
+  /** How far it was behind the tip of the shard, as Kinesis said. */
+  readonly millisBehindLatest: number | undefined;
+}
+
 /** Options of {@link readShard}. */
 export interface ReadShardOptions {
   readonly shardId: string;
@@ -35,6 +43,8 @@ export interface ReadShardOptions {
   /** Receives `retrying`, `record-undecodable` and `shard-finished` events. */
   readonly emit: (event: KinsumerEvent) => void;
   readonly stats?: StatReceiver;
+  /** Called with each fetch's size and lag (`MillisBehindLatest`): the figures `status()` shows. */
+  readonly onFetch?: (fetch: FetchFigures) => void;
   /** A held iterator older than this is rebuilt before use. Default 270000 (Kinesis iterators live 300000). */
   readonly iteratorMaxAgeMs?: number;
   /** Backoff of transient retries. Default: `DEFAULT_BACKOFF`. */
@@ -102,8 +112,10 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   );
 
   // One attempt: wait for the call budget, get an iterator if needed, call. Retries come back
-  // through the wait, so a retry never breaks the spacing between calls.
+  // through the wait, so a retry never breaks the spacing between calls. Room is asked for again
+  // after the wait: a lease paused (or left unconfirmed) meanwhile sends nothing.
   const attempt$ = defer(() => timer(pollDelayMs({ nowMs: scheduler.now(), recentCallsMs, throttleDelayMs, behind }), scheduler)).pipe(
+    switchMap(() => roomFreed$),
     switchMap(() => iterator$),
     switchMap((current) => {
       recentCallsMs = rememberCall(recentCallsMs, scheduler.now());
@@ -125,6 +137,7 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     const now = scheduler.now();
     behind = (page.millisBehindLatest ?? 0) > 0;
     stats?.eventsFromKinesis?.(page.records.length, shardId, page.millisBehindLatest ?? 0);
+    options.onFetch?.({ records: page.records.length, millisBehindLatest: page.millisBehindLatest });
     iterator = page.nextShardIterator;
     iteratorIssuedAtMs = now;
     if (page.nextShardIterator === undefined) childShardIds = page.childShardIds ?? [];

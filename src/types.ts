@@ -87,7 +87,11 @@ export interface ShardLease {
   readonly fencingToken: number;
   /**
    * The shard's records in sequence order. Completes when the shard is fully consumed (and marked
-   * finished) or the lease is given up; errors with `LeaseLostError` when another client took it.
+   * finished) or the lease is given up; errors with `LeaseLostError` when another client took it,
+   * and with the shard's own fault (a `ShardReadError` for an unknown AWS error, a malformed record,
+   * a `CorruptCheckpointError`, a failed checkpoint write), which is also an `error` event naming
+   * the shard: the client takes the shard again at the shard-check pace, so a `leases$` pipeline
+   * should end that lease's part (`catchError(() => EMPTY)`) rather than let the error through.
    */
   readonly records$: Observable<KinsumerRecord>;
 }
@@ -98,6 +102,54 @@ export interface CheckpointPosition {
   readonly sequenceNumber: string;
   /** Its sub-record inside a KPL aggregate, when the aggregate was only partly acked. */
   readonly subSequenceNumber?: number;
+}
+
+/**
+ * Where a client is in its life, as {@link KinsumerStatus.state} reports it:
+ * `starting` (not subscribed yet, or checking its tables and stream and joining the group),
+ * `running` (in the group, reading), `paused` (in the group, holding and renewing its leases,
+ * reading nothing: see `pause()`), `stopping` (giving its leases back), `stopped`, or `failed` (a
+ * fault of the whole group, or `StartTimeoutError`, ended it; `records$` errored with it).
+ */
+export type KinsumerState = 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'failed';
+
+/** One held shard in {@link KinsumerStatus.shards}. */
+export interface ShardStatus {
+  /** The shard. */
+  readonly shardId: string;
+  /** The lease's {@link ShardLease.fencingToken}. */
+  readonly fencingToken: number;
+  /**
+   * The checkpoint stored for the shard: where a new owner would resume. `undefined` while none
+   * is stored as a record's position (never consumed, or a start such as `TRIM_HORIZON`).
+   */
+  readonly checkpoint: CheckpointPosition | undefined;
+  /** Records emitted and not acked yet. */
+  readonly inFlight: number;
+  /** Records emitted and not yet under the checkpoint (unacked, or acked behind an unacked one); reading pauses at `maxInFlightRecords`. */
+  readonly pending: number;
+  /** How far the last read was behind the tip of the shard, as Kinesis said; `undefined` before the first read. */
+  readonly millisBehindLatest: number | undefined;
+  /** When the last record of the shard was emitted to the application (this client's clock). */
+  readonly lastRecordAt?: Date;
+  /** When a checkpoint of the shard was last written by this client (this client's clock). */
+  readonly lastCheckpointAt?: Date;
+}
+
+/** What `consumer.status()` returns: a synchronous snapshot, cheap enough for every health probe. */
+export interface KinsumerStatus {
+  /** This client's id (the `clientId` option, or the UUID generated for it). */
+  readonly clientId: string;
+  /** This client's name (the `clientName` option, or the host name). */
+  readonly clientName: string;
+  /** Where the client is in its life. */
+  readonly state: KinsumerState;
+  /** `true` while this client holds the group's leader lock (it refreshes the shard list). */
+  readonly leader: boolean;
+  /** Live clients in the group, this one included, as of the last shard check; 0 before the first. */
+  readonly members: number;
+  /** The shards this client holds, by shard id. */
+  readonly shards: readonly ShardStatus[];
 }
 
 /** Everything kinsumer reports, as a discriminated union on `type`. */
@@ -240,9 +292,11 @@ export type KinsumerEvent =
     readonly error: Error;
   }
   /**
-   * A fault reported rather than retried with backoff: one shard's (it is left unread, or its release
-   * failed), one coordination round's (tried again at the next shard check), or one that stops the
-   * client (`leases$` errors with it too).
+   * A fault reported rather than retried with backoff: one shard's (an unknown AWS error, a malformed
+   * record, a corrupt or unwritable checkpoint: that shard's reading ends and the shard is taken
+   * again at the shard-check pace; or its release failed), one coordination round's (tried again at
+   * the next shard check), a stop's that nobody awaited (`ShutdownTimeoutError`), or one that stops
+   * the client (`records$` and `leases$` error with it too).
    */
   | {
     /** Which event this is. */

@@ -9,42 +9,45 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { type Observable, expand, EMPTY, map, reduce } from 'rxjs';
 import { explainErrors } from '../endpoint-errors.js';
-import { request } from '../request.js';
+import { type RequestBound, request } from '../request.js';
 
 /** A DynamoDB item as the SDK spells it. */
 export type Item = Record<string, AttributeValue>;
 
-/** Thin, typed access to the DynamoDB operations kinsumer uses. */
+/**
+ * Thin, typed access to the DynamoDB operations kinsumer uses. With a `bound`, a call unanswered
+ * within `bound.timeoutMs` is aborted and errors with `RequestTimeoutError` (a transient fault).
+ */
 export class Dynamo {
-  constructor(private readonly client: DynamoDBClient) {}
+  constructor(private readonly client: DynamoDBClient, private readonly bound?: RequestBound) {}
 
   getItem(input: GetItemCommandInput): Observable<Item | undefined> {
-    return this.call((signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
+    return this.call('GetItem', (signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
   }
 
   /** One BatchGetItem call (at most 100 keys); the caller retries what comes back in `UnprocessedKeys`. */
   batchGetItem(input: BatchGetItemCommandInput): Observable<Pick<BatchGetItemCommandOutput, 'Responses' | 'UnprocessedKeys'>> {
-    return this.call((signal) => this.client.send(new BatchGetItemCommand(input), { abortSignal: signal }))
+    return this.call('BatchGetItem', (signal) => this.client.send(new BatchGetItemCommand(input), { abortSignal: signal }))
       .pipe(map((out) => ({ Responses: out.Responses, UnprocessedKeys: out.UnprocessedKeys })));
   }
 
   putItem(input: PutItemCommandInput): Observable<void> {
-    return this.call(async (signal) => { await this.client.send(new PutItemCommand(input), { abortSignal: signal }); });
+    return this.call('PutItem', async (signal) => { await this.client.send(new PutItemCommand(input), { abortSignal: signal }); });
   }
 
   /** Returns the item's attributes after the update (`ReturnValues: ALL_NEW`). */
   updateItem(input: UpdateItemCommandInput): Observable<Item | undefined> {
-    return this.call((signal) => this.client.send(new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input }), { abortSignal: signal }))
+    return this.call('UpdateItem', (signal) => this.client.send(new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input }), { abortSignal: signal }))
       .pipe(map((out) => out.Attributes));
   }
 
   deleteItem(input: DeleteItemCommandInput): Observable<void> {
-    return this.call(async (signal) => { await this.client.send(new DeleteItemCommand(input), { abortSignal: signal }); });
+    return this.call('DeleteItem', async (signal) => { await this.client.send(new DeleteItemCommand(input), { abortSignal: signal }); });
   }
 
   /** Every item of the scan, all pages. */
   scanAll(input: ScanCommandInput): Observable<Item[]> {
-    const page = (start: Item | undefined) => this.call((signal) => this.client.send(
+    const page = (start: Item | undefined) => this.call('Scan', (signal) => this.client.send(
       new ScanCommand(start === undefined ? input : { ...input, ExclusiveStartKey: start }), { abortSignal: signal }));
     return page(undefined).pipe(
       expand((out) => (out.LastEvaluatedKey === undefined ? EMPTY : page(out.LastEvaluatedKey))),
@@ -53,20 +56,21 @@ export class Dynamo {
   }
 
   describeTable(tableName: string): Observable<TableDescription | undefined> {
-    return this.call((signal) => this.client.send(new DescribeTableCommand({ TableName: tableName }), { abortSignal: signal }))
+    return this.call('DescribeTable', (signal) => this.client.send(new DescribeTableCommand({ TableName: tableName }), { abortSignal: signal }))
       .pipe(map((out) => out.Table));
   }
 
   createTable(input: CreateTableCommandInput): Observable<void> {
-    return this.call(async (signal) => { await this.client.send(new CreateTableCommand(input), { abortSignal: signal }); });
+    return this.call('CreateTable', async (signal) => { await this.client.send(new CreateTableCommand(input), { abortSignal: signal }); });
   }
 
   deleteTable(tableName: string): Observable<void> {
-    return this.call(async (signal) => { await this.client.send(new DeleteTableCommand({ TableName: tableName }), { abortSignal: signal }); });
+    return this.call('DeleteTable', async (signal) => { await this.client.send(new DeleteTableCommand({ TableName: tableName }), { abortSignal: signal }); });
   }
 
   /** One request; an error that is about the endpoint (unreachable, not DynamoDB) says so. */
-  private call<T>(send: (signal: AbortSignal) => Promise<T>): Observable<T> {
-    return request(send).pipe(explainErrors('DynamoDB', this.client));
+  private call<T>(operation: string, send: (signal: AbortSignal) => Promise<T>): Observable<T> {
+    const bound = this.bound === undefined ? undefined : { ...this.bound, operation: `DynamoDB ${operation}` };
+    return request(send, bound).pipe(explainErrors('DynamoDB', this.client));
   }
 }

@@ -5,6 +5,7 @@ import {
 import { classifyAwsError } from '../aws-errors.js';
 import { ConfigError, KinsumerError, TableNotFoundError } from '../errors.js';
 import { checkApplicationName, tableNames } from '../options.js';
+import type { RequestBound } from '../request.js';
 import { Dynamo } from './dynamo.js';
 
 /** Options of {@link createTables} and {@link deleteTables}. */
@@ -96,12 +97,13 @@ export async function deleteTables(options: TablesOptions): Promise<void> {
  * Checks that the application's tables exist: creates them when `create` is set, throws
  * `TableNotFoundError` naming the first missing one otherwise.
  */
-export async function checkTables(options: { dynamodb: DynamoDBClient; applicationName: string; create: boolean; scheduler?: SchedulerLike }): Promise<void> {
+export async function checkTables(options: { dynamodb: DynamoDBClient; applicationName: string; create: boolean; scheduler?: SchedulerLike; bound?: RequestBound }): Promise<void> {
   if (options.create) {
     await createTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
     return;
   }
-  const dynamo = new Dynamo(options.dynamodb);
+  // Each DescribeTable bounded (requestTimeoutMs): a hung one is retried with the start, not waited for.
+  const dynamo = new Dynamo(options.dynamodb, options.bound);
   for (const { table } of tableKeys(options.applicationName)) {
     const description = await describe(dynamo, table);
     if (description === undefined || description.TableStatus === 'DELETING') throw new TableNotFoundError(table);

@@ -13,13 +13,18 @@ import type { StreamRef } from '../options.js';
 import type {
   FanOutPort, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort,
 } from '../ports.js';
-import { request } from '../request.js';
+import { type RequestBound, request, withinTimeout } from '../request.js';
 import { subscription } from './event-stream.js';
 
 /** Options of {@link KinesisStream}. */
 export interface KinesisStreamOptions {
   /** `MaxResults` of each ListShards page. Default: the service's (1000). */
   readonly listShardsPageSize?: number;
+  /**
+   * A call unanswered this long is aborted and errors with `RequestTimeoutError` (a transient
+   * fault); a SubscribeToShard until the service accepts it. Default: no bound.
+   */
+  readonly bound?: RequestBound;
 }
 
 /** What DescribeStreamSummary says about the stream. */
@@ -48,12 +53,12 @@ export class KinesisStream implements StreamPort {
   constructor(private readonly client: KinesisClient, stream: StreamRef, private readonly options: KinesisStreamOptions = {}) {
     this.streamParams = stream.streamArn === undefined ? { StreamName: stream.streamName } : { StreamARN: stream.streamArn };
     this.streamLabel = stream.streamArn ?? stream.streamName;
-    this.fanOut = new KinesisFanOut(client, this);
+    this.fanOut = new KinesisFanOut(client, this, options.bound);
   }
 
   getShardIterator(shardId: string, start: IteratorStart): Observable<string> {
     const input: GetShardIteratorCommandInput = { ...this.streamParams, ShardId: shardId, ...iteratorParams(start) };
-    return this.send((signal) => this.client.send(new GetShardIteratorCommand(input), { abortSignal: signal })).pipe(
+    return this.send('GetShardIterator', (signal) => this.client.send(new GetShardIteratorCommand(input), { abortSignal: signal })).pipe(
       map((out) => {
         if (out.ShardIterator === undefined) throw new Error(`GetShardIterator on ${shardId} returned no iterator`);
         return out.ShardIterator;
@@ -64,7 +69,7 @@ export class KinesisStream implements StreamPort {
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage> {
     // An ARN also goes on GetRecords: cross-account reading through a resource policy needs it.
     const arn = 'StreamARN' in this.streamParams ? this.streamParams : {};
-    return this.send((signal) => this.client.send(new GetRecordsCommand({ ShardIterator: shardIterator, Limit: limit, ...arn }), { abortSignal: signal }))
+    return this.send('GetRecords', (signal) => this.client.send(new GetRecordsCommand({ ShardIterator: shardIterator, Limit: limit, ...arn }), { abortSignal: signal }))
       .pipe(map((out) => ({
         records: (out.Records ?? []).map(toRawRecord),
         nextShardIterator: out.NextShardIterator ?? undefined,
@@ -82,7 +87,7 @@ export class KinesisStream implements StreamPort {
 
   /** DescribeStreamSummary (20 TPS per account, unlike DescribeStream's 10). */
   describeSummary(): Observable<StreamSummary> {
-    return this.send((signal) => this.client.send(new DescribeStreamSummaryCommand(this.streamParams), { abortSignal: signal })).pipe(
+    return this.send('DescribeStreamSummary', (signal) => this.client.send(new DescribeStreamSummaryCommand(this.streamParams), { abortSignal: signal })).pipe(
       map((out) => {
         const summary = out.StreamDescriptionSummary;
         return {
@@ -122,11 +127,12 @@ export class KinesisStream implements StreamPort {
   private listShardsPage(nextToken: string | undefined): Observable<ListShardsCommandOutput> {
     const size = this.options.listShardsPageSize === undefined ? {} : { MaxResults: this.options.listShardsPageSize };
     const input = nextToken === undefined ? { ...this.streamParams, ...size } : { NextToken: nextToken, ...size };
-    return this.send((signal) => this.client.send(new ListShardsCommand(input), { abortSignal: signal }));
+    return this.send('ListShards', (signal) => this.client.send(new ListShardsCommand(input), { abortSignal: signal }));
   }
 
-  private send<T>(call: (signal: AbortSignal) => Promise<T>): Observable<T> {
-    return request(call).pipe(explainErrors('Kinesis', this.client), catchError((error: unknown) => throwError(() => this.translate(error))));
+  private send<T>(operation: string, call: (signal: AbortSignal) => Promise<T>): Observable<T> {
+    const { bound } = this.options;
+    return request(call, bound === undefined ? undefined : { ...bound, operation: `Kinesis ${operation}` }).pipe(explainErrors('Kinesis', this.client), catchError((error: unknown) => throwError(() => this.translate(error))));
   }
 
   private translate(error: unknown): unknown {
@@ -139,7 +145,7 @@ export class KinesisStream implements StreamPort {
  * answers are the consumer's, so they are not turned into `StreamNotFoundError` here.
  */
 class KinesisFanOut implements FanOutPort {
-  constructor(private readonly client: KinesisClient, private readonly stream: KinesisStream) {}
+  constructor(private readonly client: KinesisClient, private readonly stream: KinesisStream, private readonly bound: RequestBound | undefined) {}
 
   describeConsumer(consumerName: string): Observable<StreamConsumerInfo | undefined> {
     return this.call('DescribeStreamConsumer', (StreamARN, signal) => this.client.send(new DescribeStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
@@ -165,17 +171,20 @@ class KinesisFanOut implements FanOutPort {
 
   subscribeToShard(consumerArn: string, shardId: string, start: IteratorStart) {
     const { ShardIteratorType: Type, StartingSequenceNumber: SequenceNumber, Timestamp } = iteratorParams(start);
-    return subscription(
+    const subscription$ = subscription(
       (signal) => this.client.send(new SubscribeToShardCommand({
         ConsumerARN: consumerArn, ShardId: shardId, StartingPosition: { Type, SequenceNumber, Timestamp },
       }), { abortSignal: signal }),
       (record) => toRawRecord(record),
     );
+    // Bounded until accepted; the events then come as the shard has them (the reader renews the subscription).
+    return this.bound === undefined ? subscription$ : subscription$.pipe(withinTimeout('Kinesis SubscribeToShard', this.bound));
   }
 
   /** One consumer request, once the stream's ARN is known. */
   private call<T>(operation: string, send: (streamArn: string, signal: AbortSignal) => Promise<T>): Observable<T> {
-    return this.stream.streamArn().pipe(switchMap((streamArn) => request((signal) => send(streamArn, signal)).pipe(explainErrors('Kinesis', this.client, operation))));
+    const bound = this.bound === undefined ? undefined : { ...this.bound, operation: `Kinesis ${operation}` };
+    return this.stream.streamArn().pipe(switchMap((streamArn) => request((signal) => send(streamArn, signal), bound).pipe(explainErrors('Kinesis', this.client, operation))));
   }
 }
 

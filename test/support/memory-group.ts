@@ -1,5 +1,6 @@
-import { BehaviorSubject, type Observable, filter, switchMap, take } from 'rxjs';
+import { BehaviorSubject, type Observable, type OperatorFunction, Subscription, filter, switchMap, take, tap } from 'rxjs';
 import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
+import type { KinsumerPorts } from '../../src/client-runtime.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
@@ -25,6 +26,10 @@ export interface Member {
   readonly received: KinsumerRecord[];
   /** What its `records$` errored with, if it did. */
   readonly errors: unknown[];
+  /** The error `records$` ended with, if it did. */
+  failure: unknown;
+  /** The member's subscription to `records$` (unsubscribing it is the last unsubscribe). */
+  subscription: Subscription;
   /** Its lease store (call counts, fault injection). */
   readonly store: MemoryLeaseStore;
   /** Its membership store (call counts, fault injection). */
@@ -61,7 +66,19 @@ export class MemoryGroup {
   }
 
   /** Starts a client that acks every record as soon as it is received (unless `ack` says otherwise). */
-  join(id: string, options: { ack?: (record: KinsumerRecord) => boolean; extra?: Partial<KinsumerSettings>; skewMs?: number } = {}): Member {
+  join(id: string, options: {
+    ack?: (record: KinsumerRecord) => boolean;
+    extra?: Partial<KinsumerSettings>;
+    skewMs?: number;
+    /** Replaces ports with wrappers (a call that never answers, a malformed record). */
+    wrap?: (ports: KinsumerPorts) => KinsumerPorts;
+    /** Keep an error of `records$` in `failure` (the test looks at it) instead of failing the test run. */
+    keepFailure?: boolean;
+    /** The application's pipeline after each record is put in `received` (instead of `ack`). */
+    pipeline?: OperatorFunction<KinsumerRecord, unknown>;
+    /** Runs in the subscriber's error callback (with `keepFailure`), as an application's would. */
+    onError?: (error: unknown, kinsumer: Kinsumer) => void;
+  } = {}): Member {
     const gate = new BehaviorSubject(true);
     const gated = <T extends object>(target: T): T => new Proxy(target, {
       get(object, property, receiver) {
@@ -85,26 +102,35 @@ export class MemoryGroup {
       // The Kinsumer checks that these are SDK clients; the deps below replace every use of them.
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
-    }, () => ({
-      store: gated(store),
-      membership: gated(membership),
-      metadata: gated(new MemoryMetadataStore({ ...common, tables: this.coordination })),
-      stream: gated(this.stream),
-      prepare: () => Promise.resolve(),
-      random: this.random(),
-    }));
+    }, () => {
+      const ports: KinsumerPorts = {
+        store: gated(store),
+        membership: gated(membership),
+        metadata: gated(new MemoryMetadataStore({ ...common, tables: this.coordination })),
+        stream: gated(this.stream),
+        prepare: () => Promise.resolve(),
+        random: this.random(),
+      };
+      return options.wrap === undefined ? ports : options.wrap(ports);
+    });
     const member: Member = {
-      id, kinsumer, store, membership, events: [], received: [], errors: [],
+      id, kinsumer, store, membership, events: [], received: [], errors: [], failure: undefined, subscription: Subscription.EMPTY,
       pause: () => gate.next(false),
       resume: () => gate.next(true),
     };
     kinsumer.events$.subscribe((event) => member.events.push(event));
-    kinsumer.records$.subscribe({
-      next: (record) => {
-        member.received.push(record);
-        if (options.ack?.(record) ?? true) record.ack();
+    const acking: OperatorFunction<KinsumerRecord, unknown> = tap((record) => { if (options.ack?.(record) ?? true) record.ack(); });
+    member.subscription = kinsumer.records$.pipe(
+      tap((record) => { member.received.push(record); }),
+      options.pipeline ?? acking,
+    ).subscribe({
+      error: (error: unknown) => {
+        member.failure = error;
+        member.errors.push(error);
+        options.onError?.(error, kinsumer);
+        // Unexpected: rethrown, so RxJS reports it as unhandled and the test run fails as it did before.
+        if (options.keepFailure !== true) throw error;
       },
-      error: (error: unknown) => member.errors.push(error),
     });
     this.members.push(member);
     return member;

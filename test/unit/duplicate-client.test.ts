@@ -14,7 +14,7 @@ describe('one clientId, one process (virtual time, in-memory stores)', function 
     const first = group.join('same');
     await group.scheduler.until(() => group.counts().get('same') === 2, 'the first process holds both shards', 20_000);
     const startedAt = group.scheduler.now();
-    const second = group.join('same', { extra: { startTimeoutMs: START_TIMEOUT_MS } });
+    const second = group.join('same', { extra: { startTimeoutMs: START_TIMEOUT_MS }, keepFailure: true });
     await group.scheduler.until(() => second.events.some((e) => e.type === 'duplicate-client'), 'duplicate-client', 10 * FAST.shardCheckFrequencyMs);
     expect(second.events.find((e) => e.type === 'duplicate-client')).to.deep.equal({ type: 'duplicate-client', clientId: 'same' });
     // Up to just before the bound: waiting, holding nothing, failing nothing.
@@ -37,7 +37,7 @@ describe('one clientId, one process (virtual time, in-memory stores)', function 
     const group = new MemoryGroup(2);
     const old = group.join('same');
     await group.scheduler.until(() => group.counts().get('same') === 2, 'the old process holds both shards', 20_000);
-    const fresh = group.join('same', { extra: { startTimeoutMs: START_TIMEOUT_MS } });
+    const fresh = group.join('same', { extra: { startTimeoutMs: START_TIMEOUT_MS }, keepFailure: true });
     // The new process is up for a few checks before the old one is told to stop.
     await group.scheduler.advanceBy(3 * FAST.shardCheckFrequencyMs);
     let stoppedAt: number | undefined;

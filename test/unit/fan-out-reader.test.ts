@@ -581,6 +581,7 @@ describe('fan-out in a lease session', () => {
     const events: KinsumerEvent[] = [];
     const session = new LeaseSession(held, [], {
       store: mine, stream: Object.assign(new MemoryStream(), { fanOut: h.fanOut }), options, emit: (event) => events.push(event),
+      fail: (e) => { throw e; },
     });
     const received: KinsumerRecord[] = [];
     let error: unknown;

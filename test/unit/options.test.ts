@@ -41,6 +41,7 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(options.maxInFlightRecords).to.equal(10000);
     expect(options.shutdownTimeoutMs).to.equal(30000);
     expect(options.stallWarningMs).to.equal(60000);
+    expect(options.requestTimeoutMs).to.equal(10000);
     expect(options.startTimeoutMs).to.equal(60000);
     expect(options.readMode).to.equal('polling');
     expect(options.consumerName).to.equal('billing');
@@ -116,7 +117,7 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['stallWarningMs beyond the timer range', { stallWarningMs: 2 ** 31 }, 'stallWarningMs', /at most/],
     ['non-number stallWarningMs', { stallWarningMs: '60000' }, 'stallWarningMs', /number/],
     ['zero startTimeoutMs', { startTimeoutMs: 0 }, 'startTimeoutMs', /positive/],
-    ['startTimeoutMs not longer than the lease TTL', { startTimeoutMs: 15000 }, 'startTimeoutMs', /longer than leaseTtlMs/],
+    ['zero requestTimeoutMs', { requestTimeoutMs: 0 }, 'requestTimeoutMs', /positive/],
     ['unknown readMode', { readMode: 'push' }, 'readMode', /polling/],
     ['bad consumerName', { consumerName: 'a b' }, 'consumerName', /characters/],
     ['non-boolean createTables', { createTables: 'yes' }, 'createTables', /boolean/],

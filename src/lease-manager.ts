@@ -1,16 +1,15 @@
 import {
-  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, first, of, repeat, timer,
+  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, first, of, repeat, tap, timer,
 } from 'rxjs';
-import { CorruptCheckpointError } from './errors.js';
+import { isTransient } from './aws-errors.js';
+import { CorruptCheckpointError, LeaseLostError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
 import { LeaseSession, type SessionDeps } from './lease-session.js';
 import type { HeldLease } from './ports.js';
-import type { ShardLease } from './types.js';
+import type { ShardLease, ShardStatus } from './types.js';
 
 /** What the lease manager needs beyond a session's needs. */
 export interface LeaseManagerDeps extends SessionDeps {
-  /** A fatal error (missing table, access denied): the whole client must stop. */
-  readonly fail: (error: Error) => void;
   /** Jitter source (tests make it deterministic). Default `Math.random`. */
   readonly random?: () => number;
 }
@@ -23,6 +22,12 @@ interface Slot {
   session: LeaseSession | undefined;
   /** The message of the corrupt-row error last reported for this shard, while it stays corrupt. */
   corrupt: string | undefined;
+  /** The shard's last lease or capture ended in a fault of its own: it is taken again at the shard-check pace. */
+  faulted: boolean;
+  /** Transient capture failures in a row (numbers the `retrying` events). */
+  retries: number;
+  /** Settles when the capture request in flight (if any) has its answer. */
+  requesting: Promise<void> | undefined;
 }
 
 /**
@@ -59,7 +64,9 @@ export class LeaseManager {
     for (const [shardId, parentShardIds] of wanted) {
       const slot = this.slots.get(shardId);
       if (slot === undefined) {
-        const created: Slot = { shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined };
+        const created: Slot = {
+          shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined, faulted: false, retries: 0, requesting: undefined,
+        };
         this.slots.set(shardId, created);
         this.startCapture(created, this.firstDelayMs());
       } else {
@@ -78,18 +85,38 @@ export class LeaseManager {
     }
   }
 
-  /** Stops every capture loop and ends every session gracefully; resolves when all are settled. */
-  async stop(): Promise<void> {
+  /**
+   * Stops every capture loop and ends every session gracefully, each waiting at most `drainMs` for
+   * its emitted records to be acked (default: the drain bound; 0: not at all); resolves when all are settled.
+   */
+  async stop(drainMs?: number): Promise<void> {
     this.stopping = true;
     const endings: Promise<unknown>[] = [];
     for (const slot of this.slots.values()) {
       slot.wanted = false;
+      if (slot.session !== undefined) {
+        endings.push(slot.session.end(drainMs));
+      } else if (slot.requesting !== undefined) {
+        // Aborting a capture the store may already have applied would leave the lease owned by a
+        // client that has left: wait for the answer, and release what it gave.
+        endings.push(slot.requesting.then(() => {
+          slot.capture?.unsubscribe();
+          slot.capture = undefined;
+          return slot.session?.end(drainMs);
+        }));
+        continue;
+      }
       slot.capture?.unsubscribe();
       slot.capture = undefined;
-      if (slot.session !== undefined) endings.push(slot.session.end());
     }
     await Promise.all(endings);
     this.captured.complete();
+  }
+
+  /** The leases held now (being released included), by shard id, as `status()` shows them. */
+  statuses(): ShardStatus[] {
+    return [...this.slots.values()].flatMap((s) => (s.session === undefined ? [] : [s.session.status()]))
+      .sort((a, b) => (a.shardId < b.shardId ? -1 : a.shardId > b.shardId ? 1 : 0));
   }
 
   /** Shard ids still being released (for a timeout message). */
@@ -107,25 +134,39 @@ export class LeaseManager {
     return Math.floor(this.deps.options.throttleDelayMs * (0.75 + this.random() * 0.5));
   }
 
-  // A shard whose row is corrupt is looked at again at the shard-check pace: soon after a repair,
-  // without a capture (and, for a rejected sequence number, a GetShardIterator) every poll.
+  // A shard whose row is corrupt, or whose last lease ended in a fault of its own, is looked at
+  // again at the shard-check pace: soon after a repair, without a capture (and, for a rejected
+  // sequence number, a GetShardIterator) every poll.
   private retryDelayMs(slot: Slot): number {
-    return slot.corrupt === undefined ? this.pollDelayMs() : this.deps.options.shardCheckFrequencyMs;
+    return slot.corrupt === undefined && !slot.faulted ? this.pollDelayMs() : this.deps.options.shardCheckFrequencyMs;
   }
 
   private startCapture(slot: Slot, initialDelayMs: number): void {
     const { store, options, emit } = this.deps;
-    const attempt$ = defer(() => store.capture(slot.shardId)).pipe(
+    const attempt$ = defer(() => {
+      let answered!: () => void;
+      slot.requesting = new Promise((resolve) => { answered = resolve; });
+      return store.capture(slot.shardId).pipe(finalize(() => {
+        slot.requesting = undefined;
+        answered();
+      }));
+    }).pipe(
+      tap(() => { slot.retries = 0; }),
       catchError((error: unknown) => {
         const err = asError(error);
         if (stopsTheClient(error)) {
-          this.deps.fail(err);
+          this.deps.fail(err, slot.shardId);
         } else if (err instanceof CorruptCheckpointError) {
           // A corrupt row stays corrupt until someone repairs it: report it once, not every poll.
           if (slot.corrupt !== err.message) emit({ type: 'error', error: err, shardId: slot.shardId });
           slot.corrupt = err.message;
+        } else if (isTransient(error)) {
+          // Throttling, a timeout: tried again at the next poll; other shards are unaffected.
+          slot.retries += 1;
+          emit({ type: 'retrying', operation: 'capture', attempt: slot.retries, delayMs: this.retryDelayMs(slot), error: err, shardId: slot.shardId });
         } else {
-          // Transient faults: report, keep polling; other shards are unaffected.
+          // A fault of this shard's own: reported, tried again at the shard-check pace.
+          slot.faulted = true;
           emit({ type: 'error', error: err, shardId: slot.shardId });
         }
         return of(undefined);
@@ -139,6 +180,7 @@ export class LeaseManager {
       next: (lease) => {
         slot.capture = undefined;
         slot.corrupt = undefined;
+        slot.faulted = false;
         this.open(slot, lease);
       },
       error: (error: unknown) => this.deps.fail(asError(error)),
@@ -158,6 +200,7 @@ export class LeaseManager {
       }
       // Lost or failed while still wanted: try again (capture fails until the lease is free or ours).
       if (session.readError instanceof CorruptCheckpointError) slot.corrupt = session.readError.message;
+      else if (end === 'failed' || (session.readError !== undefined && !(session.readError instanceof LeaseLostError))) slot.faulted = true;
       this.startCapture(slot, this.retryDelayMs(slot));
     });
     if (!slot.wanted || this.stopping) {

@@ -1,0 +1,48 @@
+// startTimeoutMs on the local servers (issue 16 item 1, newcomer trial §3 "DynamoDB endpoint down
+// at start"): a client whose DynamoDB endpoint refuses connections errors records$ with
+// StartTimeoutError, the last error as its cause, instead of retrying silently forever.
+import { expect } from 'chai';
+import { EndpointError, Kinsumer, KinsumerError, StartTimeoutError, type KinsumerEvent } from '../../src/index.js';
+import { createStream, freePort, localDynamoDbClient } from '../../src/testing/index.js';
+import { eventually, uniqueName, useLocalAws } from '../support/local.js';
+import { FAST } from '../support/memory-group.js';
+
+/** The error and its causes, outermost first. */
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e: unknown = error; e !== undefined && chain.length < 6; e = (e as { cause?: unknown }).cause) chain.push(e);
+  return chain;
+}
+
+describe('startTimeoutMs (kinesalite, DynamoDB on a closed port)', function () {
+  this.timeout(60_000);
+  const local = useLocalAws();
+
+  it('errors records$ and leases$ with StartTimeoutError whose cause is the last error: connection refused', async () => {
+    const streamName = uniqueName('start');
+    await createStream(local().kinesis, streamName, 1);
+    const dynamodb = localDynamoDbClient(local(), { endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 });
+    const consumer = new Kinsumer({ ...FAST, streamName, applicationName: uniqueName('app'), kinesis: local().kinesis, dynamodb, startTimeoutMs: 2000 });
+    const events: KinsumerEvent[] = [];
+    consumer.events$.subscribe((event) => events.push(event));
+    let recordsError: unknown;
+    let leasesError: unknown;
+    consumer.records$.subscribe({ error: (error: unknown) => { recordsError = error; } });
+    consumer.leases$.subscribe({ error: (error: unknown) => { leasesError = error; } });
+    await eventually(() => recordsError !== undefined, 'records$ to error');
+    expect(recordsError).to.be.instanceOf(StartTimeoutError);
+    expect(leasesError).to.equal(recordsError);
+    const error = recordsError as StartTimeoutError;
+    expect(error).to.be.instanceOf(KinsumerError);
+    expect(error.timeoutMs).to.equal(2000);
+    // The last error seen while starting: the table check, refused by the closed port.
+    const lastRetry = events.filter((e): e is Extract<KinsumerEvent, { type: 'retrying' }> => e.type === 'retrying').at(-1);
+    expect(error.cause).to.equal(lastRetry?.error);
+    const chain = causes(error.cause);
+    expect(chain.some((e) => e instanceof EndpointError && e.service === 'DynamoDB')).to.equal(true);
+    expect(chain.some((e) => (e as { code?: unknown }).code === 'ECONNREFUSED')).to.equal(true);
+    expect(consumer.status().state).to.equal('failed');
+    await consumer.stop();
+    dynamodb.destroy();
+  });
+});
