@@ -1,6 +1,6 @@
 // Where a shard's reading starts, and where it resumes when an iterator must be rebuilt.
 // Pure: the captured checkpoint and the option in, a GetShardIterator request out.
-import type { IteratorStart, StoredCheckpoint } from './ports.js';
+import type { CheckpointRow, IteratorStart, StoredCheckpoint } from './ports.js';
 import { comparePositions, type Position } from './sequence-number.js';
 import type { InitialPosition, StartingPosition } from './types.js';
 
@@ -68,6 +68,27 @@ export function startToKeep(start: IteratorStart, nowMs: number): StoredCheckpoi
   if (start.type === 'LATEST') return { type: 'AT_TIMESTAMP', timestamp: new Date(nowMs - START_SKEW_MARGIN_MS) };
   if (start.type === 'AT_TIMESTAMP') return { type: 'AT_TIMESTAMP', timestamp: start.timestamp };
   return undefined;
+}
+
+/**
+ * Where a child shard (of a split or a merge) with no checkpoint of its own starts: where its
+ * parents' group started, not where `initialPosition` says. The child exists only since its
+ * parents closed, and it is captured only after they were read to their end, so a LATEST start
+ * taken at its capture would skip every record put into it in between.
+ * - A parent read from a record, or from the oldest record kept: the group read the parent while
+ *   it was open, so every record of the child is after the group's start → `TRIM_HORIZON`.
+ * - Parents that only kept a start time (a LATEST or timestamp group that read nothing of them):
+ *   the child starts at that time too (the earliest, for a merge) — on a stream resharded long
+ *   before the group began, this keeps the old children's history unread, as LATEST promises.
+ * - Nothing known (no row, or a bare LATEST): `undefined`, the `initialPosition` option decides.
+ */
+export function inheritedStart(parents: readonly Pick<CheckpointRow, 'checkpoint'>[]): StoredCheckpoint | undefined {
+  let earliest: Date | undefined;
+  for (const { checkpoint } of parents) {
+    if (checkpoint?.type === 'position' || checkpoint?.type === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
+    if (checkpoint?.type === 'AT_TIMESTAMP' && (earliest === undefined || checkpoint.timestamp < earliest)) earliest = checkpoint.timestamp;
+  }
+  return earliest === undefined ? undefined : { type: 'AT_TIMESTAMP', timestamp: earliest };
 }
 
 /**

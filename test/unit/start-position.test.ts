@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { START_SKEW_MARGIN_MS, isSkipped, planResume, planStart, startAfter, startToKeep } from '../../src/start-position.js';
+import { START_SKEW_MARGIN_MS, inheritedStart, isSkipped, planResume, planStart, startAfter, startToKeep } from '../../src/start-position.js';
 
 const SEQ = '49590338271490256608559692538361571095921575989136588898';
 
@@ -96,6 +96,21 @@ describe('start position', () => {
       expect(isSkipped({ sequenceNumber: SEQ }, skip)).to.equal(false);
       expect(isSkipped({ sequenceNumber: '9', subSequenceNumber: 0 }, { sequenceNumber: '10', subSequenceNumber: 0 })).to.equal(true);
       expect(isSkipped({ sequenceNumber: SEQ }, undefined)).to.equal(false);
+    });
+  });
+
+  describe('inheritedStart (a child shard with no checkpoint of its own)', () => {
+    const at = (ms: number) => ({ checkpoint: { type: 'AT_TIMESTAMP' as const, timestamp: new Date(ms) } });
+    it('a parent read from a record or from the oldest record: the child from its beginning', () => {
+      expect(inheritedStart([{ checkpoint: { type: 'position', position: { sequenceNumber: SEQ } } }])).to.deep.equal({ type: 'TRIM_HORIZON' });
+      expect(inheritedStart([at(5), { checkpoint: { type: 'TRIM_HORIZON' } }])).to.deep.equal({ type: 'TRIM_HORIZON' });
+    });
+    it('parents that kept only a start time: the child starts at the earliest of them', () => {
+      expect(inheritedStart([at(9_000), at(4_000)])).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(4_000) });
+    });
+    it('nothing known (no checkpoint, a bare LATEST): the initialPosition option decides', () => {
+      expect(inheritedStart([])).to.equal(undefined);
+      expect(inheritedStart([{ checkpoint: undefined }, { checkpoint: { type: 'LATEST' } }])).to.equal(undefined);
     });
   });
 });
