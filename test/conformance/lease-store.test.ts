@@ -124,8 +124,11 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await firstValueFrom(a.read(shard)))?.acked, 'written').to.deep.equal(RANGES);
       clock.now += TTL_MS;
       await backend().goWrite(shard, { ownerId: 'go-client', nowMs: clock.now });
+      // The Go client dies: b takes its lease after watching the row stand still for a TTL.
+      const b = store('b');
+      await firstValueFrom(b.read(shard));
       clock.now += TTL_MS;
-      const next = await held(store('b'), shard);
+      const next = await held(b, shard);
       expect([next.checkpoint, next.acked]).to.deep.equal([at(SEQ), undefined]);
 
       const reset = uniqueName('ranges-reset');
