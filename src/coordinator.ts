@@ -7,7 +7,7 @@ import { classifyAwsError } from './aws-errors.js';
 import type { CachedShard, LiveClient, MembershipStore, MetadataStore, Registration } from './coordination-ports.js';
 import { ConfigError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
-import { assignmentInput, cachedShardList, rowsToRead, sameShardList } from './group-view.js';
+import { type AssignmentStrategy, assignmentInput, cachedShardList, goPlan, goShare, rowsToRead, sameShardList, withGoHoldings } from './group-view.js';
 import type { ResolvedOptions } from './options.js';
 import type { CheckpointRow, LeaseStore, StreamPort } from './ports.js';
 import type { KinsumerEvent } from './types.js';
@@ -34,8 +34,12 @@ const REAP_EVERY_MS = 10 * 60 * 1000;
  * heartbeats, reads the live clients and the shard list, evaluates the shared assignment and
  * hands this client's part to `want`; the live client with the lowest id takes the leader lock
  * and refreshes the shard list every `leaderActionFrequencyMs`, so only one process calls
- * ListShards. While another live process holds this clientId's row, it captures nothing and
- * waits (`duplicate-client`), erroring with `ConfigError` after `startTimeoutMs`. Never emits;
+ * ListShards. While a Go kinsumer client is live (a clients row without this library's marker),
+ * the assignment is the Go kinsumer's round robin, which that client computes too; the sticky one
+ * again once none is. Each change of this client's shards or of the rule is a `rebalance` event
+ * (with the `strategy`), and a change of rule is logged. While another live process holds this
+ * clientId's row, it captures nothing and waits (`duplicate-client`), erroring with `ConfigError`
+ * after `startTimeoutMs`. Never emits;
  * errors only on a fault that stops the client (missing table or stream, access denied, that
  * ConfigError) — everything else is reported and retried at the next tick.
  */
@@ -43,6 +47,8 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const { options, emit } = deps;
   const leading$ = new BehaviorSubject(false);
   let lastWanted = '';
+  /** The rule the last check applied (`undefined` before the first). */
+  let lastStrategy: AssignmentStrategy | undefined;
   /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
   const suspectAfterMs = options.shardCheckFrequencyMs / 2;
   /** Since when (this client's clock) another process's row has stood in the way, and whether that was reported. */
@@ -61,22 +67,39 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     }),
     concatMap((clients) => lead(clients).pipe(map(() => clients))),
     concatMap((clients) => shardList().pipe(map((shards) => ({ clients, shards })))),
-    concatMap(({ clients, shards }) => readRows(rowsToRead(shards, clients, { selfId: options.clientId, suspectAfterMs }))
-      .pipe(map((rows) => ({ clients, shards, rows })))),
-    tap(({ clients, shards, rows }) => {
-      const assignment = assignShards(assignmentInput(options.clientId, clients, shards, rows));
+    map(({ clients, shards }) => ({ clients, shards, go: goPlan(options.clientId, clients, shards) })),
+    concatMap(({ clients, shards, go }) => readRows(rowsToRead(shards, go === undefined ? clients : withGoHoldings(clients, go), { selfId: options.clientId, suspectAfterMs }))
+      .pipe(map((rows) => ({ clients, shards, go, rows })))),
+    tap(({ clients, shards, go, rows }) => {
+      const input = assignmentInput(options.clientId, clients, shards, rows);
+      const mine = go === undefined
+        ? [...assignShards(input)].filter(([, clientId]) => clientId === options.clientId).map(([shardId]) => shardId)
+        : goShare(go, options.clientId, input);
+      const strategy: AssignmentStrategy = go === undefined ? 'sticky' : 'go';
+      if (strategy !== lastStrategy && (strategy === 'go' || lastStrategy !== undefined)) logSwitch(strategy, go?.goMembers ?? []);
       const parents = new Map(shards.map((s) => [s.shardId, s.parentShardIds] as const));
-      const wanted = new Map<string, readonly string[]>();
-      for (const [shardId, clientId] of assignment) if (clientId === options.clientId) wanted.set(shardId, parents.get(shardId) ?? []);
-      const key = [...wanted.keys()].join(',');
-      if (key !== lastWanted) {
-        const changes = assignmentChanges(assignment, options.clientId, deps.held());
-        emit({ type: 'rebalance', clients: new Set([...clients.map((c) => c.id), options.clientId]).size, assigned: [...wanted.keys()], acquire: changes.acquire, release: changes.release });
+      const wanted = new Map(mine.map((shardId) => [shardId, parents.get(shardId) ?? []] as const));
+      const key = mine.join(',');
+      if (key !== lastWanted || strategy !== lastStrategy) {
+        const changes = assignmentChanges(new Map(mine.map((shardId) => [shardId, options.clientId])), options.clientId, deps.held());
+        emit({
+          type: 'rebalance', clients: new Set([...clients.map((c) => c.id), options.clientId]).size, assigned: mine,
+          acquire: changes.acquire, release: changes.release, strategy,
+        });
         lastWanted = key;
+        lastStrategy = strategy;
       }
       deps.want(wanted);
     }),
   );
+
+  function logSwitch(strategy: AssignmentStrategy, goMembers: readonly string[]): void {
+    if (strategy === 'go') {
+      options.logger.info({ strategy, goMembers }, 'kinsumer: Go kinsumer clients are live in the group: assigning shards as the Go kinsumer does (shard list position modulo the sorted live clients)');
+    } else {
+      options.logger.info({ strategy }, 'kinsumer: no Go kinsumer client is live any more: back to the sticky, balanced assignment');
+    }
+  }
   const check$ = defer(() => deps.membership.heartbeat(deps.held())).pipe(
     concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
     ignoreElements(),
