@@ -1,6 +1,6 @@
 import {
-  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, forkJoin,
-  Subject, ignoreElements, map, merge, of, skip, switchMap, tap, throwError, timer,
+  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, filter,
+  finalize, forkJoin, Subject, ignoreElements, map, merge, of, skip, switchMap, take, tap, throwError, timer,
 } from 'rxjs';
 import { assignShards, assignmentChanges } from './assignment.js';
 import { classifyAwsError } from './aws-errors.js';
@@ -100,11 +100,38 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
       options.logger.info({ strategy }, 'kinsumer: no Go kinsumer client is live any more: back to the sticky, balanced assignment');
     }
   }
-  const check$ = defer(() => deps.membership.heartbeat(deps.held())).pipe(
+  // The row says what this client holds as soon as that changes (a capture, a release), not only at
+  // the next check: the others build their sticky assignment from these lists, and a list one check
+  // old can leave a shard unread for an extra check when changes come close together. The writes
+  // never overlap: a check waits for a publication in flight, a publication skips during a check.
+  /** The list the row shows (the last registered write), `undefined` while this process's row is not written. */
+  let published: string | undefined;
+  let checking = false;
+  const publishing$ = new BehaviorSubject(false);
+  const heartbeat$ = (publication: boolean) => defer(() => {
+    const held = deps.held();
+    return deps.membership.heartbeat(held).pipe(tap((registration) => {
+      if (registration.registered) published = held.join(',');
+      else if (!publication) published = undefined;
+    }));
+  });
+  const check$ = publishing$.pipe(
+    filter((busy) => !busy),
+    take(1),
+    concatMap(() => {
+      checking = true;
+      return heartbeat$(false);
+    }),
     concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
     ignoreElements(),
+    finalize(() => { checking = false; }),
     tolerate('coordination check', options.shardCheckFrequencyMs),
   );
+  const publish$ = defer(() => {
+    if (checking || published === undefined || deps.held().join(',') === published) return EMPTY;
+    publishing$.next(true);
+    return heartbeat$(true).pipe(finalize(() => publishing$.next(false)));
+  }).pipe(ignoreElements(), tolerate('heartbeat', options.throttleDelayMs));
 
   // Another process with this clientId heartbeats in its row: take nothing (and give up what is
   // held: this process may be the stale one), lead nothing, and watch the rows of what the other
@@ -192,6 +219,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     timer(0, options.shardCheckFrequencyMs, options.scheduler),
     expiryWake$.pipe(switchMap((delayMs) => timer(delayMs, options.scheduler))),
   ).pipe(exhaustMap(() => check$));
+  const publications$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(exhaustMap(() => publish$));
 
   // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
   // (with the run of failures so far), like every other retried call; anything else as `error`.
@@ -214,7 +242,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     );
   }
 
-  return merge(checks$, transitions$, leader$).pipe(ignoreElements());
+  return merge(checks$, publications$, transitions$, leader$).pipe(ignoreElements());
 }
 
 /**
