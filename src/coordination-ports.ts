@@ -24,6 +24,11 @@ export interface LiveClient {
   /** The writing process's instance id (`InstanceID`); `undefined` in a row without one (a Go kinsumer's). */
   readonly instanceId: string | undefined;
   /**
+   * Which library wrote the row (`Library`, such as `kinsumer-ts/0.1.0`); `undefined` in a Go
+   * kinsumer's row. While a live row lacks this library's marker, the group uses the Go assignment.
+   */
+  readonly library: string | undefined;
+  /**
    * The shards it held at its last heartbeat, sorted. `undefined` when the row has no `Shards`
    * attribute (a Go kinsumer's row: what it holds is unknown).
    */
@@ -51,7 +56,8 @@ export type Registration =
 /** The clients table, seen by one client. */
 export interface MembershipStore {
   /**
-   * Writes this process's row: `LastUpdate` = now, the shards it holds, its instance id. It never
+   * Writes this process's row: `LastUpdate` = now, the shards it holds, its instance id, the
+   * library marker (`Library`). It never
    * overwrites the row of another live process with the same clientId: it takes that row over only
    * once it has seen it unchanged for the lease TTL (its writer is gone), conditioned on the row
    * being as seen.

@@ -1,13 +1,13 @@
 import {
-  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, forkJoin,
-  Subject, ignoreElements, map, merge, of, skip, switchMap, tap, throwError, timer,
+  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, filter,
+  finalize, forkJoin, Subject, ignoreElements, map, merge, of, skip, switchMap, take, tap, throwError, timer,
 } from 'rxjs';
 import { assignShards, assignmentChanges } from './assignment.js';
 import { classifyAwsError } from './aws-errors.js';
 import type { CachedShard, LiveClient, MembershipStore, MetadataStore, Registration } from './coordination-ports.js';
 import { ConfigError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
-import { assignmentInput, cachedShardList, rowsToRead, sameShardList } from './group-view.js';
+import { type AssignmentStrategy, assignmentInput, cachedShardList, goPlan, goShare, rowsToRead, sameShardList, withGoHoldings } from './group-view.js';
 import type { ResolvedOptions } from './options.js';
 import type { CheckpointRow, LeaseStore, StreamPort } from './ports.js';
 import type { KinsumerEvent } from './types.js';
@@ -41,8 +41,12 @@ const REAP_EVERY_MS = 10 * 60 * 1000;
  * heartbeats, reads the live clients and the shard list, evaluates the shared assignment and
  * hands this client's part to `want`; the live client with the lowest id takes the leader lock
  * and refreshes the shard list every `leaderActionFrequencyMs`, so only one process calls
- * ListShards. While another live process holds this clientId's row, it captures nothing and
- * waits (`duplicate-client`), erroring with `ConfigError` after `startTimeoutMs`. Never emits;
+ * ListShards. While a Go kinsumer client is live (a clients row without this library's marker),
+ * the assignment is the Go kinsumer's round robin, which that client computes too; the sticky one
+ * again once none is. Each change of this client's shards or of the rule is a `rebalance` event
+ * (with the `strategy`), and a change of rule is logged. While another live process holds this
+ * clientId's row, it captures nothing and waits (`duplicate-client`), erroring with `ConfigError`
+ * after `startTimeoutMs`. Never emits;
  * errors only on a fault that stops the client (missing table or stream, access denied, that
  * ConfigError) — everything else is reported and retried at the next tick.
  */
@@ -50,6 +54,8 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const { options, emit } = deps;
   const leading$ = new BehaviorSubject(false);
   let lastWanted = '';
+  /** The rule the last check applied (`undefined` before the first). */
+  let lastStrategy: AssignmentStrategy | undefined;
   /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
   const suspectAfterMs = options.shardCheckFrequencyMs / 2;
   /** Since when (this client's clock) another process's row has stood in the way, and whether that was reported. */
@@ -68,30 +74,74 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     }),
     concatMap((clients) => lead(clients).pipe(map(() => clients))),
     concatMap((clients) => shardList().pipe(map((shards) => ({ clients, shards })))),
-    concatMap(({ clients, shards }) => readRows(rowsToRead(shards, clients, { selfId: options.clientId, suspectAfterMs }))
-      .pipe(map((rows) => ({ clients, shards, rows })))),
-    tap(({ clients, shards, rows }) => {
-      const assignment = assignShards(assignmentInput(options.clientId, clients, shards, rows));
+    map(({ clients, shards }) => ({ clients, shards, go: goPlan(options.clientId, clients, shards) })),
+    concatMap(({ clients, shards, go }) => readRows(rowsToRead(shards, go === undefined ? clients : withGoHoldings(clients, go), { selfId: options.clientId, suspectAfterMs }))
+      .pipe(map((rows) => ({ clients, shards, go, rows })))),
+    tap(({ clients, shards, go, rows }) => {
+      const input = assignmentInput(options.clientId, clients, shards, rows);
+      const mine = go === undefined
+        ? [...assignShards(input)].filter(([, clientId]) => clientId === options.clientId).map(([shardId]) => shardId)
+        : goShare(go, options.clientId, input);
+      const strategy: AssignmentStrategy = go === undefined ? 'sticky' : 'go';
+      if (strategy !== lastStrategy && (strategy === 'go' || lastStrategy !== undefined)) logSwitch(strategy, go?.goMembers ?? []);
       const parents = new Map(shards.map((s) => [s.shardId, s.parentShardIds] as const));
-      const wanted = new Map<string, readonly string[]>();
-      for (const [shardId, clientId] of assignment) if (clientId === options.clientId) wanted.set(shardId, parents.get(shardId) ?? []);
-      const key = [...wanted.keys()].join(',');
+      const wanted = new Map(mine.map((shardId) => [shardId, parents.get(shardId) ?? []] as const));
+      const key = mine.join(',');
       const members = new Set([...clients.map((c) => c.id), options.clientId]).size;
-      if (key !== lastWanted) {
-        const changes = assignmentChanges(assignment, options.clientId, deps.held());
-        emit({ type: 'rebalance', clients: members, assigned: [...wanted.keys()], acquire: changes.acquire, release: changes.release });
+      if (key !== lastWanted || strategy !== lastStrategy) {
+        const changes = assignmentChanges(new Map(mine.map((shardId) => [shardId, options.clientId])), options.clientId, deps.held());
+        emit({
+          type: 'rebalance', clients: members, assigned: mine,
+          acquire: changes.acquire, release: changes.release, strategy,
+        });
         lastWanted = key;
+        lastStrategy = strategy;
       }
       deps.members?.(members);
       deps.want(wanted);
     }),
   );
-  const check$ = defer(() => deps.membership.heartbeat(deps.held())).pipe(
-    tap(() => deps.heartbeated?.()),
+
+  function logSwitch(strategy: AssignmentStrategy, goMembers: readonly string[]): void {
+    if (strategy === 'go') {
+      options.logger.info({ strategy, goMembers }, 'kinsumer: Go kinsumer clients are live in the group: assigning shards as the Go kinsumer does (shard list position modulo the sorted live clients)');
+    } else {
+      options.logger.info({ strategy }, 'kinsumer: no Go kinsumer client is live any more: back to the sticky, balanced assignment');
+    }
+  }
+  // The row says what this client holds as soon as that changes (a capture, a release), not only at
+  // the next check: the others build their sticky assignment from these lists, and a list one check
+  // old can leave a shard unread for an extra check when changes come close together. The writes
+  // never overlap: a check waits for a publication in flight, a publication skips during a check.
+  /** The list the row shows (the last registered write), `undefined` while this process's row is not written. */
+  let published: string | undefined;
+  let checking = false;
+  const publishing$ = new BehaviorSubject(false);
+  const heartbeat$ = (publication: boolean) => defer(() => {
+    const held = deps.held();
+    return deps.membership.heartbeat(held).pipe(tap((registration) => {
+      deps.heartbeated?.();
+      if (registration.registered) published = held.join(',');
+      else if (!publication) published = undefined;
+    }));
+  });
+  const check$ = publishing$.pipe(
+    filter((busy) => !busy),
+    take(1),
+    concatMap(() => {
+      checking = true;
+      return heartbeat$(false);
+    }),
     concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
     ignoreElements(),
+    finalize(() => { checking = false; }),
     tolerate('coordination check', options.shardCheckFrequencyMs),
   );
+  const publish$ = defer(() => {
+    if (checking || published === undefined || deps.held().join(',') === published) return EMPTY;
+    publishing$.next(true);
+    return heartbeat$(true).pipe(finalize(() => publishing$.next(false)));
+  }).pipe(ignoreElements(), tolerate('heartbeat', options.throttleDelayMs));
 
   // Another process with this clientId heartbeats in its row: take nothing (and give up what is
   // held: this process may be the stale one), lead nothing, and watch the rows of what the other
@@ -179,6 +229,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     timer(0, options.shardCheckFrequencyMs, options.scheduler),
     expiryWake$.pipe(switchMap((delayMs) => timer(delayMs, options.scheduler))),
   ).pipe(exhaustMap(() => check$));
+  const publications$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(exhaustMap(() => publish$));
 
   // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
   // (with the run of failures so far), like every other retried call; anything else as `error`.
@@ -201,7 +252,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     );
   }
 
-  return merge(checks$, transitions$, leader$).pipe(ignoreElements());
+  return merge(checks$, publications$, transitions$, leader$).pipe(ignoreElements());
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type Registration, type ShardCache,
 } from '../coordination-ports.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
+import { libraryMarker } from '../library-marker.js';
 import { RivalRow } from '../rival-row.js';
 import { RowObserver, observedExpired } from '../row-observer.js';
 
@@ -25,6 +26,8 @@ export interface MemoryClientRow {
   readonly shardIds: readonly string[] | undefined;
   /** The writing process (`InstanceID`); absent in a Go kinsumer's row. */
   readonly instanceId?: string;
+  /** The library marker (`Library`), written by every heartbeat of this library; absent in a Go kinsumer's row. */
+  readonly library?: string;
 }
 
 /** The `Leader` item: `id` is `undefined` after a step-down. */
@@ -177,7 +180,7 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
           if (!verdict.gone) return { registered: false, heartbeating: verdict.heartbeating, shardIds: row.shardIds };
         }
         this.#rival.clear();
-        this.tables.putClient({ id: this.options.clientId, name: this.clientName, lastUpdateNs, shardIds, instanceId: this.instanceId });
+        this.tables.putClient({ id: this.options.clientId, name: this.clientName, lastUpdateNs, shardIds, instanceId: this.instanceId, library: libraryMarker() });
         return { registered: true };
       };
     });
@@ -193,7 +196,7 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
           if (row.lastUpdateNs === undefined) return [];
           const unchangedForMs = this.#clients.see(row.id, `${row.lastUpdateNs}\u0000${row.instanceId ?? ''}`, nowMs);
           if (observedExpired(unchangedForMs, this.options.leaseTtlMs)) return [];
-          return [{ id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds, unchangedForMs, instanceId: row.instanceId }];
+          return [{ id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds, unchangedForMs, instanceId: row.instanceId, library: row.library }];
         });
       };
     });

@@ -5,6 +5,10 @@ import { expect } from 'chai';
 import { type Observable, firstValueFrom } from 'rxjs';
 import type { CachedShard, MembershipStore, MetadataStore } from '../../src/coordination-ports.js';
 import { nanosFromMillis } from '../../src/dynamodb/codec.js';
+import { readFileSync } from 'node:fs';
+
+/** What every heartbeat of this library writes as `Library`: its name and the package's version. */
+const MARKER = `kinsumer-ts/${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
 
 /** What a store is built from in a test. */
 export interface SpecStoreOptions {
@@ -60,8 +64,8 @@ export function membershipSpec(harness: SpecHarness): void {
       await run(membership('a').heartbeat([]));
       const live = await run(membership('c').liveClients());
       expect(live).to.deep.equal([
-        { id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 10), shardIds: [], unchangedForMs: 0, instanceId: 'a#1' },
-        { id: 'b', name: 'b-host', lastUpdateNs: nanosFromMillis(T0), shardIds: ['shardId-1', 'shardId-2'], unchangedForMs: 0, instanceId: 'b#1' },
+        { id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 10), shardIds: [], unchangedForMs: 0, instanceId: 'a#1', library: MARKER },
+        { id: 'b', name: 'b-host', lastUpdateNs: nanosFromMillis(T0), shardIds: ['shardId-1', 'shardId-2'], unchangedForMs: 0, instanceId: 'b#1', library: MARKER },
       ]);
     });
 
@@ -70,7 +74,7 @@ export function membershipSpec(harness: SpecHarness): void {
       await run(a.heartbeat(['s1', 's2']));
       clock.now += 1000;
       await run(a.heartbeat(['s3']));
-      expect(await run(a.liveClients())).to.deep.equal([{ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 1000), shardIds: ['s3'], unchangedForMs: 0, instanceId: 'a#1' }]);
+      expect(await run(a.liveClients())).to.deep.equal([{ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 1000), shardIds: ['s3'], unchangedForMs: 0, instanceId: 'a#1', library: MARKER }]);
     });
 
     it('a row is live until the reader has seen it unchanged for leaseTtlMs on its own clock; a row new to a reader is live', async () => {

@@ -13,7 +13,7 @@ const row = (fields: Partial<CheckpointRow>): CheckpointRow => ({
   finished: false, leaseCounter: 0, lastOwnerId: undefined, ...fields,
 });
 const client = (id: string, unchangedForMs: number, shardIds?: string[]): LiveClient => ({
-  id, name: undefined, lastUpdateNs: 0n, shardIds, unchangedForMs, instanceId: undefined,
+  id, name: undefined, lastUpdateNs: 0n, shardIds, unchangedForMs, instanceId: undefined, library: undefined,
 });
 
 describe('expiry by local observation (pure)', () => {

@@ -188,3 +188,28 @@ describe('graceful end of a lease with records never acked (virtual time)', () =
     expect(row?.checkpoint).to.deep.equal({ type: 'position', position: { sequenceNumber: fifth?.sequenceNumber } });
   });
 });
+
+describe('what a member\'s clients row says it holds (virtual time)', () => {
+  it('a capture or a release shows in the member\'s row within a capture poll, not at its next check: the others\' next check sees the holdings as they are', async () => {
+    // A long shard check, so a capture poll and a check are far apart.
+    const timings = { shardCheckFrequencyMs: 2000, leaseTtlMs: 6000, leaderActionFrequencyMs: 2000 };
+    const group = new MemoryGroup(4, timings);
+    group.join('a');
+    await group.scheduler.until(() => group.counts().get('a') === 4, 'a holds all 4', 20_000);
+    // Half a check after a's: b's first check assigns it two of a's shards; a gives them up at its next check, b then captures them.
+    await group.scheduler.advanceBy(timings.shardCheckFrequencyMs / 2);
+    group.join('b');
+    await group.scheduler.until(() => group.counts().get('b') === 2, 'b captures two shards', timings.shardCheckFrequencyMs);
+    const captured = group.scheduler.now();
+    await group.scheduler.advanceBy(2 * FAST.throttleDelayMs);
+    // Both are mid-way between their checks: only a write outside the checks can show the change.
+    expect(group.scheduler.now() - captured).to.be.below(timings.shardCheckFrequencyMs / 2);
+    expect(group.coordination.client('a')?.shardIds, 'a\'s row').to.deep.equal(held(group, 'a'));
+    expect(group.coordination.client('b')?.shardIds, 'b\'s row').to.deep.equal(held(group, 'b'));
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+});
+
+function held(group: MemoryGroup, id: string): string[] {
+  return [...group.owners()].filter(([, owner]) => owner === id).map(([shardId]) => shardId).sort();
+}
