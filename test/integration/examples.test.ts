@@ -59,14 +59,19 @@ describe('examples/ run against the local servers', function () {
     expect(await example('graceful-shutdown')).to.contain('graceful-shutdown: SIGTERM: 100 records handled, 2 leases released');
   });
 
-  it('metrics: Prometheus counters fed from events$ and the StatReceiver', async () => {
+  it('metrics: Prometheus fed by status() (gauges at each scrape) and events$ (counters): delivered = acked = 200, checkpoints written, both leases held while running and none after stop()', async () => {
     const out = await example('metrics');
-    expect(out).to.match(/^kinsumer_delivery_seconds_count 200$/m);
-    expect(out).to.match(/^kinsumer_events_total\{type="lease-acquired"\} 2$/m);
-    expect(out).to.match(/^kinsumer_leases 0$/m);
-    const read = [...out.matchAll(/^kinsumer_records_read_total\{shard="[^"]+"\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-    expect(read).to.equal(200);
-    expect(out).to.match(/^kinsumer_checkpoints_total [1-9]\d*$/m);
+    const [running = '', stopped = ''] = out.split('# after stop()');
+    const total = (text: string, name: string) => [...text.matchAll(new RegExp(`^${name}\\{shard="[^"]+"\\} (\\d+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+    expect(running).to.match(/^kinsumer_leases_held 2$/m);
+    expect([...running.matchAll(/^kinsumer_shard_pending\{shard="[^"]+"\} 0$/gm)]).to.have.length(2);
+    expect([...running.matchAll(/^kinsumer_shard_millis_behind_latest\{shard="[^"]+"\} \d+$/gm)]).to.have.length(2);
+    expect(total(stopped, 'kinsumer_records_delivered_total')).to.equal(200);
+    expect(total(stopped, 'kinsumer_records_acked_total')).to.equal(200);
+    expect(total(stopped, 'kinsumer_checkpoints_written_total')).to.be.at.least(2);
+    expect(stopped).to.match(/^kinsumer_delivery_seconds_count 200$/m);
+    expect(stopped).to.match(/^kinsumer_events_total\{type="lease-acquired"\} 2$/m);
+    expect(stopped).to.match(/^kinsumer_leases_held 0$/m);
   });
 
   it('health: /healthz and /readyz answer 200 once running; paused (SIGUSR2) /readyz is 503 saying why while /healthz stays 200; resumed, ready again; SIGTERM stops it', async () => {
