@@ -12,6 +12,7 @@ import { LeaseManager } from './lease-manager.js';
 import { type ReadingSwitch, drainBoundMs } from './lease-session.js';
 import type { ResolvedOptions } from './options.js';
 import type { LeaseStore, StreamPort } from './ports.js';
+import { type ShardCount, ShardTallies } from './shard-tally.js';
 import { stopLog } from './stop-log.js';
 import type { KinsumerEvent, ShardLease, ShardStatus } from './types.js';
 
@@ -78,6 +79,7 @@ export class ClientRuntime {
   private readonly registered = new BehaviorSubject(false);
   private readonly paused = new BehaviorSubject(false);
   private readonly unwatched = new BehaviorSubject(false);
+  private readonly tallies = new ShardTallies();
   private readonly emit: (event: KinsumerEvent) => void;
   private coordination: Subscription | undefined;
   private stopPromise: Promise<void> | undefined;
@@ -104,6 +106,7 @@ export class ClientRuntime {
       fail: (error, shardId) => this.fail(error, shardId),
       reading,
       unwatched$: this.unwatched.pipe(distinctUntilChanged()),
+      tally: (shardId) => this.tallies.of(shardId),
       ...(deps.random === undefined ? {} : { random: deps.random }),
     });
     this.leases$ = merge(
@@ -181,6 +184,11 @@ export class ClientRuntime {
       members: this.members,
       shards: this.manager.statuses(),
     };
+  }
+
+  /** Records delivered and acked per shard held so far (the metrics' counters). */
+  counts(): ShardCount[] {
+    return this.tallies.counts();
   }
 
   /** Shards still held (for a timeout message). */

@@ -9,6 +9,9 @@ import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
 import { setLeaseSignal } from './record-lease.js';
+import { ShardTally } from './shard-tally.js';
+import { linkLease } from './telemetry/lease-link.js';
+import { streamName } from './telemetry/names.js';
 import { planStart, startToKeep } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, ShardStatus, StartingPosition } from './types.js';
 
@@ -27,6 +30,8 @@ export interface SessionDeps {
    * once no ack has come for `commitFrequencyMs`. Absent: always watched.
    */
   readonly unwatched$?: Observable<boolean>;
+  /** The client's running totals of a shard (records delivered, acked). Absent: counted for nobody. */
+  readonly tally?: (shardId: string) => ShardTally;
 }
 
 /** Whether the client reads (`pause()` / `resume()`): what every lease's reader waits on. */
@@ -74,6 +79,9 @@ export class LeaseSession {
   // status() figures the reader reports.
   private millisBehindLatest: number | undefined;
   private lastRecordAtMs: number | undefined;
+  // The metrics' totals of this shard; this lease's unacked records count in them while it lasts.
+  private readonly tally: ShardTally;
+  private readonly inFlight = (): number => this.checkpointer.inFlight();
   /** Why reading ended early, if it failed (the lease manager paces its next capture by it). */
   readError: Error | undefined;
 
@@ -96,6 +104,9 @@ export class LeaseSession {
       stats: options.stats,
     });
     const startingPosition: StartingPosition = plan.startingPosition;
+    this.tally = deps.tally?.(held.shardId) ?? new ShardTally();
+    this.tally.attach(this.inFlight);
+    linkLease(this.leaseEnd.signal, { stream: streamName(options.stream), tracerProvider: options.tracerProvider });
 
     // Renewal must not wait for a reader: an idle or not-yet-read lease stays ours.
     this.checkpointer.run$.subscribe({
@@ -130,6 +141,7 @@ export class LeaseSession {
         tap((record) => {
           setLeaseSignal(record, this.leaseEnd.signal);
           this.lastRecordAtMs = options.scheduler.now();
+          this.tally.delivered += 1;
         }),
         takeUntil(this.stopReading),
         // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the
@@ -239,6 +251,7 @@ export class LeaseSession {
   }
 
   private settle(end: SessionEnd): void {
+    this.tally.detach(this.inFlight);
     this.resolveDone(end);
   }
 }

@@ -75,6 +75,12 @@ export interface CheckpointRow {
    */
   readonly lastOwnerId: string | undefined;
   /**
+   * When a commit or release last moved the checkpoint (`CheckpointUpdate`, Unix nanoseconds on the
+   * writer's clock): the shard's last progress, which renewals do not touch. Absent before the
+   * first move, and in rows the Go kinsumer rewrote (it drops the attribute).
+   */
+  readonly checkpointUpdateNs?: bigint;
+  /**
    * Records acked beyond the checkpoint (`AckedRanges`), in order; absent when none, when the row
    * was written by the Go kinsumer (which drops the attribute), or when the attribute cannot be
    * trusted (unreadable, or written with another checkpoint): not knowing them only costs duplicates.

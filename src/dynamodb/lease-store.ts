@@ -10,7 +10,7 @@
 import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
-  reduce, throwError, timer,
+  reduce, tap, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
 import { LeaseObservations } from '../capture-rule.js';
@@ -18,13 +18,14 @@ import { backoffDelay } from '../backoff.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
 import { isSequenceNumber } from '../sequence-number.js';
+import { advances } from '../checkpoint-advance.js';
 import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
 import { AttributeFormatError, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
 
-/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`, `AckedRanges`. */
+/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`, `AckedRanges`, `CheckpointUpdate`. */
 export const CHECKPOINT_ATTRIBUTES = {
   shard: 'Shard',
   sequenceNumber: 'SequenceNumber',
@@ -40,6 +41,11 @@ export const CHECKPOINT_ATTRIBUTES = {
   startTimestamp: 'StartTimestamp',
   /** Records acked beyond the checkpoint (§7.3), one string, see acked-ranges.ts. The Go kinsumer's full-row writes drop it. */
   ackedRanges: 'AckedRanges',
+  /**
+   * When a commit or release last moved the checkpoint (Unix ns, plus `CheckpointUpdateRFC` as
+   * `LastUpdate` has): progress, which renewals do not touch. The Go kinsumer ignores it (and its full-row writes drop it).
+   */
+  checkpointUpdate: 'CheckpointUpdate',
 } as const;
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -93,6 +99,9 @@ export class DynamoLeaseStore implements LeaseStore {
   readonly #metadataTable: string;
   readonly #corrupt: CorruptRowReporter<CorruptCheckpointError>;
   readonly #leases: LeaseObservations;
+  // The checkpoint each held lease stored last (as captured, then as written): a commit that moves
+  // it also writes CheckpointUpdate. Only this lease writes the row while it holds it (fenced).
+  readonly #stored = new Map<string, { readonly leaseCounter: number; readonly checkpoint: StoredCheckpoint | undefined }>();
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
@@ -174,6 +183,7 @@ export class DynamoLeaseStore implements LeaseStore {
             map((attributes): HeldLease => {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
+              this.#stored.set(shardId, { leaseCounter: held.leaseCounter, checkpoint: held.checkpoint });
               const lease = { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
               return held.acked === undefined ? lease : { ...lease, acked: held.acked };
             }),
@@ -186,11 +196,13 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   commit(lease: HeldLease, write: CheckpointWrite): Observable<void> {
+    const moved = this.#advances(lease, write);
     return this.#fenced(lease, (update, nowMs) => {
       setCheckpoint(update, write.checkpoint);
+      if (moved) update.setTimestamp(A.checkpointUpdate, nowMs);
       setAckedRanges(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
-    });
+    }).pipe(tap(() => this.#wrote(lease, write)));
   }
 
   renew(lease: HeldLease): Observable<void> {
@@ -243,14 +255,26 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
+    const moved = this.#advances(lease, write);
     return this.#fenced(lease, (update, nowMs) => {
       setCheckpoint(update, write.checkpoint);
+      if (moved) update.setTimestamp(A.checkpointUpdate, nowMs);
       setAckedRanges(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
       update.set(A.lastOwnerId, { S: this.#options.clientId });
       update.remove(A.ownerId);
       update.remove(A.ownerName);
     });
+  }
+
+  /** The write moves the checkpoint this lease stored last (unknown: a write with a checkpoint moves it). */
+  #advances(lease: HeldLease, write: CheckpointWrite): boolean {
+    const stored = this.#stored.get(lease.shardId);
+    return stored?.leaseCounter === lease.leaseCounter ? advances(stored.checkpoint, write.checkpoint) : write.checkpoint !== undefined;
+  }
+
+  #wrote(lease: HeldLease, write: CheckpointWrite): void {
+    if (write.checkpoint !== undefined) this.#stored.set(lease.shardId, { leaseCounter: lease.leaseCounter, checkpoint: write.checkpoint });
   }
 
   /** An UpdateItem that renews `LastUpdate`, conditioned on this lease still being the row's. */
@@ -360,6 +384,7 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
     const checkpoint = decodeCheckpoint(item, shardId);
     // Never corrupt: ranges that cannot be trusted are ignored, which only costs duplicates.
     const acked = decodeAckedRanges(item[A.ackedRanges]?.S, checkpoint);
+    const checkpointUpdateNs = informational(() => readInteger(item, A.checkpointUpdate));
     return {
       shardId,
       checkpoint,
@@ -369,9 +394,19 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
       finished: readInteger(item, A.finished) !== undefined,
       leaseCounter: Number(counter),
       lastOwnerId: readString(item, A.lastOwnerId),
+      ...(checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs }),
       ...(acked === undefined ? {} : { acked }),
     };
   });
+}
+
+/** An attribute for humans only: unreadable, it is left out rather than making the whole row corrupt. */
+function informational<T>(decode: () => T): T | undefined {
+  try {
+    return decode();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs `decode`, an attribute it cannot read becoming the `CorruptCheckpointError` of `shardId`. */
