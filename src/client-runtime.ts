@@ -62,6 +62,7 @@ export interface RuntimeStatus {
   readonly failed: boolean;
   readonly leader: boolean;
   readonly members: number;
+  readonly assignment: 'sticky' | 'go' | undefined;
   readonly shards: readonly ShardStatus[];
 }
 
@@ -86,6 +87,7 @@ export class ClientRuntime {
   private failure: Error | undefined;
   private leader = false;
   private members = 0;
+  private assignment: 'sticky' | 'go' | undefined;
   /** The last fault reported while starting: the cause of a StartTimeoutError. */
   private lastStartError: Error | undefined;
 
@@ -153,6 +155,7 @@ export class ClientRuntime {
   // What status() needs from the events: leadership, and the last fault while starting.
   private observe(event: KinsumerEvent): void {
     if (event.type === 'leader-acquired' || event.type === 'leader-lost') this.leader = event.type === 'leader-acquired';
+    else if (event.type === 'rebalance') this.assignment = event.strategy;
     else if ((event.type === 'retrying' || event.type === 'error') && !this.registered.value) this.lastStartError = event.error;
   }
 
@@ -182,6 +185,7 @@ export class ClientRuntime {
       failed: this.failure !== undefined,
       leader: this.leader && !stopped,
       members: this.members,
+      assignment: this.assignment,
       shards: this.manager.statuses(),
     };
   }

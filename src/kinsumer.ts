@@ -149,6 +149,7 @@ export class Kinsumer {
       state: this.publicState(runtime),
       leader: runtime?.leader ?? false,
       members: runtime?.members ?? 0,
+      ...(runtime?.assignment === undefined ? {} : { assignment: runtime.assignment }),
       shards: runtime?.shards ?? [],
     };
   }

@@ -148,6 +148,11 @@ export interface KinsumerStatus {
   readonly leader: boolean;
   /** Live clients in the group, this one included, as of the last shard check; 0 before the first. */
   readonly members: number;
+  /**
+   * The assignment the group follows, as of the last shard check: `'go'` while a Go kinsumer
+   * client is a live member (a rolling migration), else `'sticky'`; absent before the first check.
+   */
+  readonly assignment?: 'sticky' | 'go';
   /** The shards this client holds, by shard id. */
   readonly shards: readonly ShardStatus[];
 }

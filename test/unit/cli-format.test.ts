@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseResetTarget } from '../../src/cli/commands/reset.js';
-import { memberStatuses, membersTable, shardStatuses, statusJson, statusTable } from '../../src/cli/commands/status.js';
+import { groupAssignment, memberStatuses, membersTable, shardStatuses, statusJson, statusTable } from '../../src/cli/commands/status.js';
 import type { CheckpointLag } from '../../src/cli/commands/status-read.js';
 import { type PrintedRecord, parseTailStart, recordLine, shardsToRead } from '../../src/cli/commands/tail.js';
 import { UsageError } from '../../src/cli/command.js';
@@ -100,16 +100,19 @@ describe('CLI status rows (pure)', () => {
     expect(table).not.to.contain(SEQ);
 
     const members = memberStatuses([
-      { id: 'a', name: 'host-a', lastUpdateNs: ns(nowMs - 2500), instanceId: 'i-1', shardIds: ['s0', 's1'] },
-      { id: 'b', name: undefined, lastUpdateNs: ns(nowMs - 60_000), instanceId: undefined, shardIds: undefined },
+      { id: 'a', name: 'host-a', lastUpdateNs: ns(nowMs - 2500), instanceId: 'i-1', shardIds: ['s0', 's1'], library: 'kinsumer-ts/0.1.0' },
+      { id: 'b', name: undefined, lastUpdateNs: ns(nowMs - 60_000), instanceId: undefined, shardIds: undefined, library: undefined },
     ], statuses, { id: 'a', name: 'host-a', lastUpdateNs: ns(nowMs) }, nowMs, 15_000);
     expect(members.map((m) => [m.id, m.ageMs, m.live, m.shards, m.leader])).to.deep.equal([['a', 2500, true, 2, true], ['b', 60_000, false, 0, false]]);
     expect(membersTable(members)).to.equal([
-      'MEMBER  ID  HEARTBEAT            SHARDS  LEADER',
-      'host-a  a   2.5s ago             2       yes',
-      '-       b   1m00s ago [expired]  0       -',
+      'MEMBER  ID  HEARTBEAT            SHARDS  LEADER  LIBRARY',
+      'host-a  a   2.5s ago             2       yes     kinsumer-ts/0.1.0',
+      '-       b   1m00s ago [expired]  0       -       go kinsumer',
       '',
     ].join('\n'));
+    // The expired Go client no longer counts; a live one puts the group on the Go assignment.
+    expect(groupAssignment(members)).to.equal('sticky');
+    expect(groupAssignment([...members, { live: true, library: undefined }])).to.equal('go');
   });
 });
 

@@ -90,6 +90,7 @@ describe('group coordination with a Go kinsumer client in the group (virtual tim
     const c = group.join('c', { extra: { logger: recordingLogger(logs.c) } });
     await group.scheduler.until(() => held(group, 'a').length === 2 && held(group, 'c').length === 2, 'the Go shares', 20_000);
     const before = { a: held(group, 'a'), c: held(group, 'c') };
+    expect(a.kinsumer.status().assignment, 'status() while the Go client is live').to.equal('go');
     go.leave();
     await group.scheduler.until(() => held(group, 'a').length === 3 && held(group, 'c').length === 3, 'balance 3/3 after the Go client left', 20_000);
     expect(held(group, 'a')).to.include.members(before.a);
@@ -97,6 +98,7 @@ describe('group coordination with a Go kinsumer client in the group (virtual tim
     for (const member of [a, c]) {
       expect(rebalances(member).map((e) => e.strategy), `${member.id}'s rebalances`).to.include('go');
       expect(rebalances(member).at(-1)?.strategy).to.equal('sticky');
+      expect(member.kinsumer.status().assignment, `${member.id}'s status()`).to.equal('sticky');
     }
     for (const lines of [logs.a, logs.c]) {
       expect(lines.filter((l) => l.includes('Go kinsumer')), 'the switches, logged').to.deep.equal([

@@ -69,6 +69,8 @@ export interface MemberStatus {
   readonly leader: boolean;
   /** Its process's instance id; `undefined` for a Go kinsumer client (its row has none). */
   readonly instanceId: string | undefined;
+  /** The library that wrote its row (`kinsumer-ts/<version>`); `undefined` for a Go kinsumer client. */
+  readonly library: string | undefined;
 }
 
 /** The members, by id. Pure. */
@@ -87,6 +89,7 @@ export function memberStatuses(
       shards: shards.filter((s) => s.ownerLive && s.row?.ownerId === client.id).length,
       leader: leader?.id === client.id,
       instanceId: client.instanceId,
+      library: client.library,
     };
   });
 }
@@ -135,6 +138,8 @@ export interface MemberStatusJson {
   readonly shards: number;
   readonly leader: boolean;
   readonly instanceId: string | null;
+  /** The library that wrote its row; `null` for a Go kinsumer client. */
+  readonly library: string | null;
 }
 
 /** `status --json`. */
@@ -146,6 +151,8 @@ export interface StatusJson {
   /** The holder of the leader lock. */
   readonly leader: { readonly id: string; readonly name: string | null } | null;
   readonly members: readonly MemberStatusJson[];
+  /** The assignment the group follows: `go` while a live member is a Go kinsumer client, else `sticky`. */
+  readonly assignment: 'sticky' | 'go';
   readonly shards: readonly ShardStatusJson[];
   /** Clients rows that could not be read. */
   readonly corruptMembers: readonly { readonly id: string; readonly problem: string }[];
@@ -187,6 +194,7 @@ function memberJson(member: MemberStatus): MemberStatusJson {
     shards: member.shards,
     leader: member.leader,
     instanceId: member.instanceId ?? null,
+    library: member.library ?? null,
   };
 }
 
@@ -210,6 +218,14 @@ function lagText(lag: ShardStatus['lag'], text: (read: CheckpointLag) => string)
   return 'error' in lag ? '?' : text(lag);
 }
 
+/**
+ * The assignment the group follows, as its members decide it: the Go kinsumer's while any live
+ * member's row lacks the library marker (a Go client), else the sticky one. Judged here by row age. Pure.
+ */
+export function groupAssignment(members: readonly Pick<MemberStatus, 'live' | 'library'>[]): 'sticky' | 'go' {
+  return members.some((m) => m.live && m.library === undefined) ? 'go' : 'sticky';
+}
+
 /** The human table of the members. */
 export function membersTable(members: readonly MemberStatus[]): string {
   const rows = members.map((m) => [
@@ -218,8 +234,9 @@ export function membersTable(members: readonly MemberStatus[]): string {
     `${ageText(m.ageMs)} ago${m.live ? '' : ' [expired]'}`,
     String(m.shards),
     m.leader ? 'yes' : '-',
+    m.library ?? 'go kinsumer',
   ]);
-  return renderTable(['MEMBER', 'ID', 'HEARTBEAT', 'SHARDS', 'LEADER'], rows);
+  return renderTable(['MEMBER', 'ID', 'HEARTBEAT', 'SHARDS', 'LEADER', 'LIBRARY'], rows);
 }
 
 function ownerText(row: CheckpointRow | undefined, live: boolean): string {
@@ -233,6 +250,7 @@ export function renderStatus(snapshot: GroupSnapshot, view: { readonly stream: s
   const { nowMs, leader } = snapshot;
   const shards = shardStatuses(snapshot.shards, snapshot.rows, snapshot.corrupt, nowMs, view.leaseTtlMs, snapshot.lags);
   const members = memberStatuses(snapshot.clients, shards, leader, nowMs, view.leaseTtlMs);
+  const assignment = groupAssignment(members);
   if (view.json) {
     const json: StatusJson = {
       stream: view.stream,
@@ -240,6 +258,7 @@ export function renderStatus(snapshot: GroupSnapshot, view: { readonly stream: s
       at: new Date(nowMs).toISOString(),
       leader: leader === undefined ? null : { id: leader.id, name: leader.name ?? null },
       members: members.map(memberJson),
+      assignment,
       shards: shards.map((s) => statusJson(s, nowMs)),
       corruptMembers: snapshot.corruptClients,
     };
@@ -250,7 +269,7 @@ export function renderStatus(snapshot: GroupSnapshot, view: { readonly stream: s
   const live = members.filter((m) => m.live).length;
   const leaderText = leader === undefined ? 'no leader' : `leader ${leader.name ?? leader.id}`;
   const lines = [
-    `stream ${view.stream}, app ${view.app}: ${shards.length} shards (${open} open), ${held} leased by live clients; ${live} live members, ${leaderText}\n`,
+    `stream ${view.stream}, app ${view.app}: ${shards.length} shards (${open} open), ${held} leased by live clients; ${live} live members, ${leaderText}, ${assignment === 'go' ? 'Go kinsumer assignment (a Go client is live)' : 'sticky assignment'}\n`,
     '\n',
     membersTable(members),
     ...snapshot.corruptClients.map((c) => `clients row ${c.id} is corrupt: ${c.problem}\n`),
