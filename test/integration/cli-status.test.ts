@@ -137,9 +137,10 @@ describe('CLI: status (kinesalite + dynalite)', function () {
       }
       const table = await cli(['status', ...args]);
       expect(table.stdout).to.contain('2 leased by live clients; 2 live members, leader worker-');
-      expect(table.stdout).to.match(/MEMBER\s+ID\s+HEARTBEAT\s+SHARDS\s+LEADER/);
+      expect(table.stdout).to.match(/MEMBER\s+ID\s+HEARTBEAT\s+SHARDS\s+LEADER\s+LIBRARY/);
+      expect(table.stdout, 'no Go client: the sticky assignment').to.contain(', sticky assignment\n');
       for (const member of status.members) {
-        expect(table.stdout).to.match(new RegExp(`${member.name}\\s+${member.id}\\s+\\d+\\.\\ds ago\\s+1\\s+${member.leader ? 'yes' : '-'}\\n`));
+        expect(table.stdout).to.match(new RegExp(`${member.name}\\s+${member.id}\\s+\\d+\\.\\ds ago\\s+1\\s+${member.leader ? 'yes' : '-'}\\s+kinsumer-ts/\\S+\\n`));
       }
     } finally {
       await Promise.all(consumers.map((c) => c.stop()));
