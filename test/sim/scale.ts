@@ -1,0 +1,4 @@
+// Placeholder replaced below.
+export function scaleMain(_argv: string[]): Promise<number> {
+  return Promise.resolve(0);
+}
