@@ -37,6 +37,8 @@ export interface ProcessView {
   /** `c3#2`: the second process of client id c3. */
   readonly label: string;
   readonly clientId: string;
+  /** How far its wall clock is off the true one. */
+  readonly skewMs: number;
   /** `running` and `stopping` processes are alive; `frozen` and `crashed` ones run nothing. */
   status(): 'running' | 'stopping' | 'frozen' | 'crashed' | 'stopped';
 }
@@ -194,7 +196,7 @@ export class InvariantChecker {
         const same = previous.process.clientId === process.clientId;
         this.#fail(same ? 'duplicate-client-capture' : 'live-lease-taken', atMs,
           `${process.label} captured ${shardId} (counter ${counter}) from ${previous.process.label}, which renewed it ${atMs - previous.lastWriteAtMs} ms earlier `
-          + `(TTL ${this.settings.leaseTtlMs} ms) and is ${previous.process.status()}`);
+          + `(TTL ${this.settings.leaseTtlMs} ms) and is ${previous.process.status()}${skewText(process, previous.process)}`);
       }
     }
     if (shard.requirement.kind === 'from-first-read') shard.requirement.captureIndex ??= shard.records.length;
@@ -448,6 +450,12 @@ export class InvariantChecker {
 }
 
 const MAX_REPORTED_PER_INVARIANT = 3;
+
+function skewText(capturer: ProcessView, owner: ProcessView): string {
+  if (capturer.skewMs === 0 && owner.skewMs === 0) return '';
+  const text = (ms: number) => `${ms > 0 ? '+' : ''}${ms / 1000} s`;
+  return `; clocks: ${capturer.label} ${text(capturer.skewMs)}, ${owner.label} ${text(owner.skewMs)}`;
+}
 
 /** A sequence number shortened for humans: its last digits identify it within a run. */
 export function short(seq: string): string {

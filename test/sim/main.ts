@@ -24,6 +24,7 @@ const USAGE = `usage: npm run simulate -- [--seeds N] [--from S] [--seed S] [--s
   --shrink-seconds N  wall-clock budget for shrinking one failure (default 120)
   --path P            with --seed: replay the shrunk case at this fast-check path
   --stop-on-fail      stop at the first failing seed
+  --find INVARIANT    stop at the first seed that breaks this invariant and say how many seeds it took
   --scale             the scale simulation instead (see test/sim/scale.ts --help)
 
 kinds of trouble:
@@ -59,6 +60,7 @@ async function main(argv: string[]): Promise<number> {
       seeds: { type: 'string' }, from: { type: 'string' }, seed: { type: 'string' }, steps: { type: 'string' },
       only: { type: 'string' }, exclude: { type: 'string' }, json: { type: 'boolean' }, 'no-shrink': { type: 'boolean' },
       'shrink-seconds': { type: 'string' }, path: { type: 'string' }, 'stop-on-fail': { type: 'boolean' }, help: { type: 'boolean' },
+      find: { type: 'string' },
     },
   });
   if (values.help === true) {
@@ -77,6 +79,8 @@ async function main(argv: string[]): Promise<number> {
     shrinkBudgetMs: 1000 * integer(values['shrink-seconds'], 'shrink-seconds', 120),
     ...(values.path === undefined ? {} : { path: values.path }),
   };
+  const find = values.find;
+  if (find !== undefined && !(find in INVARIANTS)) throw new Error(`--find: unknown invariant ${find} (known: ${Object.keys(INVARIANTS).join(', ')})`);
   const json = values.json === true;
   const out = (line: string) => { if (!json) process.stdout.write(`${line}\n`); };
   out(`kinsumer simulate: seeds ${from}..${from + count - 1}, at most ${maxCommands} commands each, kinds: ${kinds.size === ALL_KINDS.length ? 'all' : [...kinds].join(', ')}`);
@@ -94,6 +98,10 @@ async function main(argv: string[]): Promise<number> {
       for (const line of failureLines(outcome, kinds, maxCommands)) out(line);
       failures.push(failureJson(outcome, kinds, maxCommands));
       if (values['stop-on-fail'] === true) break;
+      if (find !== undefined && outcome.result.counts.has(find as keyof typeof INVARIANTS)) {
+        out(`found ${find} at seed ${seed}: ${seed - from + 1} seeds`);
+        break;
+      }
     } else if (single === undefined && (seed - from + 1) % 50 === 0) {
       out(`… ${seed - from + 1} seeds, ${summary.failed} failed`);
     }

@@ -49,6 +49,7 @@ type Status = ReturnType<ProcessView['status']>;
 /** A Kinsumer process of the simulated fleet. */
 export class SimProcess implements ProcessView, CallerState {
   readonly clock: ClientClock;
+  readonly skewMs: number;
   readonly sending$ = new BehaviorSubject(true);
   readonly kinsumer: Kinsumer;
   /** Stored records delivered and not acked yet: the calm phase acks them all. */
@@ -73,6 +74,7 @@ export class SimProcess implements ProcessView, CallerState {
     const t = config.timings;
     this.#handler = handler;
     this.#startHandler = handler;
+    this.skewMs = skewMs;
     this.clock = new ClientClock(scheduler, skewMs);
     const clock = this.clock;
     const common = { clientId, leaseTtlMs: t.leaseTtlMs, now: () => clock.now(), latencyMs: config.storeLatencyMs, scheduler: clock };

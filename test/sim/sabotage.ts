@@ -11,7 +11,7 @@ import type { MemoryCheckpointTable } from '../../src/testing/memory-lease-store
 export function leakyStream(stream: StreamPort, hidden: (seq: string) => boolean): StreamPort {
   return new Proxy(stream, {
     get(target, property, receiver) {
-      if (property !== 'getRecords') return Reflect.get(target, property, receiver) as unknown;
+      if (property !== 'getRecords') return bound(target, property, receiver);
       return (iterator: string, limit: number): Observable<RecordsPage> => target.getRecords(iterator, limit)
         .pipe(map((page) => ({ ...page, records: page.records.filter((r) => !hidden(r.sequenceNumber)) })));
     },
@@ -34,7 +34,13 @@ export function unfencedStore(store: LeaseStore, table: MemoryCheckpointTable, n
     get(target, property, receiver) {
       if (property === 'commit') return (lease: HeldLease, write: CheckpointWrite) => target.commit(lease, write).pipe(force(lease, write));
       if (property === 'renew') return (lease: HeldLease) => target.renew(lease).pipe(force(lease, undefined));
-      return Reflect.get(target, property, receiver) as unknown;
+      return bound(target, property, receiver);
     },
   });
+}
+
+/** A member of `target`, methods bound to it (the in-memory ports keep private fields). */
+function bound(target: object, property: string | symbol, receiver: unknown): unknown {
+  const value: unknown = Reflect.get(target, property, receiver);
+  return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
 }
