@@ -19,6 +19,7 @@ export const INVARIANTS = {
   'live-lease-taken': 'no lease is taken from a live owner (renewed within the TTL on the true clock, not frozen)',
   'duplicate-client-capture': 'a second process with the same clientId takes no lease from the live first one',
   'unowned-shard': 'once the schedule calms, every readable shard has a live owner again within the bound',
+  'unbalanced': 'once the schedule calms, every running client holds its share of the readable shards (counts differ by at most one)',
   'library-error': 'the library throws nothing unexpected (no uncaught error, no unhandled rejection)',
 } as const;
 
@@ -366,6 +367,27 @@ export class InvariantChecker {
         this.#fail('unowned-shard', atMs, `${shard.shardId} readable and without a live owner for ${atMs - shard.unownedSinceMs} ms after the schedule calmed (bound ${this.settings.ownershipBoundMs} ms); ${last}`);
       }
     }
+  }
+
+  /** At the end of the calm phase: the running processes share the readable shards evenly. */
+  checkBalance(atMs: number, running: readonly ProcessView[]): void {
+    this.checks += 1;
+    if (running.length === 0) return;
+    const counts = new Map(running.map((p) => [p, 0]));
+    let readable = 0;
+    for (const shard of this.#shards.values()) {
+      if (!this.#readable(shard)) continue;
+      readable += 1;
+      const owner = shard.current !== undefined && this.#live(shard.current, atMs) ? shard.current.process : undefined;
+      const count = owner === undefined ? undefined : counts.get(owner);
+      if (count !== undefined && owner !== undefined) counts.set(owner, count + 1);
+    }
+    const low = Math.floor(readable / running.length);
+    const high = Math.ceil(readable / running.length);
+    const off = [...counts].filter(([, n]) => n < low || n > high);
+    if (off.length === 0) return;
+    this.#fail('unbalanced', atMs, `${readable} readable shards over ${running.length} running clients: `
+      + `${off.map(([p, n]) => `${p.label} holds ${n}${p.skewMs === 0 ? '' : ` (clock ${p.skewMs > 0 ? '+' : ''}${p.skewMs / 1000} s)`}`).join(', ')} (expected ${low}${high === low ? '' : `-${high}`})`);
   }
 
   /** The records each shard still owes: required and not acked. */

@@ -22,6 +22,8 @@ export class FaultPlan {
   readonly #windows: Window[] = [];
   /** Calls that failed or hung, by fate (for the report). */
   readonly counts: Record<CallFate, number> = { ok: 0, 'fault-before': 0, 'fault-after': 0, 'hang-before': 0, 'hang-after': 0 };
+  /** The calls that never answered (`c0 renew (after it took effect)`), for a human reading a failure. */
+  readonly hung: string[] = [];
 
   constructor(private readonly random: () => number, private readonly now: () => number) {}
 
@@ -36,7 +38,7 @@ export class FaultPlan {
   }
 
   /** The fate of the next call of `client`. Draws only while a window is open, so a calm run draws nothing. */
-  fate(client: string): CallFate {
+  fate(client: string, operation: string): CallFate {
     const now = this.now();
     let fault = 0;
     let hang = 0;
@@ -55,6 +57,7 @@ export class FaultPlan {
     const after = this.random() < 0.5;
     const fate: CallFate = draw < hang ? (after ? 'hang-after' : 'hang-before') : draw < hang + fault ? (after ? 'fault-after' : 'fault-before') : 'ok';
     this.counts[fate] += 1;
+    if (fate === 'hang-before' || fate === 'hang-after') this.hung.push(`${client} ${operation}${fate === 'hang-after' ? ' (after it took effect)' : ''}`);
     return fate;
   }
 }
@@ -98,7 +101,7 @@ export function faultyPort<T extends object>(port: T, caller: CallerState, plan:
         const calledAtMs = now();
         const answer$ = observe === undefined ? result : result.pipe(tap((answer) => observe(operation, args, answer, calledAtMs)));
         const send = (): Observable<unknown> => {
-          const fate = plan?.fate(caller.clientId) ?? 'ok';
+          const fate = plan?.fate(caller.clientId, operation) ?? 'ok';
           switch (fate) {
             case 'ok': return answer$;
             case 'hang-before': return NEVER;

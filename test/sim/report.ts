@@ -92,6 +92,10 @@ export function failureLines(outcome: SeedOutcome, kinds: ReadonlySet<FaultKind>
   for (const v of shown.result.violations) lines.push(`  ${v.invariant} at ${(v.atMs / 1000).toFixed(3)} s: ${v.message}`);
   const others = [...shown.result.counts].filter(([, n]) => n > 0).map(([name, n]) => `${name} ×${n}`).join(', ');
   lines.push(`  violations in this run: ${others}`);
+  if (shown.result.hung.length > 0) {
+    const hung = shown.result.hung;
+    lines.push(`  calls that never answered: ${hung.slice(0, 8).join(', ')}${hung.length > 8 ? ` and ${hung.length - 8} more` : ''}`);
+  }
   lines.push(shrunk === undefined
     ? `  schedule (${outcome.schedule.commands.length} commands, not shrunk):`
     : `  shrunk schedule (${outcome.schedule.commands.length} → ${shrunk.schedule.commands.length} commands, ${shrunk.shrinks} shrinks):`);

@@ -21,6 +21,8 @@ export interface RunResult {
   readonly simulatedMs: number;
   readonly stats: CheckerStats;
   readonly faults: Readonly<Record<CallFate, number>>;
+  /** Calls that never answered, in order. */
+  readonly hung: readonly string[];
   readonly processes: number;
   readonly refusedResets: number;
 }
@@ -66,6 +68,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions): Prom
     simulatedMs: world.scheduler.now() - START_MS,
     stats: checker.stats,
     faults: world.faults.counts,
+    hung: world.faults.hung,
     processes: world.processes.length,
     refusedResets: world.refusedResets,
   };

@@ -189,6 +189,7 @@ export class World {
       }
       if (left === 0 || now - progressAt > bound + ttl || elapsed > MAX_CALM_MS) break;
     }
+    this.checker.checkBalance(this.scheduler.now(), this.processes.filter((p) => p.status() === 'running'));
     this.checker.checkNothingLost(this.scheduler.now());
   }
 
