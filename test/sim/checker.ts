@@ -369,25 +369,32 @@ export class InvariantChecker {
     }
   }
 
-  /** At the end of the calm phase: the running processes share the readable shards evenly. */
+  /**
+   * At the end of the calm phase: the running clients share the readable shards evenly. Processes
+   * of one clientId count as one client (the assignment sees ids, not processes).
+   */
   checkBalance(atMs: number, running: readonly ProcessView[]): void {
     this.checks += 1;
-    if (running.length === 0) return;
-    const counts = new Map(running.map((p) => [p, 0]));
+    const counts = new Map(running.map((p) => [p.clientId, 0]));
+    if (counts.size === 0) return;
     let readable = 0;
     for (const shard of this.#shards.values()) {
       if (!this.#readable(shard)) continue;
       readable += 1;
-      const owner = shard.current !== undefined && this.#live(shard.current, atMs) ? shard.current.process : undefined;
+      const owner = shard.current !== undefined && this.#live(shard.current, atMs) ? shard.current.process.clientId : undefined;
       const count = owner === undefined ? undefined : counts.get(owner);
       if (count !== undefined && owner !== undefined) counts.set(owner, count + 1);
     }
-    const low = Math.floor(readable / running.length);
-    const high = Math.ceil(readable / running.length);
+    const low = Math.floor(readable / counts.size);
+    const high = Math.ceil(readable / counts.size);
     const off = [...counts].filter(([, n]) => n < low || n > high);
     if (off.length === 0) return;
-    this.#fail('unbalanced', atMs, `${readable} readable shards over ${running.length} running clients: `
-      + `${off.map(([p, n]) => `${p.label} holds ${n}${p.skewMs === 0 ? '' : ` (clock ${p.skewMs > 0 ? '+' : ''}${p.skewMs / 1000} s)`}`).join(', ')} (expected ${low}${high === low ? '' : `-${high}`})`);
+    const skew = (id: string) => {
+      const ms = running.find((p) => p.clientId === id)?.skewMs ?? 0;
+      return ms === 0 ? '' : ` (clock ${ms > 0 ? '+' : ''}${ms / 1000} s)`;
+    };
+    this.#fail('unbalanced', atMs, `${readable} readable shards over ${counts.size} running clients: `
+      + `${off.map(([id, n]) => `${id} holds ${n}${skew(id)}`).join(', ')} (expected ${low}${high === low ? '' : `-${high}`})`);
   }
 
   /** The records each shard still owes: required and not acked. */

@@ -100,6 +100,9 @@ export function failureLines(outcome: SeedOutcome, kinds: ReadonlySet<FaultKind>
     ? `  schedule (${outcome.schedule.commands.length} commands, not shrunk):`
     : `  shrunk schedule (${outcome.schedule.commands.length} → ${shrunk.schedule.commands.length} commands, ${shrunk.shrinks} shrinks):`);
   for (const line of describeSchedule(shown.schedule)) lines.push(`    ${line}`);
+  lines.push('  what happened:');
+  for (const line of shown.result.log.slice(0, 40)) lines.push(`    ${line}`);
+  if (shown.result.log.length > 40) lines.push(`    … ${shown.result.log.length - 40} more`);
   lines.push(`  replay: ${replayCommand(outcome.seed, kinds, maxCommands)}`);
   if (shrunk !== undefined) lines.push(`  replay the shrunk schedule alone: ${replayCommand(outcome.seed, kinds, maxCommands, shrunk.path)} --no-shrink`);
   return lines;

@@ -25,6 +25,8 @@ export interface RunResult {
   readonly hung: readonly string[];
   readonly processes: number;
   readonly refusedResets: number;
+  /** What the commands did, resolved against the world. */
+  readonly log: readonly string[];
 }
 
 export interface RunOptions {
@@ -71,5 +73,6 @@ export async function runSchedule(schedule: Schedule, options: RunOptions): Prom
     hung: world.faults.hung,
     processes: world.processes.length,
     refusedResets: world.refusedResets,
+    log: world.log,
   };
 }

@@ -58,6 +58,8 @@ export class World {
   readonly random: () => number;
   /** Operator resets refused because a lease was held (as the CLI refuses). */
   refusedResets = 0;
+  /** What each command did, resolved against the world (`12.300 s: c1#1 freezes for 1300 ms`). */
+  readonly log: string[] = [];
   readonly #incarnations = new Map<number, number>();
   readonly #operator: MemoryLeaseStore;
   readonly #startTimestampMs: number;
@@ -121,17 +123,25 @@ export class World {
       case 'join':
         this.#join(command.client, command.handler);
         return;
-      case 'leave':
-        void this.#pick(command.client, (p) => p.status() === 'running')?.stop();
+      case 'leave': {
+        const process = this.#pick(command.client, (p) => p.status() === 'running');
+        this.#note(process === undefined ? 'leave: no running process' : `${process.label} stops`);
+        void process?.stop();
         return;
-      case 'crash':
-        this.#pick(command.client, (p) => p.alive)?.crash();
+      }
+      case 'crash': {
+        const process = this.#pick(command.client, (p) => p.alive);
+        this.#note(process === undefined ? 'crash: no live process' : `${process.label} crashes`);
+        process?.crash();
         return;
+      }
       case 'pause': {
         const process = this.#pick(command.client, (p) => p.status() === 'running' || p.status() === 'stopping');
+        const ms = (command.tenths * ttl) / 10;
+        this.#note(process === undefined ? 'pause: no running process' : `${process.label} freezes for ${ms} ms`);
         if (process === undefined) return;
         process.freeze();
-        this.scheduler.schedule(() => process.thaw(), (command.tenths * ttl) / 10);
+        this.scheduler.schedule(() => process.thaw(), ms);
         return;
       }
       case 'reset':
@@ -141,7 +151,9 @@ export class World {
         const open = this.stream.openShardIds();
         const parent = open[command.shard % open.length];
         if (parent === undefined || this.stream.shardIds().length > 200) return;
-        for (const child of this.stream.split(parent)) this.checker.shardCreated(child, [parent]);
+        const children = this.stream.split(parent);
+        for (const child of children) this.checker.shardCreated(child, [parent]);
+        this.#note(`${parent} splits into ${children.join(', ')}`);
         return;
       }
       case 'merge':
@@ -160,6 +172,7 @@ export class World {
    * ownership bound to own every shard, and a while longer to read everything.
    */
   async calm(): Promise<void> {
+    this.#note('the schedule calms');
     this.faults.clear();
     for (const process of this.processes) process.thaw();
     for (const process of this.processes) if (process.alive) process.calm();
@@ -211,6 +224,10 @@ export class World {
     return this.#dropped === seq;
   }
 
+  #note(text: string): void {
+    this.log.push(`${((this.scheduler.now() - START_MS) / 1000).toFixed(3)} s: ${text}`);
+  }
+
   #join(client: number, handler: HandlerSpec): void {
     const duplicates = this.options.kinds.has('dup-id');
     // Without duplicates, a join of a live id goes to the next id with no live process.
@@ -236,6 +253,7 @@ export class World {
       onFailed: (failed, byHandler) => this.#restartLater(client, failed, byHandler),
     });
     this.processes.push(process);
+    this.#note(`${process.label} starts${process.skewMs === 0 ? '' : ` (clock ${process.skewMs > 0 ? '+' : ''}${process.skewMs / 1000} s)`}`);
     return process;
   }
 
@@ -271,7 +289,9 @@ export class World {
     const b = shards.find((s) => BigInt(s.startingHashKey) === BigInt(a.endingHashKey) + 1n)
       ?? shards.find((s) => BigInt(s.endingHashKey) + 1n === BigInt(a.startingHashKey));
     if (b === undefined || this.stream.shardIds().length > 200) return;
-    this.checker.shardCreated(this.stream.merge(a.shardId, b.shardId), [a.shardId, b.shardId]);
+    const child = this.stream.merge(a.shardId, b.shardId);
+    this.checker.shardCreated(child, [a.shardId, b.shardId]);
+    this.#note(`${a.shardId} and ${b.shardId} merge into ${child}`);
   }
 
   /** What `kinsumer reset` does: refuse while a live owner holds a target (unless forced), then reset each. */
@@ -286,8 +306,10 @@ export class World {
     const held = rows.filter((row) => row.ownerId !== undefined && row.lastUpdateNs !== undefined && row.lastUpdateNs > cutoffNs);
     if (held.length > 0 && !force) {
       this.refusedResets += 1;
+      this.#note(`reset of ${targets.length} shards refused: ${held.length} leased by live clients`);
       return;
     }
+    this.#note(`operator resets ${targets.join(', ')} to ${to}${force ? ' --force' : ''}`);
     for (const shardId of targets) {
       try {
         await lastValueFrom(this.#operator.resetCheckpoint(shardId, checkpoint, { force }), { defaultValue: undefined });
