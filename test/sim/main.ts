@@ -7,7 +7,7 @@
 //
 // Exit code 1 when any seed breaks an invariant.
 import { parseArgs } from 'node:util';
-import { INVARIANTS } from './checker.js';
+import { INVARIANTS, type InvariantName } from './checker.js';
 import { DEFAULT_STEPS, Summary, failureJson, failureLines } from './report.js';
 import { ALL_KINDS, FAULT_KINDS, type FaultKind, describeSchedule } from './schedule.js';
 import { simulateSeed } from './search.js';
@@ -25,7 +25,8 @@ const USAGE = `usage: npm run simulate -- [--seeds N] [--from S] [--seed S] [--s
   --shrink-seconds N  wall-clock budget for shrinking one failure (default 60)
   --path P            with --seed: replay the shrunk case at this fast-check path
   --stop-on-fail      stop at the first failing seed
-  --find INVARIANT    stop at the first seed that breaks this invariant and say how many seeds it took
+  --find INVARIANT    stop at the first seed that breaks this invariant and say how many seeds it
+                      took; shrinking then keeps that invariant
   --scale             the scale simulation instead (see test/sim/scale.ts --help)
 
 kinds of trouble:
@@ -75,13 +76,14 @@ async function main(argv: string[]): Promise<number> {
   const single = values.seed === undefined ? undefined : integer(values.seed, 'seed', 1);
   const from = single ?? integer(values.from, 'from', 1);
   const count = single === undefined ? integer(values.seeds, 'seeds', 100) : 1;
+  const find = values.find;
+  if (find !== undefined && !(find in INVARIANTS)) throw new Error(`--find: unknown invariant ${find} (known: ${Object.keys(INVARIANTS).join(', ')})`);
   const options = {
     kinds, maxCommands, shrink: values['no-shrink'] !== true,
+    ...(find === undefined ? {} : { target: find as InvariantName }),
     shrinkBudgetMs: 1000 * integer(values['shrink-seconds'], 'shrink-seconds', 60),
     ...(values.path === undefined ? {} : { path: values.path }),
   };
-  const find = values.find;
-  if (find !== undefined && !(find in INVARIANTS)) throw new Error(`--find: unknown invariant ${find} (known: ${Object.keys(INVARIANTS).join(', ')})`);
   const json = values.json === true;
   const out = (line: string) => { if (!json) process.stdout.write(`${line}\n`); };
   out(`kinsumer simulate: seeds ${from}..${from + count - 1}, at most ${maxCommands} commands each, kinds: ${kinds.size === ALL_KINDS.length ? 'all' : [...kinds].join(', ')}`);
@@ -103,10 +105,10 @@ async function main(argv: string[]): Promise<number> {
       out(`seed ${seed}: passed (${outcome.result.steps} steps, ${(outcome.result.simulatedMs / 1000).toFixed(1)} simulated s)`);
     }
     if (outcome.invariant !== undefined) {
-      for (const line of failureLines(outcome, kinds, maxCommands)) out(line);
-      failures.push(failureJson(outcome, kinds, maxCommands));
+      for (const line of failureLines(outcome, kinds, maxCommands, find)) out(line);
+      failures.push(failureJson(outcome, kinds, maxCommands, find));
       if (values['stop-on-fail'] === true) break;
-      if (find !== undefined && outcome.result.counts.has(find as keyof typeof INVARIANTS)) {
+      if (find !== undefined && outcome.result.counts.has(find as InvariantName)) {
         out(`found ${find} at seed ${seed}: ${seed - from + 1} seeds`);
         break;
       }

@@ -74,8 +74,9 @@ export class Summary {
 }
 
 /** The command line that replays a seed with the same kinds and steps. */
-export function replayCommand(seed: number, kinds: ReadonlySet<FaultKind>, maxCommands: number, path?: string): string {
+export function replayCommand(seed: number, kinds: ReadonlySet<FaultKind>, maxCommands: number, path?: string, find?: string): string {
   const parts = ['npm run simulate --', `--seed ${seed}`];
+  if (find !== undefined) parts.push(`--find ${find}`);
   if (kinds.size !== ALL_KINDS.length) parts.push(`--only ${[...kinds].join(',')}`);
   if (maxCommands !== DEFAULT_STEPS) parts.push(`--steps ${maxCommands}`);
   if (path !== undefined) parts.push(`--path ${path}`);
@@ -85,7 +86,7 @@ export function replayCommand(seed: number, kinds: ReadonlySet<FaultKind>, maxCo
 export const DEFAULT_STEPS = 30;
 
 /** A failing seed, for a human. */
-export function failureLines(outcome: SeedOutcome, kinds: ReadonlySet<FaultKind>, maxCommands: number): string[] {
+export function failureLines(outcome: SeedOutcome, kinds: ReadonlySet<FaultKind>, maxCommands: number, find?: string): string[] {
   const { result, shrunk } = outcome;
   const shown = shrunk ?? { schedule: outcome.schedule, result };
   const lines = [`seed ${outcome.seed}: FAILED ${outcome.invariant ?? '?'}`];
@@ -103,13 +104,13 @@ export function failureLines(outcome: SeedOutcome, kinds: ReadonlySet<FaultKind>
   lines.push('  what happened:');
   for (const line of shown.result.log.slice(0, 40)) lines.push(`    ${line}`);
   if (shown.result.log.length > 40) lines.push(`    … ${shown.result.log.length - 40} more`);
-  lines.push(`  replay: ${replayCommand(outcome.seed, kinds, maxCommands)}`);
+  lines.push(`  replay: ${replayCommand(outcome.seed, kinds, maxCommands, undefined, find)}`);
   if (shrunk !== undefined) lines.push(`  replay the shrunk schedule alone: ${replayCommand(outcome.seed, kinds, maxCommands, shrunk.path)} --no-shrink`);
   return lines;
 }
 
 /** A failing seed, for a tool. */
-export function failureJson(outcome: SeedOutcome, kinds: ReadonlySet<FaultKind>, maxCommands: number): Record<string, unknown> {
+export function failureJson(outcome: SeedOutcome, kinds: ReadonlySet<FaultKind>, maxCommands: number, find?: string): Record<string, unknown> {
   const shown = outcome.shrunk ?? { schedule: outcome.schedule, result: outcome.result };
   return {
     seed: outcome.seed,
@@ -118,7 +119,7 @@ export function failureJson(outcome: SeedOutcome, kinds: ReadonlySet<FaultKind>,
     counts: Object.fromEntries(shown.result.counts),
     shrunk: outcome.shrunk === undefined ? undefined : { commands: outcome.shrunk.schedule.commands.length, shrinks: outcome.shrunk.shrinks, path: outcome.shrunk.path },
     schedule: shown.schedule,
-    replay: replayCommand(outcome.seed, kinds, maxCommands),
+    replay: replayCommand(outcome.seed, kinds, maxCommands, undefined, find),
   };
 }
 

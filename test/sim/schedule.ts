@@ -231,7 +231,9 @@ export function describeSchedule(schedule: Schedule): string[] {
     `timings: throttle ${t.throttleDelayMs}, commit ${t.commitFrequencyMs}, shard check ${t.shardCheckFrequencyMs}, leader ${t.leaderActionFrequencyMs}, `
     + `TTL ${t.leaseTtlMs}, shutdown ${t.shutdownTimeoutMs} ms; maxInFlightRecords ${t.maxInFlightRecords}`,
   ];
-  const skews = config.skewsMs.map((s, i) => (s === 0 ? '' : `c${i} ${s > 0 ? '+' : ''}${s / 1000} s`)).filter((s) => s !== '');
+  // Only the ids that can run: the initial clients and the ones joins name.
+  const used = new Set([...Array.from({ length: config.clients }, (_, i) => i), ...schedule.commands.flatMap((c) => (c.type === 'join' ? [c.client] : []))]);
+  const skews = config.skewsMs.map((s, i) => (s === 0 || !used.has(i) ? '' : `c${i} ${s > 0 ? '+' : ''}${s / 1000} s`)).filter((s) => s !== '');
   if (skews.length > 0) lines.push(`clock skew: ${skews.join(', ')}`);
   for (let i = 0; i < config.clients; i += 1) {
     const handler = config.handlers[i] ?? { mode: 'sync' };

@@ -18,6 +18,8 @@ export interface SeedOptions {
   /** Replay the case at this fast-check path (a shrunk counterexample) instead of the seed's first case. */
   readonly path?: string;
   readonly sabotage?: Sabotage;
+  /** Shrink toward this invariant (when the seed breaks it) instead of the first one broken. */
+  readonly target?: InvariantName;
 }
 
 export interface SeedOutcome {
@@ -36,7 +38,7 @@ export interface SeedOutcome {
 /** Runs one seed, shrinking its failure if it has one. */
 export async function simulateSeed(seed: number, options: SeedOptions): Promise<SeedOutcome> {
   const started = performance.now();
-  let target: InvariantName | undefined;
+  let target: InvariantName | undefined = options.target;
   let first: { schedule: Schedule; result: RunResult } | undefined;
   let lastFailure: { schedule: Schedule; result: RunResult } | undefined;
   const property = fc.asyncProperty(scheduleArb(options.kinds, options.maxCommands), async (schedule) => {
@@ -45,6 +47,7 @@ export async function simulateSeed(seed: number, options: SeedOptions): Promise<
     // While shrinking, only the invariant the seed broke first counts: a smaller schedule that
     // breaks something else is another finding, not a reproduction of this one.
     const hit = target === undefined ? result.violations[0]?.invariant : result.counts.has(target) ? target : undefined;
+    // A seed that does not break the target invariant passes, and is reported by its own findings.
     if (hit === undefined) return true;
     target ??= hit;
     lastFailure = { schedule, result };
@@ -62,5 +65,6 @@ export async function simulateSeed(seed: number, options: SeedOptions): Promise<
   const shrunk = details.failed && lastFailure !== undefined && shrink
     ? { ...lastFailure, shrinks: details.numShrinks, path: details.counterexamplePath ?? '' }
     : undefined;
-  return { seed, schedule: first.schedule, result: first.result, invariant: target, shrunk, wallMs: performance.now() - started };
+  const invariant = target !== undefined && first.result.counts.has(target) ? target : first.result.violations[0]?.invariant;
+  return { seed, schedule: first.schedule, result: first.result, invariant, shrunk, wallMs: performance.now() - started };
 }
