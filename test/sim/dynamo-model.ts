@@ -176,21 +176,36 @@ export const SECONDS_PER_MONTH = 730 * 3600;
 /** Requests and capacity units, by table and request kind. */
 export class DynamoMeter {
   readonly requests = new Map<string, number>();
+  /** Capacity units (read or write, as the kind says) by request kind. */
+  readonly units = new Map<string, number>();
   readUnits = 0;
   writeUnits = 0;
 
   read(what: string, units: number, requests = 1): void {
-    this.requests.set(what, (this.requests.get(what) ?? 0) + requests);
+    this.#count(what, units, requests);
     this.readUnits += units;
   }
 
   write(what: string, units: number, requests = 1): void {
-    this.requests.set(what, (this.requests.get(what) ?? 0) + requests);
+    this.#count(what, units, requests);
     this.writeUnits += units;
   }
 
   /** A copy, to take differences over a window. */
-  snapshot(): { readonly requests: Map<string, number>; readonly readUnits: number; readonly writeUnits: number } {
-    return { requests: new Map(this.requests), readUnits: this.readUnits, writeUnits: this.writeUnits };
+  snapshot(): MeterSnapshot {
+    return { requests: new Map(this.requests), units: new Map(this.units), readUnits: this.readUnits, writeUnits: this.writeUnits };
   }
+
+  #count(what: string, units: number, requests: number): void {
+    this.requests.set(what, (this.requests.get(what) ?? 0) + requests);
+    this.units.set(what, (this.units.get(what) ?? 0) + units);
+  }
+}
+
+/** The meter's counts at one moment. */
+export interface MeterSnapshot {
+  readonly requests: ReadonlyMap<string, number>;
+  readonly units: ReadonlyMap<string, number>;
+  readonly readUnits: number;
+  readonly writeUnits: number;
 }

@@ -12,7 +12,7 @@ import type { CachedShard } from '../../src/coordination-ports.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { seededRandom } from '../support/seeded-random.js';
-import { DynamoMeter, ItemSizes, PRICES, SECONDS_PER_MONTH, readUnits, writeUnits } from './dynamo-model.js';
+import { DynamoMeter, ItemSizes, type MeterSnapshot, PRICES, SECONDS_PER_MONTH, readUnits, writeUnits } from './dynamo-model.js';
 import { faultyPort } from './faults.js';
 import { describeError } from './process.js';
 import { ScaleStream } from './scale-stream.js';
@@ -226,20 +226,28 @@ interface Rates {
   readonly readUnitsPerSecond: number;
   readonly writeUnitsPerSecond: number;
   readonly requestsPerSecond: Record<string, number>;
+  /** Capacity units per second by request kind (read units for reads, write units for writes). */
+  readonly unitsPerSecond: Record<string, number>;
   readonly dollarsPerMonth: number;
 }
 
-function rates(from: ReturnType<DynamoMeter['snapshot']>, to: ReturnType<DynamoMeter['snapshot']>, ms: number): Rates {
+function rates(from: MeterSnapshot, to: MeterSnapshot, ms: number): Rates {
   const seconds = ms / 1000;
   const requestsPerSecond: Record<string, number> = {};
+  const unitsPerSecond: Record<string, number> = {};
   for (const [what, n] of to.requests) {
     const per = (n - (from.requests.get(what) ?? 0)) / seconds;
     if (per > 0) requestsPerSecond[what] = round(per, 2);
+    const units = ((to.units.get(what) ?? 0) - (from.units.get(what) ?? 0)) / seconds;
+    if (units > 0) unitsPerSecond[what] = round(units, 1);
   }
   const readUnitsPerSecond = (to.readUnits - from.readUnits) / seconds;
   const writeUnitsPerSecond = (to.writeUnits - from.writeUnits) / seconds;
   const dollarsPerMonth = (SECONDS_PER_MONTH * (readUnitsPerSecond * PRICES.readPerMillion + writeUnitsPerSecond * PRICES.writePerMillion)) / 1e6;
-  return { readUnitsPerSecond: round(readUnitsPerSecond, 1), writeUnitsPerSecond: round(writeUnitsPerSecond, 1), requestsPerSecond, dollarsPerMonth: round(dollarsPerMonth, 2) };
+  return {
+    readUnitsPerSecond: round(readUnitsPerSecond, 1), writeUnitsPerSecond: round(writeUnitsPerSecond, 1),
+    requestsPerSecond, unitsPerSecond, dollarsPerMonth: round(dollarsPerMonth, 2),
+  };
 }
 
 function round(value: number, digits: number): number {
@@ -254,6 +262,8 @@ export interface ScaleResult {
   readonly balancedAfterCrashMs: number | undefined;
   /** Steady state: from 5 minutes after the start to the leave. */
   readonly steady: Rates;
+  /** Steady again: from 5 minutes after the crash (49 → 48 clients) to the end. */
+  readonly afterCrash: Rates;
   readonly wholeRun: Rates;
   readonly largestItemBytes: { readonly checkpointRow: number; readonly clientsRow: number; readonly shardCache: number; readonly leader: number };
   readonly kinesisCallsPerSecond: number;
@@ -300,8 +310,11 @@ export async function runScale(settings: ScaleSettings, progress: (line: string)
     await at(settings.crashAtMs);
     world.clients[1]?.crash();
     marks.push({ event: 'crash', atMs: scheduler.now() });
+    const afterCrashStartMs = Math.min(settings.crashAtMs + 5 * 60_000, (settings.crashAtMs + settings.durationMs) / 2);
+    await at(afterCrashStartMs);
+    const afterCrashFrom = world.meter.snapshot();
     await at(settings.durationMs);
-    const whole = rates({ requests: new Map(), readUnits: 0, writeUnits: 0 }, world.meter.snapshot(), settings.durationMs);
+    const whole = rates({ requests: new Map(), units: new Map(), readUnits: 0, writeUnits: 0 }, world.meter.snapshot(), settings.durationMs);
     const wallSeconds = (performance.now() - started) / 1000;
     const after = (event: string) => {
       const mark = marks.find((m) => m.event === event);
@@ -313,6 +326,7 @@ export async function runScale(settings: ScaleSettings, progress: (line: string)
       balancedAfterLeaveMs: after('leave'),
       balancedAfterCrashMs: after('crash'),
       steady: rates(steadyFrom, steadyTo, settings.leaveAtMs - steadyStartMs),
+      afterCrash: rates(afterCrashFrom, world.meter.snapshot(), settings.durationMs - afterCrashStartMs),
       wholeRun: whole,
       largestItemBytes: { checkpointRow: world.checkpointRowBytes, clientsRow: world.largest.clientsRow, shardCache: world.largest.shardCache, leader: world.leaderBytes },
       kinesisCallsPerSecond: round((world.kinesis.getRecords + world.kinesis.getShardIterator + world.kinesis.listShards) / (settings.durationMs / 1000), 1),
@@ -333,12 +347,14 @@ function resultLines(r: ScaleResult): string[] {
   const ms = (v: number | undefined) => (v === undefined ? 'not within the run' : `${(v / 1000).toFixed(1)} s`);
   const rateLines = (name: string, rate: Rates) => [
     `${name}: ${rate.readUnitsPerSecond} read units/s, ${rate.writeUnitsPerSecond} write units/s → $${rate.dollarsPerMonth}/month on demand`,
-    ...Object.entries(rate.requestsPerSecond).sort(([a], [b]) => (a < b ? -1 : 1)).map(([what, n]) => `    ${what}: ${n}/s`),
+    ...Object.entries(rate.requestsPerSecond).sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([what, n]) => `    ${what}: ${n}/s (${rate.unitsPerSecond[what] ?? 0} units/s)`),
   ];
   return [
     `scale: ${s.shards} shards, ${s.clients} clients, ${s.durationMs / 60_000} simulated minutes, ${s.recordsPerSecond} records/s per shard, default timings`,
     `balanced after a cold start: ${ms(r.balancedAfterColdStartMs)}; after one client leaves: ${ms(r.balancedAfterLeaveMs)}; after one crashes: ${ms(r.balancedAfterCrashMs)}`,
     ...rateLines('steady state', r.steady),
+    ...rateLines('after the crash', r.afterCrash),
     ...rateLines('whole run', r.wholeRun),
     `largest items written: checkpoints row ${r.largestItemBytes.checkpointRow} B, clients row ${r.largestItemBytes.clientsRow} B, shard cache ${r.largestItemBytes.shardCache} B, leader ${r.largestItemBytes.leader} B`,
     `Kinesis calls: ${r.kinesisCallsPerSecond}/s; records delivered: ${r.delivered}; errors: ${r.errors.length === 0 ? 'none' : r.errors.join('; ')}`,
