@@ -32,6 +32,8 @@ export interface ProcessDeps {
   readonly sabotage?: Sabotage | undefined;
   /** Which record the 'drop-record' sabotage hides. */
   readonly hidden: (seq: string) => boolean;
+  /** Another live process has the same clientId. */
+  readonly hasTwin: (process: SimProcess) => boolean;
   /** Called when the process's pipeline ended with an error (its handler's or the library's). */
   readonly onFailed: (process: SimProcess, handlerFailure: boolean) => void;
 }
@@ -211,7 +213,9 @@ export class SimProcess implements ProcessView, CallerState {
 
   #failed(error: unknown): void {
     const handlerFailure = error instanceof HandlerFailure;
-    if (!handlerFailure) {
+    // §7.1: the newer of two processes with one clientId gives up with ConfigError; that is its contract.
+    const duplicate = error instanceof Error && error.name === 'ConfigError' && this.deps.hasTwin(this);
+    if (!handlerFailure && !duplicate) {
       this.deps.checker.libraryError(this.deps.scheduler.now(), `${this.label}: records$ errored: ${describeError(error)}`);
     }
     // The pipeline's end unsubscribed from records$: the Kinsumer is stopping gracefully.

@@ -250,6 +250,7 @@ export class World {
       startTimestampMs: this.#startTimestampMs,
       sabotage: this.options.sabotage,
       hidden: (seq) => this.dropped(seq),
+      hasTwin: (process) => this.processes.some((p) => p !== process && p.clientId === process.clientId && p.alive),
       onFailed: (failed, byHandler) => this.#restartLater(client, failed, byHandler),
     });
     this.processes.push(process);
