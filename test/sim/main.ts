@@ -27,7 +27,8 @@ const USAGE = `usage: npm run simulate -- [--seeds N] [--from S] [--seed S] [--s
   --stop-on-fail      stop at the first failing seed
   --find INVARIANT    stop at the first seed that breaks this invariant and say how many seeds it
                       took; shrinking then keeps that invariant
-  --scale             the scale simulation instead (see test/sim/scale.ts --help)
+  --scale             the scale simulation instead: [--shards 2000] [--clients 50] [--minutes 60]
+                      [--records-per-second 0] [--seed 1] [--json] [--quiet] (BENCHMARKS.md)
 
 kinds of trouble:
 ${Object.entries(FAULT_KINDS).map(([k, v]) => `  ${k.padEnd(11)} ${v}`).join('\n')}
