@@ -1,0 +1,83 @@
+import { expect } from 'chai';
+import { runSchedule } from './run.js';
+import { ALL_KINDS, type Command, type FaultKind, type Schedule, type SimConfig } from './schedule.js';
+import { simulateSeed } from './search.js';
+import { replayCommand } from './report.js';
+
+// A small group that does nothing unusual, for hand-written schedules.
+const QUIET: SimConfig = {
+  rngSeed: 7,
+  clients: 2,
+  shards: 2,
+  start: 'TRIM_HORIZON',
+  startAgoMs: 0,
+  preRecords: 20,
+  recordsPerSecond: 10,
+  timings: {
+    throttleDelayMs: 200, commitFrequencyMs: 200, shardCheckFrequencyMs: 500, leaderActionFrequencyMs: 1000,
+    leaseTtlMs: 3000, shutdownTimeoutMs: 5000, maxInFlightRecords: 20,
+  },
+  storeLatencyMs: 0,
+  skewsMs: Array.from({ length: 10 }, () => 0),
+  handlers: Array.from({ length: 8 }, () => ({ mode: 'sync' as const })),
+};
+
+const every = new Set<FaultKind>(ALL_KINDS);
+
+function schedule(commands: Command[], config: Partial<SimConfig> = {}): Schedule {
+  return { config: { ...QUIET, ...config }, commands };
+}
+
+/** Kinds of trouble to leave out, e.g. SIM_EXCLUDE=never-ack,ooo-ack,latest,reset,skew,hang,dup-id while their fixes are not merged. */
+function kindsFromEnvironment(): Set<FaultKind> {
+  const excluded = new Set((process.env.SIM_EXCLUDE ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''));
+  return new Set(ALL_KINDS.filter((k) => !excluded.has(k)));
+}
+
+describe('simulation of whole groups (design §7.6)', function () {
+  this.timeout(120_000);
+
+  describe('the checker fails a group that breaks a guarantee', () => {
+    it('a stream that hides one record from every reader: lost-record', async () => {
+      const result = await runSchedule(schedule([{ waitTenths: 10, type: 'produce', count: 30 }]), { kinds: every, sabotage: 'drop-record' });
+      expect([...result.counts.keys()]).to.include('lost-record');
+      expect(result.violations.find((v) => v.invariant === 'lost-record')?.message).to.match(/1 of \d+ records never acked/);
+    });
+
+    it('a lease store that accepts a zombie\'s writes: fenced-write', async () => {
+      // c0 freezes for two TTLs: c1 takes its shard; when c0 thaws its renewal must be fenced.
+      const commands: Command[] = [{ waitTenths: 10, type: 'pause', client: 0, tenths: 20 }, { waitTenths: 30, type: 'produce', count: 10 }];
+      const result = await runSchedule(schedule(commands), { kinds: every, sabotage: 'ignore-fence' });
+      expect([...result.counts.keys()]).to.include('fenced-write');
+    });
+
+    it('the same group with honest ports breaks nothing', async () => {
+      const commands: Command[] = [{ waitTenths: 10, type: 'pause', client: 0, tenths: 20 }, { waitTenths: 30, type: 'produce', count: 10 }];
+      const result = await runSchedule(schedule(commands), { kinds: every });
+      expect(result.violations).to.deep.equal([]);
+      expect(result.stats.deliveries).to.be.greaterThan(0);
+      expect(result.stats.captures).to.be.greaterThan(2);
+    });
+  });
+
+  it('a seed replays bit for bit: the same schedule, steps, checks and findings', async () => {
+    const options = { kinds: every, maxCommands: 12, shrink: false };
+    const [first, second] = [await simulateSeed(3, options), await simulateSeed(3, options)];
+    expect(second.schedule).to.deep.equal(first.schedule);
+    expect({ ...second.result, counts: [...second.result.counts] }).to.deep.equal({ ...first.result, counts: [...first.result.counts] });
+  });
+
+  // A fixed set of seeds with every kind of trouble. On a branch where a defect of the guarantees
+  // issue is not fixed yet, the seeds that find it fail here: SIM_EXCLUDE leaves those kinds out.
+  describe('fixed seeds', () => {
+    const kinds = kindsFromEnvironment();
+    const maxCommands = 20;
+    for (let seed = 1; seed <= 16; seed += 1) {
+      it(`seed ${seed} (${kinds.size === ALL_KINDS.length ? 'every kind' : [...kinds].join(',')}) keeps every invariant`, async () => {
+        const outcome = await simulateSeed(seed, { kinds, maxCommands, shrink: false });
+        const found = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
+        expect(found, `replay: ${replayCommand(seed, kinds, maxCommands)}`).to.deep.equal([]);
+      });
+    }
+  });
+});
