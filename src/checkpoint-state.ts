@@ -163,7 +163,7 @@ export class CheckpointState {
     this.#checkOrder(position, sequence, sub);
     if (this.#lastTracked === undefined && arrivedAt !== undefined && this.#position?.type === 'AT_TIMESTAMP'
       && this.#position.timestamp.getTime() !== arrivedAt.getTime()) {
-      this.#position = { type: 'AT_TIMESTAMP', timestamp: arrivedAt };
+      this.#position = { ...this.#position, timestamp: arrivedAt };
       this.#version += 1;
     }
     const entry = new Entry(position, sequence, sub);

@@ -24,6 +24,8 @@ export type StoredCheckpoint =
   | {
     /** Which kind of checkpoint. */
     readonly type: 'LATEST';
+    /** The checkpoint this one replaced (a reset): nothing at or before it is read again. */
+    readonly after?: Position;
   }
   /** Set by `reset`: reading starts at the oldest record kept. */
   | {
@@ -36,6 +38,12 @@ export type StoredCheckpoint =
     readonly type: 'AT_TIMESTAMP';
     /** Where reading starts. */
     readonly timestamp: Date;
+    /**
+     * A floor: records at or before this position are not read again. A `LATEST` start kept as a
+     * timestamp (five minutes early, for clock skew) carries the checkpoint a reset replaced, so
+     * that margin never re-reads what the group consumed before the reset.
+     */
+    readonly after?: Position;
   };
 
 /**

@@ -17,7 +17,8 @@ import { LeaseObservations } from '../capture-rule.js';
 import { backoffDelay } from '../backoff.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
-import { isSequenceNumber } from '../sequence-number.js';
+import { isSequenceNumber, type Position } from '../sequence-number.js';
+import { withResetFloor } from '../start-position.js';
 import { advances } from '../checkpoint-advance.js';
 import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
 import { AttributeFormatError, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
@@ -39,6 +40,9 @@ export const CHECKPOINT_ATTRIBUTES = {
   /** Set by `reset` with a NULL SequenceNumber (the Go kinsumer then reads from TRIM_HORIZON: more, never less). */
   startPosition: 'StartPosition',
   startTimestamp: 'StartTimestamp',
+  /** With a `LATEST` or kept `AT_TIMESTAMP` start: the checkpoint a reset replaced, not read again (the Go kinsumer ignores it). */
+  startAfter: 'StartAfter',
+  startAfterSub: 'StartAfterSub',
   /** Records acked beyond the checkpoint (§7.3), one string, see acked-ranges.ts. The Go kinsumer's full-row writes drop it. */
   ackedRanges: 'AckedRanges',
   /**
@@ -222,9 +226,9 @@ export class DynamoLeaseStore implements LeaseStore {
       const update = new UpdateExpression();
       if (checkpoint === undefined) {
         update.set(A.sequenceNumber, { NULL: true });
-        for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp]) update.remove(attribute);
+        for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp, A.startAfter, A.startAfterSub]) update.remove(attribute);
       } else {
-        setCheckpoint(update, checkpoint);
+        setCheckpoint(update, withResetFloor(checkpoint, item === undefined ? undefined : informational(() => decodeCheckpoint(item, shardId))));
       }
       // A reset means "read again from here": nothing beyond it counts as acked any more.
       update.remove(A.ackedRanges);
@@ -423,7 +427,7 @@ function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undef
   const sequenceNumber = readString(item, A.sequenceNumber);
   const sub = readInteger(item, A.subSequenceNumber);
   if (sequenceNumber === undefined) return decodeStart(item, shardId);
-  if (sequenceNumber === LATEST) return { type: 'LATEST' };
+  if (sequenceNumber === LATEST) return withFloor({ type: 'LATEST' }, item);
   if (!isSequenceNumber(sequenceNumber)) {
     throw new CorruptCheckpointError(shardId, A.sequenceNumber, `is not a sequence number: ${JSON.stringify(String(sequenceNumber).slice(0, 40))}`);
   }
@@ -439,7 +443,19 @@ function decodeStart(item: Item, shardId: string): StoredCheckpoint | undefined 
   if (start !== 'AT_TIMESTAMP') throw new CorruptCheckpointError(shardId, A.startPosition, `is not TRIM_HORIZON or AT_TIMESTAMP: ${JSON.stringify(start.slice(0, 40))}`);
   const ms = readInteger(item, A.startTimestamp);
   if (ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n) throw new CorruptCheckpointError(shardId, A.startTimestamp, 'is missing or out of range');
-  return { type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) };
+  return withFloor({ type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) }, item);
+}
+
+/** Adds the stored floor to a start; one that cannot be read is left out (that costs duplicates, never a skipped record). */
+function withFloor<T extends StoredCheckpoint & { readonly type: 'LATEST' | 'AT_TIMESTAMP' }>(start: T, item: Item): T {
+  const after = informational(() => {
+    const sequenceNumber = readString(item, A.startAfter);
+    const sub = readInteger(item, A.startAfterSub);
+    if (sequenceNumber === undefined || !isSequenceNumber(sequenceNumber)) return undefined;
+    if (sub === undefined) return { sequenceNumber };
+    return sub >= 0n && sub <= BigInt(Number.MAX_SAFE_INTEGER) ? { sequenceNumber, subSequenceNumber: Number(sub) } : undefined;
+  });
+  return after === undefined ? start : { ...start, after };
 }
 
 /** The row's lease counter, or 0 when it is missing or unreadable. */
@@ -467,6 +483,7 @@ function wronglyTyped(item: Item): string[] {
 
 function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | undefined): void {
   if (checkpoint === undefined) return;
+  setFloor(update, checkpoint.type === 'LATEST' || checkpoint.type === 'AT_TIMESTAMP' ? checkpoint.after : undefined);
   if (checkpoint.type === 'TRIM_HORIZON' || checkpoint.type === 'AT_TIMESTAMP') {
     setStart(update, checkpoint);
     return;
@@ -482,6 +499,17 @@ function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | 
   const sub = checkpoint.position.subSequenceNumber;
   if (sub === undefined) update.remove(A.subSequenceNumber);
   else update.set(A.subSequenceNumber, { N: String(sub) });
+}
+
+function setFloor(update: UpdateExpression, after: Position | undefined): void {
+  if (after === undefined) {
+    update.remove(A.startAfter);
+    update.remove(A.startAfterSub);
+    return;
+  }
+  update.set(A.startAfter, { S: after.sequenceNumber });
+  if (after.subSequenceNumber === undefined) update.remove(A.startAfterSub);
+  else update.set(A.startAfterSub, { N: String(after.subSequenceNumber) });
 }
 
 // The ranges replace the stored ones, tagged with the checkpoint this write leaves (see acked-ranges.ts).

@@ -4,6 +4,7 @@
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
 import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
 import { LeaseObservations } from '../capture-rule.js';
+import { withResetFloor } from '../start-position.js';
 import { advances } from '../checkpoint-advance.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { LeaseHeldError, LeaseLostError } from '../errors.js';
@@ -189,7 +190,7 @@ export class MemoryLeaseStore implements LeaseStore {
       }
       // Every reset is a fence: the owner goes and the counter moves; the acked ranges go (a reset means "read again from here").
       const { acked: _dropped, ...kept } = row;
-      this.table.put({ ...kept, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
+      this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
 

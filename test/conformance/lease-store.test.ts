@@ -116,6 +116,31 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await firstValueFrom(b.read(shard)))?.acked, 'a commit without ranges removes them').to.equal(undefined);
     });
 
+    it('a reset to LATEST keeps the checkpoint it replaced as a floor; a kept start carries it; a later position drops it', async () => {
+      const shard = uniqueName('floor');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.release(lease, { checkpoint: { type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 3 } }, finished: false }));
+      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
+      const floor = { sequenceNumber: SEQ, subSequenceNumber: 3 };
+      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      // Reset to LATEST again: the floor stays the last position consumed.
+      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
+      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      const b = store('b');
+      const next = await held(b, shard);
+      expect(next.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      const kept = { type: 'AT_TIMESTAMP' as const, timestamp: new Date(NOW_MS - 300_000), after: floor };
+      await write(b.commit(next, { checkpoint: kept, finished: false }));
+      expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(kept);
+      await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
+      expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(at(LATER));
+      // A reset to a timestamp or TRIM_HORIZON means "read again from there": no floor.
+      await write(b.release(next, { checkpoint: at(LATER), finished: false }));
+      await write(store('operator').resetCheckpoint(shard, { type: 'TRIM_HORIZON' }, { force: false }));
+      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
+    });
+
     it('CheckpointUpdate: set by a commit or release that moves the checkpoint, kept by renewals, same-checkpoint commits and captures; a Go kinsumer write drops it', async () => {
       const shard = uniqueName('advance');
       const a = store('a');
