@@ -241,6 +241,10 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     shardId,
     run$,
     acks$: acks.asObservable(),
+    narrowStart(first: Position, arrivedAt: Date): void {
+      // Stored before the first record is emitted (startStored gates the reader), so it is worth a write at once.
+      if (state.narrowStart(first, arrivedAt)) commitWanted.next();
+    },
     track(position: Position, arrivedAt?: Date): () => void {
       const wasDirty = state.dirty;
       const record = state.track(position, arrivedAt);

@@ -191,6 +191,7 @@ export class LeaseSession {
     return {
       track: (position, arrivedAt) => checkpointer.track(position, arrivedAt),
       skip: (position) => checkpointer.skip?.(position) ?? false,
+      narrowStart: (first, arrivedAt) => { checkpointer.narrowStart?.(first, arrivedAt); },
       inFlight: () => checkpointer.inFlight(),
       pending: () => checkpointer.pending(),
       acks$: checkpointer.acks$,

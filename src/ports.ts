@@ -347,4 +347,11 @@ export interface ShardTracker {
   leaseConfirmed?(): boolean;
   /** Emits after each write that confirmed the lease (a reader held back by {@link ShardTracker.leaseConfirmed} waits for it). */
   readonly confirmed$?: Observable<void>;
+  /**
+   * The first record a reader is about to deliver since the capture (called before it is tracked).
+   * A start kept as a timestamp (a `LATEST` start) is narrowed to it: nothing before it belongs to
+   * the group. The reader emits it only once that is stored ({@link ShardTracker.leaseConfirmed}),
+   * so a next owner never starts earlier than what was already delivered.
+   */
+  narrowStart?(first: Position, arrivedAt: Date): void;
 }

@@ -85,6 +85,8 @@ export class ShardDelivery {
     this.skipThrough = unpacked.skipThrough;
     this.pending = unpacked.records;
     this.head = 0;
+    const first = unpacked.records[0];
+    if (this.last === undefined && first !== undefined) this.options.tracker.narrowStart?.(first.position, first.approximateArrivalTimestamp);
     for (const { sequenceNumber, error } of unpacked.undecodable) emit({ type: 'record-undecodable', shardId, sequenceNumber, error });
   }
 
