@@ -165,6 +165,10 @@ export class LeaseSession {
       fencingToken: held.leaseCounter,
       records$,
     };
+
+    // A Finished row has nothing left to read (a reset keeps Finished): given up at once, so a
+    // client that captures it, e.g. again after a reset fenced it, never reads it from the start.
+    if (held.finished) void this.end(0);
   }
 
   /** This lease as `status()` shows it. */

@@ -87,6 +87,7 @@ describe('simulation of whole groups (design §7.6)', function () {
     const found: readonly { seed: number; path: string; what: string }[] = [
       { seed: 67, path: '0:0:1:0:0:4:1:1:2:1:3:2:2:2:2:1:2:5:1:1:11:11:11:3:5:1:2:5:2:3:3:3:3:3:3:3:3:3:3:3:3:3:7:12:12:12:17:5:16:15:15:15:17:16', what: 'a reset to LATEST, then a graceful hand-off re-read acked records (graceful-redelivery)' },
       { seed: 104, path: '0:1:0:1:0:0:1:0:0:0:0:0:0:1:2:0:0:1:0:0:0:3:5:2:3:7:5:0:0:1:1:3:1:1:2:1:2:1:2:4:1:1:4:3:3:4:3:3:3:3:3:3:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:7:4:4:5:5:4:4:4:4:10:3:8:9:13:13:13:8', what: 'a forced reset to LATEST and a merge (graceful-redelivery)' },
+      { seed: 432, path: '0:0:3:1:1:0:0:0:1:1:3:4:1:1:0:2:3:2:0:2:0:0:3:5:5:5:5:5:5:5:5:5:5:5:5:5:5:5:5:5:8:2:0:1:0:1:1:1:2:0:0:4:2:3:7:4:3:3:3:7:5:4:0:1:7:12:12:13:4:14:13:13:13:13:13:11', what: 'a reset of a Finished shard to TRIM_HORIZON: the fenced owner captured it again and read it from the start (graceful-redelivery)' },
       { seed: 206, path: '0:0:2:3:3:4:4:3:5:7:5:5:8:5:5:12:6:7:12:12:12:12:12:12:12:12:12:16:5:10:5:6:15:18:20:18:18:19:19:1', what: 'a LATEST owner frozen after its first delivery: the next read records from before the start (first-delivery-order)' },
     ];
     for (const { seed, path, what } of found) {
