@@ -1,5 +1,5 @@
 import {
-  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, filter,
+  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concat, concatMap, defer, distinctUntilChanged, exhaustMap, filter,
   finalize, forkJoin, Subject, ignoreElements, map, merge, of, skip, switchMap, take, tap, throwError, timer,
 } from 'rxjs';
 import { assignShards, assignmentChanges } from './assignment.js';
@@ -43,7 +43,9 @@ const REAP_EVERY_MS = 10 * 60 * 1000;
  * and refreshes the shard list every `leaderActionFrequencyMs`, so only one process calls
  * ListShards. While a Go kinsumer client is live (a clients row without this library's marker),
  * the assignment is the Go kinsumer's round robin, which that client computes too; the sticky one
- * again once none is. Each change of this client's shards or of the rule is a `rebalance` event
+ * again once none is. Every `throttleDelayMs` it reads the group epoch, which a leaving member
+ * bumps (see {@link leaveGroup}): a bump brings a check at once, so the departed member's shards
+ * are taken over within a poll. Each change of this client's shards or of the rule is a `rebalance` event
  * (with the `strategy`), and a change of rule is logged. While another live process holds this
  * clientId's row, it captures nothing and waits (`duplicate-client`), erroring with `ConfigError`
  * after `startTimeoutMs`. Never emits;
@@ -130,6 +132,8 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     take(1),
     concatMap(() => {
       checking = true;
+      // This check reads the clients table after every departure announced so far.
+      departureUnchecked = false;
       return heartbeat$(false);
     }),
     concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
@@ -225,9 +229,30 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     switchMap((leading) => (leading ? timer(0, options.leaderActionFrequencyMs, options.scheduler).pipe(exhaustMap(() => leaderActions$)) : EMPTY)),
   );
 
+  // A member that leaves bumps the group epoch once its shards are released and its row deleted
+  // (leaveGroup): polled every throttleDelayMs, the bump brings a check at once, so its successors
+  // take its shards over within a poll, not at their next periodic check. A bump that finds a check
+  // already running is looked at again at the next poll: that check may have read the clients
+  // table before the departure.
+  let epochSeen: number | undefined;
+  let departureUnchecked = false;
+  const departureWake$ = new Subject<void>();
+  const epoch$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(
+    exhaustMap(() => deps.metadata.groupEpoch().pipe(
+      tap((epoch) => {
+        if (epochSeen !== undefined && epoch > epochSeen) departureUnchecked = true;
+        epochSeen = Math.max(epoch, epochSeen ?? epoch);
+        if (departureUnchecked) departureWake$.next();
+      }),
+      ignoreElements(),
+      tolerate('group epoch read', options.throttleDelayMs),
+    )),
+  );
+
   const checks$ = merge(
     timer(0, options.shardCheckFrequencyMs, options.scheduler),
     expiryWake$.pipe(switchMap((delayMs) => timer(delayMs, options.scheduler))),
+    departureWake$,
   ).pipe(exhaustMap(() => check$));
   const publications$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(exhaustMap(() => publish$));
 
@@ -252,19 +277,26 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     );
   }
 
-  return merge(checks$, publications$, transitions$, leader$).pipe(ignoreElements());
+  return merge(checks$, epoch$, publications$, transitions$, leader$).pipe(ignoreElements());
 }
 
 /**
- * Leaves the group: deletes this client's row and gives up the leader lock if held. Best effort
- * (errors are reported, not thrown): a crashed client's row expires anyway.
+ * Leaves the group (after every lease is released): deletes this client's row, gives up the
+ * leader lock if held, then bumps the group epoch, so the others check at their next poll of it and
+ * take the released shards over at once. Best effort (errors are reported, not thrown): a crashed
+ * client's row expires anyway, and without the bump the others notice at their next check.
  */
 export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata' | 'emit'>): Promise<void> {
+  const reported = <T>(fallback: T) => catchError((error: unknown) => {
+    deps.emit({ type: 'error', error: asError(error) });
+    return of(fallback);
+  });
   return new Promise((resolve) => {
-    forkJoin([
-      deps.membership.deregister().pipe(catchError((error: unknown) => { deps.emit({ type: 'error', error: asError(error) }); return of(undefined); })),
-      deps.metadata.stepDown().pipe(catchError((error: unknown) => { deps.emit({ type: 'error', error: asError(error) }); return of(false); })),
-    ]).subscribe({ complete: resolve, error: () => resolve() });
+    // The bump comes last: a check it triggers must find this client's row gone.
+    concat(
+      forkJoin([deps.membership.deregister().pipe(reported(undefined)), deps.metadata.stepDown().pipe(reported(false))]),
+      deps.metadata.bumpGroupEpoch().pipe(reported(undefined)),
+    ).subscribe({ complete: resolve, error: () => resolve() });
   });
 }
 
