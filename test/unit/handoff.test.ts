@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { type Subscription, timer } from 'rxjs';
+import { type Subscription, delay, timer } from 'rxjs';
 import { DEFAULTS } from '../../src/index.js';
 import type { KinsumerEvent } from '../../src/types.js';
 import { MemoryGroup, type Member } from '../support/memory-group.js';
+import { override } from '../support/port-wrappers.js';
 
 /** The default timings, which the hand-off and failover bounds are stated for. */
 const DEFAULT_TIMINGS = {
@@ -123,6 +124,48 @@ describe('graceful hand-off of a parent shard at default timings (virtual time)'
     const order = b.received.map((r) => r.shardId);
     const lastParent = order.lastIndexOf(parent);
     for (const child of children) expect(order.indexOf(child), `${child} read after the parent's last record`).to.be.above(lastParent);
+    producing.unsubscribe();
+    await b.kinsumer.stop();
+  });
+});
+
+describe('a departure announced while a check is running (virtual time)', function () {
+  this.timeout(60_000);
+
+  it('is checked again at the next poll of the group epoch: the running check read the clients table before the departure', async () => {
+    const group = new MemoryGroup(2, DEFAULT_TIMINGS);
+    const producing = produce(group, 20);
+    const scanDelayMs = 1500;
+    const scans: number[] = [];
+    group.join('a');
+    await group.scheduler.until(() => heldBy(group, 'a').length === 2, 'a holds both shards', 30_000);
+    // b's clients-table scans read the rows when sent and answer 1.5 s later: a slow check.
+    const b = group.join('b', {
+      wrap: (ports) => ({
+        ...ports,
+        membership: override(ports.membership, {
+          liveClients: () => {
+            scans.push(group.scheduler.now());
+            return ports.membership.liveClients().pipe(delay(scanDelayMs, group.scheduler));
+          },
+        }),
+      }),
+    });
+    await group.scheduler.until(() => heldBy(group, 'a').length === 1 && heldBy(group, 'b').length === 1, 'balance 1/1', 60_000);
+    await group.scheduler.advanceBy(2 * DEFAULT_TIMINGS.shardCheckFrequencyMs);
+    const scansBefore = scans.length;
+    await group.scheduler.until(() => scans.length > scansBefore, 'b\'s next check', 2 * DEFAULT_TIMINGS.shardCheckFrequencyMs, 10);
+    const scanAt = scans.at(-1) ?? 0;
+    const moving = heldBy(group, 'a');
+    const receivedBefore = b.received.length;
+    const a = group.members.find((m) => m.id === 'a');
+    const stopping = a?.kinsumer.stop();
+    const tookMs = await group.scheduler.until(() => moving.every((shardId) => b.received.slice(receivedBefore).some((r) => r.shardId === shardId)), 'b reads a\'s shard', 30_000, 10);
+    await stopping;
+    // The running check answers with a still in the group; the poll after it brings another check.
+    // Waiting for the next periodic check instead would take a shard check more.
+    expect(group.scheduler.now() - tookMs - scanAt, 'the stop fell into the running check').to.be.below(scanDelayMs);
+    expect(tookMs).to.be.at.most(scanDelayMs + DEFAULT_TIMINGS.throttleDelayMs + scanDelayMs + 1.75 * DEFAULT_TIMINGS.throttleDelayMs);
     producing.unsubscribe();
     await b.kinsumer.stop();
   });
