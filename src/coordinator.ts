@@ -7,7 +7,9 @@ import { classifyAwsError } from './aws-errors.js';
 import type { CachedShard, LiveClient, MembershipStore, MetadataStore, Registration } from './coordination-ports.js';
 import { ConfigError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
-import { type AssignmentStrategy, assignmentInput, cachedShardList, goPlan, goShare, rowsToRead, sameShardList, withGoHoldings } from './group-view.js';
+import {
+  type AssignmentStrategy, assignerFor, assignmentInput, cachedShardList, goPlan, goShare, rowsToRead, sameShardList, successorWatch, withGoHoldings,
+} from './group-view.js';
 import type { ResolvedOptions } from './options.js';
 import type { CheckpointRow, LeaseStore, StreamPort } from './ports.js';
 import type { KinsumerEvent } from './types.js';
@@ -62,6 +64,13 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const suspectAfterMs = options.shardCheckFrequencyMs / 2;
   /** Since when (this client's clock) another process's row has stood in the way, and whether that was reported. */
   let rival: { readonly sinceMs: number; reported: boolean } | undefined;
+  /**
+   * The shards this client would take over if their owner alone died (as of the last check): their
+   * rows are read at every check, so that they expire for this client one TTL after their last
+   * change, however late the owner is found dead (a crash is then taken over within leaseTtlMs +
+   * one check + a capture poll, instead of one check more).
+   */
+  let watched: readonly string[] = [];
 
   // A check at the moment the next other client's row expires: a crashed client's shards are
   // reassigned then, not up to shardCheckFrequencyMs later.
@@ -77,10 +86,14 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     concatMap((clients) => lead(clients).pipe(map(() => clients))),
     concatMap((clients) => shardList().pipe(map((shards) => ({ clients, shards })))),
     map(({ clients, shards }) => ({ clients, shards, go: goPlan(options.clientId, clients, shards) })),
-    concatMap(({ clients, shards, go }) => readRows(rowsToRead(shards, go === undefined ? clients : withGoHoldings(clients, go), { selfId: options.clientId, suspectAfterMs }))
-      .pipe(map((rows) => ({ clients, shards, go, rows })))),
-    tap(({ clients, shards, go, rows }) => {
+    concatMap(({ clients, shards, go }) => {
+      const holders = go === undefined ? clients : withGoHoldings(clients, go);
+      const needed = rowsToRead(shards, holders, { selfId: options.clientId, suspectAfterMs });
+      return readRows([...new Set([...needed, ...watched])].sort()).pipe(map((rows) => ({ clients, holders, shards, go, rows })));
+    }),
+    tap(({ clients, holders, shards, go, rows }) => {
       const input = assignmentInput(options.clientId, clients, shards, rows);
+      watched = successorWatch(options.clientId, holders, assignerFor(go, input, shards));
       const mine = go === undefined
         ? [...assignShards(input)].filter(([, clientId]) => clientId === options.clientId).map(([shardId]) => shardId)
         : goShare(go, options.clientId, input);

@@ -170,3 +170,47 @@ describe('a departure announced while a check is running (virtual time)', functi
     await b.kinsumer.stop();
   });
 });
+
+describe('crash failover at default timings (virtual time)', function () {
+  this.timeout(120_000);
+
+  // The bound, for one crashed member: the survivors see its last heartbeat and the last change of
+  // each of its leases at their next check (up to shardCheckFrequencyMs later: the successor of a
+  // shard reads its lease row at every check), both expire for them leaseTtlMs after that, and the
+  // capture poll (every 0.75-1.25 × throttleDelayMs) takes the lease; then the first read.
+  const boundMs = DEFAULT_TIMINGS.leaseTtlMs + DEFAULT_TIMINGS.shardCheckFrequencyMs + 1.25 * DEFAULT_TIMINGS.throttleDelayMs;
+  // b checks `checkOffsetMs` after a's heartbeats; a freezes `freezeAfterMs` after one of them.
+  const phases = [
+    { checkOffsetMs: 4900, freezeAfterMs: 10, note: 'worst: b reads a\'s rows just before each heartbeat, a dies just after one' },
+    { checkOffsetMs: 2500, freezeAfterMs: 2500, note: 'middle' },
+    { checkOffsetMs: 100, freezeAfterMs: 4990, note: 'b reads a\'s rows just after each heartbeat, a dies just before the next' },
+  ];
+  for (const { checkOffsetMs, freezeAfterMs, note } of phases) {
+    it(`a frozen member's shards are read again within leaseTtlMs + shardCheckFrequencyMs + a capture poll (${boundMs} ms), never before its leases stood still for leaseTtlMs (${note})`, async () => {
+      const group = new MemoryGroup(4, DEFAULT_TIMINGS);
+      const producing = produce(group, 20);
+      const aJoinedAt = group.scheduler.now();
+      const a = group.join('a');
+      await group.scheduler.advanceBy(checkOffsetMs);
+      const b = group.join('b');
+      await group.scheduler.until(() => heldBy(group, 'a').length === 2 && heldBy(group, 'b').length === 2, 'balance 2/2', 60_000);
+      await group.scheduler.advanceBy(3 * DEFAULT_TIMINGS.shardCheckFrequencyMs);
+      const cycle = DEFAULT_TIMINGS.shardCheckFrequencyMs;
+      const intoCycle = (group.scheduler.now() - aJoinedAt) % cycle;
+      await group.scheduler.advanceBy((freezeAfterMs - intoCycle + cycle) % cycle);
+      const moving = heldBy(group, 'a');
+      const receivedBefore = b.received.length;
+      a.pause(); // a frozen process: no heartbeat, no renewal, no commit from now on
+      const tookMs = await group.scheduler.until(
+        () => moving.every((shardId) => b.received.slice(receivedBefore).some((r) => r.shardId === shardId)),
+        'b reads every shard a held', 60_000, 10,
+      );
+      expect(tookMs, `frozen → b's first record of each of ${moving.join(', ')} (ms of virtual time)`).to.be.at.most(boundMs + 50);
+      // a committed at most commitFrequencyMs before it froze: its leases expire no sooner than a TTL after that.
+      expect(tookMs).to.be.at.least(DEFAULT_TIMINGS.leaseTtlMs - DEFAULT_TIMINGS.commitFrequencyMs);
+      producing.unsubscribe();
+      a.resume();
+      await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    });
+  }
+});
