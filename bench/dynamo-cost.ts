@@ -3,8 +3,7 @@
 // DynamoDB client records every call (command, table, item key) over the measured window, after
 // the group has settled (every shard held). Reported per minute: per busy shard, per idle shard,
 // per client (membership, leadership, shard list, lease rows read by its checks, the group-epoch
-// poll), the total, and the Go
-// kinsumer's cost model for the same group (kinsumer-go-behavior.md §17).
+// poll), the total, and the Go kinsumer's cost model for the same group (kinsumer-go-behavior.md §17).
 //
 //   npx tsx bench/dynamo-cost.ts [--quick]
 import { PutRecordsCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
