@@ -1,6 +1,6 @@
 import {
   type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concat, concatMap, defer, distinctUntilChanged, exhaustMap, filter,
-  finalize, forkJoin, Subject, ignoreElements, map, merge, of, skip, switchMap, take, tap, throwError, timer,
+  finalize, forkJoin, Subject, ignoreElements, map, merge, of, repeat, skip, switchMap, take, tap, throwError, timer,
 } from 'rxjs';
 import { assignShards, assignmentChanges } from './assignment.js';
 import { classifyAwsError } from './aws-errors.js';
@@ -145,8 +145,6 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     take(1),
     concatMap(() => {
       checking = true;
-      // This check reads the clients table after every departure announced so far.
-      departureUnchecked = false;
       return heartbeat$(false);
     }),
     concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
@@ -244,29 +242,34 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
 
   // A member that leaves bumps the group epoch once its shards are released and its row deleted
   // (leaveGroup): polled every throttleDelayMs, the bump brings a check at once, so its successors
-  // take its shards over within a poll, not at their next periodic check. A bump that finds a check
-  // already running is looked at again at the next poll: that check may have read the clients
-  // table before the departure.
+  // take its shards over within a poll, not at their next periodic check.
   let epochSeen: number | undefined;
-  let departureUnchecked = false;
   const departureWake$ = new Subject<void>();
   const epoch$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(
     exhaustMap(() => deps.metadata.groupEpoch().pipe(
       tap((epoch) => {
-        if (epochSeen !== undefined && epoch > epochSeen) departureUnchecked = true;
+        if (epochSeen !== undefined && epoch > epochSeen) departureWake$.next();
         epochSeen = Math.max(epoch, epochSeen ?? epoch);
-        if (departureUnchecked) departureWake$.next();
       }),
       ignoreElements(),
       tolerate('group epoch read', options.throttleDelayMs),
     )),
   );
 
+  // A reason to check (the period, a row's expiry, a departure) that comes while a check runs is
+  // not dropped: that check may have read the clients table just before, so another one follows it.
+  let checkAgain = false;
   const checks$ = merge(
     timer(0, options.shardCheckFrequencyMs, options.scheduler),
     expiryWake$.pipe(switchMap((delayMs) => timer(delayMs, options.scheduler))),
     departureWake$,
-  ).pipe(exhaustMap(() => check$));
+  ).pipe(
+    tap(() => { checkAgain = true; }),
+    exhaustMap(() => defer(() => {
+      checkAgain = false;
+      return check$;
+    }).pipe(repeat({ delay: () => (checkAgain ? of(undefined) : EMPTY) }))),
+  );
   const publications$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(exhaustMap(() => publish$));
 
   // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
