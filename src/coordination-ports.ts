@@ -1,7 +1,7 @@
-// The seams of group coordination: who is alive (the clients table) and who leads and what the
-// shard list is (the metadata table). Like src/ports.ts, every method returns a cold Observable of
-// one request (subscribe = send, unsubscribe = abort), so the coordinator runs alike on DynamoDB,
-// on the in-memory stores of `kinsumer/testing`, and on virtual time.
+// The seams of group coordination: who is alive (the clients table) and who leads, what the shard
+// list is and when a member left (the metadata table). Like src/ports.ts, every method returns a
+// cold Observable of one request (subscribe = send, unsubscribe = abort), so the coordinator runs
+// alike on DynamoDB, on the in-memory stores of `kinsumer/testing`, and on virtual time.
 //
 // Liveness (of a client, of the leader lock) is judged by local observation (src/row-observer.ts):
 // a row is live until this client has seen it unchanged for leaseTtlMs on its own clock. The
@@ -130,4 +130,13 @@ export interface MetadataStore {
   readShardCache(): Observable<ShardCache | undefined>;
   /** Replaces the cached shard list (unconditional put): `ShardIDs` = the unfinished shards, plus the lineage of all given. */
   writeShardCache(shards: readonly CachedShard[]): Observable<void>;
+  /**
+   * The group epoch (the `GroupEpoch` item's `Epoch`; 0 while there is none): a count that only
+   * grows, bumped by every member that leaves. Read with an eventually consistent `GetItem`, cheap
+   * enough to poll every `throttleDelayMs`; a read may lag a bump a little, never run backwards
+   * for long, so callers act on growth only.
+   */
+  groupEpoch(): Observable<number>;
+  /** Adds one to the group epoch (an atomic `ADD`, never lost to a concurrent bump). */
+  bumpGroupEpoch(): Observable<void>;
 }

@@ -1,7 +1,7 @@
 // Pure: turns what one coordination check read (live clients, the cached shard list, the rows of
 // the closed shards) into the assignment's input, and ListShards' answer into the cached list;
 // decides which assignment rule is in force (sticky, or the Go kinsumer's while a Go client lives).
-import { eligibleShardIds, type AssignmentInput, type ShardToAssign } from './assignment.js';
+import { assignShards, eligibleShardIds, type AssignmentInput, type ShardToAssign } from './assignment.js';
 import type { CachedShard, LiveClient } from './coordination-ports.js';
 import { goAssignment } from './go-assignment.js';
 import { writtenByThisLibrary } from './library-marker.js';
@@ -113,6 +113,39 @@ export function rowsToRead(shards: readonly CachedShard[], clients: readonly Liv
     for (const shardId of client.shardIds ?? []) if (known.has(shardId)) wanted.add(shardId);
   }
   return [...wanted].sort();
+}
+
+/**
+ * Who would get what among `clientIds` under the rule in force: the sticky assignment of `input`
+ * (its owners that are not among them count as gone), or, under the Go rule, the Go kinsumer's
+ * round robin over the cache's unfinished shards.
+ */
+export function assignerFor(go: GoPlan | undefined, input: AssignmentInput, shards: readonly CachedShard[]): (clientIds: readonly string[]) => ReadonlyMap<string, string> {
+  if (go === undefined) return (clientIds) => assignShards({ clients: clientIds, shards: input.shards });
+  const shardIds = shards.filter((s) => !s.finished).map((s) => s.shardId);
+  return (clientIds) => goAssignment({ clients: clientIds, shardIds });
+}
+
+/**
+ * The shards another live client holds that this client would be given if that client alone left
+ * the group (`assign` answers who gets what among the given clients, as the check would): their
+ * successor reads their rows at every check, so should their owner die, each row expires for it
+ * one TTL after its last change (seen at the next check), not one TTL after the owner was found
+ * missing its heartbeats. Each shard has one successor: the group reads each row once per check.
+ */
+export function successorWatch(
+  selfId: string,
+  clients: readonly LiveClient[],
+  assign: (clientIds: readonly string[]) => ReadonlyMap<string, string>,
+): string[] {
+  const ids = [...new Set([...clients.map((c) => c.id), selfId])];
+  const watched = new Set<string>();
+  for (const owner of clients) {
+    if (owner.id === selfId || (owner.shardIds ?? []).length === 0) continue;
+    const without = assign(ids.filter((id) => id !== owner.id));
+    for (const shardId of owner.shardIds ?? []) if (without.get(shardId) === selfId) watched.add(shardId);
+  }
+  return [...watched].sort();
 }
 
 /**

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import type { FigureResult, ResultsFile } from '../../bench/support/harness.js';
+import { type FigureResult, type ResultsFile, summaryValue } from '../../bench/support/harness.js';
 
 const run = promisify(execFile);
 
@@ -39,6 +39,15 @@ describe('the benchmark runner (bench/run.ts --tiny)', function () {
     expect(results.machine.cores).to.be.a('number').above(0);
     expect(results.machine.node).to.match(/^v\d+/);
   });
+
+  // Stable keys other tools read (issue 19): present and numeric after every run.
+  for (const key of ['handoff.graceful.p95Ms', 'failover.crash.p95Ms', 'failover.crash.boundMs']) {
+    it(`fills the summary key ${key} with a number`, () => {
+      const value = summaryValue(results.summary, key);
+      expect(value, key).to.be.a('number');
+      expect(Number.isFinite(value), `${key} is finite`).to.equal(true);
+    });
+  }
 
   for (const name of FIGURES) {
     it(`reports the ${name} figure with a numeric value for every metric`, () => {

@@ -267,5 +267,26 @@ export function metadataSpec(harness: SpecHarness): void {
       expect(impossible).to.be.instanceOf(TypeError);
       expect(await run(leader.readShardCache())).to.equal(undefined);
     });
+
+    it('the group epoch is 0 until a member bumps it; every bump adds one, for every reader; concurrent bumps are all counted', async () => {
+      const a = metadata('a');
+      const b = metadata('b');
+      expect(await run(b.groupEpoch())).to.equal(0);
+      await run(a.bumpGroupEpoch());
+      expect(await run(b.groupEpoch())).to.equal(1);
+      await Promise.all([run(a.bumpGroupEpoch()), run(b.bumpGroupEpoch()), run(metadata('c').bumpGroupEpoch())]);
+      expect(await run(a.groupEpoch())).to.equal(4);
+    });
+
+    it('bumping the group epoch leaves the leader lock and the shard cache as they were', async () => {
+      const a = metadata('a');
+      await run(a.acquireLeadership());
+      await run(a.writeShardCache(shards));
+      const cache = await run(a.readShardCache());
+      clock.now += 10;
+      await run(metadata('b').bumpGroupEpoch());
+      expect(await run(metadata('c').leader())).to.deep.equal({ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0) });
+      expect(await run(metadata('c').readShardCache())).to.deep.equal(cache);
+    });
   });
 }
