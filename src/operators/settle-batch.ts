@@ -9,6 +9,7 @@ import type { KinsumerRecord } from '../types.js';
 import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { BatchHandler, BatchResult, FailedRecord, ProcessedBatch, ProcessedRecord } from './process-types.js';
+import { abortableWait } from './abortable-wait.js';
 import { afterFailure, tooOld } from './record-retry.js';
 
 /** Settles one batch (records of one shard, in sequence order); see the file comment. */
@@ -78,21 +79,12 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
       deliverFailures();
     };
 
+    // The wait ends early, and the record is left, when the signal aborts.
     const wait = (delayMs: number): void => {
-      const timer = scheduler.schedule(() => {
-        stopWaiting?.();
-        attempt();
-      }, delayMs);
-      const onAbort = (): void => {
-        timer.unsubscribe();
-        leave();
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      stopWaiting = () => {
+      stopWaiting = abortableWait(scheduler, signal, delayMs, () => {
         stopWaiting = undefined;
-        timer.unsubscribe();
-        signal.removeEventListener('abort', onAbort);
-      };
+        attempt();
+      }, leave);
     };
 
     // onFailure one record at a time, in sequence order; then the batch is done.

@@ -7,6 +7,7 @@ import type { KinsumerRecord } from '../types.js';
 import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { ProcessedRecord, RecordHandler } from './process-types.js';
+import { abortableWait } from './abortable-wait.js';
 import { afterFailure, tooOld } from './record-retry.js';
 
 /** Settles one record; see the file comment for what the Observable does. */
@@ -49,20 +50,10 @@ export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handl
 
     // The wait ends early, and the record is left, when the signal aborts.
     const wait = (delayMs: number): void => {
-      const timer = scheduler.schedule(() => {
-        stopWaiting?.();
-        attempt();
-      }, delayMs);
-      const onAbort = (): void => {
-        timer.unsubscribe();
-        leave();
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      stopWaiting = () => {
+      stopWaiting = abortableWait(scheduler, signal, delayMs, () => {
         stopWaiting = undefined;
-        timer.unsubscribe();
-        signal.removeEventListener('abort', onAbort);
-      };
+        attempt();
+      }, leave);
     };
 
     const giveUp = (error: unknown): void => {
