@@ -91,7 +91,7 @@ export class LeaseSession {
     const plan = planStart(held.checkpoint, options.initialPosition);
     // Taken now, before the reader asks for its first iterator: a LATEST start is kept as a time
     // no later than that request, so a hand-off before the first ack skips nothing.
-    const start = startToKeep(plan.iteratorStart, options.scheduler.now(), plan.skipThrough);
+    const start = startToKeep(plan.iteratorStart, options.scheduler.now(), plan.skipThrough, plan.notBefore);
     this.checkpointer = createCheckpointer({
       store: deps.store,
       lease: held,

@@ -26,6 +26,11 @@ export type StoredCheckpoint =
     readonly type: 'LATEST';
     /** The checkpoint this one replaced (a reset): nothing at or before it is read again. */
     readonly after?: Position;
+    /**
+     * The start time this one replaced (a reset after a reset to a timestamp): what arrived before
+     * it was consumed or skipped on purpose, so the start a lease keeps is never earlier.
+     */
+    readonly notBefore?: Date;
   }
   /** Set by `reset`: reading starts at the oldest record kept. */
   | {

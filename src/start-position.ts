@@ -27,6 +27,8 @@ export interface IteratorPlan {
 /** How a freshly captured lease starts reading, and how it says so publicly. */
 export interface StartPlan extends IteratorPlan {
   readonly startingPosition: StartingPosition;
+  /** A LATEST start's time floor (a reset's, see `StoredCheckpoint`): the start kept is never earlier. */
+  readonly notBefore?: Date;
 }
 
 /**
@@ -35,7 +37,10 @@ export interface StartPlan extends IteratorPlan {
  */
 export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
   if (checkpoint === undefined) return fromInitialPosition(initialPosition);
-  if (checkpoint.type === 'LATEST') return withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } }, checkpoint.after);
+  if (checkpoint.type === 'LATEST') {
+    const plan = withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } }, checkpoint.after);
+    return checkpoint.notBefore === undefined ? plan : { ...plan, notBefore: checkpoint.notBefore };
+  }
   // Set by an operator's reset: a start, whatever the initialPosition option says.
   if (checkpoint.type === 'TRIM_HORIZON') return fromInitialPosition('TRIM_HORIZON');
   if (checkpoint.type === 'AT_TIMESTAMP') return withSkip(fromInitialPosition({ timestamp: checkpoint.timestamp }), checkpoint.after);
@@ -67,11 +72,15 @@ function fromInitialPosition(initialPosition: InitialPosition): StartPlan {
  * capture, before the first iterator is asked for) less {@link START_SKEW_MARGIN_MS}; a timestamp
  * start is kept as it is. Other starts need nothing: `TRIM_HORIZON` and positions do not move.
  * (Once the first record arrives, the checkpoint narrows this to that record's arrival time, which
- * is the stream's own clock; see `CheckpointState.track`.)
+ * is the stream's own clock; see `CheckpointState.track`.) A LATEST start is never kept earlier than
+ * `notBefore`, the time floor a reset left.
  */
-export function startToKeep(start: IteratorStart, nowMs: number, after?: Position): StoredCheckpoint | undefined {
+export function startToKeep(start: IteratorStart, nowMs: number, after?: Position, notBefore?: Date): StoredCheckpoint | undefined {
   const floor = after === undefined ? {} : { after };
-  if (start.type === 'LATEST') return { type: 'AT_TIMESTAMP', timestamp: new Date(nowMs - START_SKEW_MARGIN_MS), ...floor };
+  if (start.type === 'LATEST') {
+    const keptMs = Math.max(nowMs - START_SKEW_MARGIN_MS, notBefore?.getTime() ?? Number.NEGATIVE_INFINITY);
+    return { type: 'AT_TIMESTAMP', timestamp: new Date(keptMs), ...floor };
+  }
   if (start.type === 'AT_TIMESTAMP') return { type: 'AT_TIMESTAMP', timestamp: start.timestamp, ...floor };
   return undefined;
 }
@@ -80,13 +89,15 @@ export function startToKeep(start: IteratorStart, nowMs: number, after?: Positio
  * What a reset to `LATEST` stores: `LATEST` with the checkpoint it replaces as a floor (`after`).
  * A LATEST start is kept as a timestamp five minutes early (client clock skew, see
  * {@link startToKeep}); without the floor, a hand-off before the first new record would re-read
- * those five minutes, records the group had consumed before the reset. Other resets are stored as
- * given: a timestamp or `TRIM_HORIZON` means "read again from there".
+ * those five minutes, records the group had consumed before the reset. A replaced start time (a
+ * reset to a timestamp, or a start kept as one) is a floor in time as well (`notBefore`). Other
+ * resets are stored as given: a timestamp or `TRIM_HORIZON` means "read again from there".
  */
 export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint | undefined): StoredCheckpoint {
-  if (to.type !== 'LATEST' || to.after !== undefined) return to;
+  if (to.type !== 'LATEST' || to.after !== undefined || to.notBefore !== undefined) return to;
   const after = replaced?.type === 'position' ? replaced.position : replaced?.type === 'LATEST' || replaced?.type === 'AT_TIMESTAMP' ? replaced.after : undefined;
-  return after === undefined ? to : { type: 'LATEST', after };
+  const notBefore = replaced?.type === 'AT_TIMESTAMP' ? replaced.timestamp : replaced?.type === 'LATEST' ? replaced.notBefore : undefined;
+  return { type: 'LATEST', ...(after === undefined ? {} : { after }), ...(notBefore === undefined ? {} : { notBefore }) };
 }
 
 /**

@@ -427,7 +427,7 @@ function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undef
   const sequenceNumber = readString(item, A.sequenceNumber);
   const sub = readInteger(item, A.subSequenceNumber);
   if (sequenceNumber === undefined) return decodeStart(item, shardId);
-  if (sequenceNumber === LATEST) return withFloor({ type: 'LATEST' }, item);
+  if (sequenceNumber === LATEST) return withTimeFloor(withFloor({ type: 'LATEST' }, item), item);
   if (!isSequenceNumber(sequenceNumber)) {
     throw new CorruptCheckpointError(shardId, A.sequenceNumber, `is not a sequence number: ${JSON.stringify(String(sequenceNumber).slice(0, 40))}`);
   }
@@ -456,6 +456,12 @@ function withFloor<T extends StoredCheckpoint & { readonly type: 'LATEST' | 'AT_
     return sub >= 0n && sub <= BigInt(Number.MAX_SAFE_INTEGER) ? { sequenceNumber, subSequenceNumber: Number(sub) } : undefined;
   });
   return after === undefined ? start : { ...start, after };
+}
+
+/** Adds a LATEST row's stored time floor (`StartTimestamp`); one that cannot be read is left out. */
+function withTimeFloor(start: StoredCheckpoint & { readonly type: 'LATEST' }, item: Item): StoredCheckpoint {
+  const ms = informational(() => readInteger(item, A.startTimestamp));
+  return ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n ? start : { ...start, notBefore: new Date(Number(ms)) };
 }
 
 /** The row's lease counter, or 0 when it is missing or unreadable. */
@@ -489,12 +495,15 @@ function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | 
     return;
   }
   update.remove(A.startPosition);
-  update.remove(A.startTimestamp);
   if (checkpoint.type === 'LATEST') {
     update.set(A.sequenceNumber, { S: LATEST });
     update.remove(A.subSequenceNumber);
+    // A LATEST row's StartTimestamp is its time floor (StartPosition, absent, says it is no start).
+    if (checkpoint.notBefore === undefined) update.remove(A.startTimestamp);
+    else update.set(A.startTimestamp, { N: String(checkpoint.notBefore.getTime()) });
     return;
   }
+  update.remove(A.startTimestamp);
   update.set(A.sequenceNumber, { S: checkpoint.position.sequenceNumber });
   const sub = checkpoint.position.subSequenceNumber;
   if (sub === undefined) update.remove(A.subSequenceNumber);

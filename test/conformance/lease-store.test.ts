@@ -116,6 +116,22 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await firstValueFrom(b.read(shard)))?.acked, 'a commit without ranges removes them').to.equal(undefined);
     });
 
+    it('a reset to LATEST after a reset to a timestamp keeps that time as a floor (StartTimestamp), and a position after it drops it', async () => {
+      const shard = uniqueName('timefloor');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.release(lease, { checkpoint: at(SEQ), finished: false }));
+      const when = new Date(NOW_MS - 60_000);
+      await write(store('operator').resetCheckpoint(shard, { type: 'AT_TIMESTAMP', timestamp: when }, { force: false }));
+      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
+      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', notBefore: when });
+      const b = store('b');
+      const next = await held(b, shard);
+      expect(next.checkpoint).to.deep.equal({ type: 'LATEST', notBefore: when });
+      await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
+      expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(at(LATER));
+    });
+
     it('a reset to LATEST keeps the checkpoint it replaced as a floor; a kept start carries it; a later position drops it', async () => {
       const shard = uniqueName('floor');
       const a = store('a');

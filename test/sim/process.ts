@@ -108,6 +108,7 @@ export class SimProcess implements ProcessView, CallerState {
     }, () => ({ store, membership, metadata, stream, prepare: () => Promise.resolve(), random: jitter }));
     this.kinsumer.events$.subscribe((event) => {
       if (event.type === 'lease-acquired') checker.sessionOpened(this, event.shardId, event.fencingToken, scheduler.now());
+      if (TRACE) trace(scheduler.now(), label, event);
     });
     this.#subscription = this.kinsumer.records$.pipe(mergeMap((record) => this.#handle(record))).subscribe({
       error: (error: unknown) => this.#failed(error),
@@ -235,9 +236,17 @@ export class SimProcess implements ProcessView, CallerState {
     if (operation !== 'commit' && operation !== 'renew' && operation !== 'release') return;
     const lease = args[0] as HeldLease;
     const write = args[1] as CheckpointWrite | undefined;
+    if (TRACE) trace(now, this.label, { type: `store ${operation}`, shardId: lease.shardId, write });
     const row = checkpoints.row(lease.shardId);
     checker.wrote(this, lease.shardId, operation, lease.leaseCounter, observedCheckpoint(write?.checkpoint), row?.finished ?? false, now, calledAtMs);
   }
+}
+
+// SIM_TRACE=1 prints every event and accepted write of every process, on virtual time: what a
+// failing seed's replay needs to be read.
+const TRACE = process.env.SIM_TRACE === '1';
+function trace(nowMs: number, label: string, what: object): void {
+  process.stderr.write(`${(nowMs / 1000).toFixed(3)} ${label} ${JSON.stringify(what, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
 }
 
 /** A StoredCheckpoint as the checker sees it. */

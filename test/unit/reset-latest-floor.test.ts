@@ -36,4 +36,35 @@ describe('a reset to LATEST keeps the replaced checkpoint as a floor (virtual ti
     expect(dataOf(b.received)).to.deep.equal(['after']);
     await b.kinsumer.stop();
   });
+  // Found by the simulator (seed 1164): the floor was a position only. A reset to a timestamp
+  // replaces the position; a reset to LATEST after it then had no floor, and the kept start (five
+  // minutes early) re-read what the group had acked before the first reset. The timestamp a reset
+  // to LATEST replaces is a floor too: the kept start is never earlier than it.
+  it('a reset to LATEST after a reset to a timestamp re-reads nothing from before that timestamp', async () => {
+    const group = new MemoryGroup(1);
+    const [shard] = group.stream.shardIds() as [string];
+    const put = group.stream.putRecords(['r0', 'r1', 'r2'].map((data) => ({ partitionKey: 'k', data })));
+    const a = group.join('a');
+    const last = put.at(-1)?.sequenceNumber;
+    const checkpointed = () => a.events.some((e) => e.type === 'checkpoint' && e.checkpoint?.sequenceNumber === last);
+    await group.scheduler.until(() => dataOf(a.received).length === 3 && checkpointed(), 'a reads and commits r0-r2', 20_000);
+    await group.scheduler.advanceBy(10_000);
+    const captures = () => a.events.filter((e) => e.type === 'lease-acquired').length;
+    // The operator rewinds to a time after r0-r2 (nothing to read again), then moves on to LATEST.
+    await firstValueFrom(a.store.resetCheckpoint(shard, { type: 'AT_TIMESTAMP', timestamp: new Date(group.scheduler.now() - 1_000) }, { force: true }), { defaultValue: undefined });
+    await group.scheduler.until(() => captures() === 2, 'a captures again, at the timestamp', 20_000);
+    await group.scheduler.advanceBy(1_000);
+    await firstValueFrom(a.store.resetCheckpoint(shard, { type: 'LATEST' }, { force: true }), { defaultValue: undefined });
+    await group.scheduler.until(() => captures() === 3, 'a captures again, at LATEST', 20_000);
+    await group.scheduler.advanceBy(1_000);
+    let stopped = false;
+    void a.kinsumer.stop().then(() => { stopped = true; });
+    await group.scheduler.until(() => stopped, 'a stops', 20_000);
+    const b = group.join('b');
+    await group.scheduler.until(() => group.owners().get(shard) === 'b', 'b captures', 20_000);
+    group.stream.putRecords([{ partitionKey: 'k', data: 'after' }]);
+    await group.scheduler.until(() => dataOf(b.received).includes('after'), 'b reads the new record', 20_000);
+    expect(dataOf(b.received)).to.deep.equal(['after']);
+    await b.kinsumer.stop();
+  });
 });

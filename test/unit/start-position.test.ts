@@ -118,7 +118,7 @@ describe('start position', () => {
     const position = { sequenceNumber: SEQ };
     it('a reset to LATEST keeps the replaced position (or the floor it had) as its floor; other resets have none', () => {
       expect(withResetFloor({ type: 'LATEST' }, { type: 'position', position })).to.deep.equal({ type: 'LATEST', after: position });
-      expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(1), after: position })).to.deep.equal({ type: 'LATEST', after: position });
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(1), after: position })).to.deep.equal({ type: 'LATEST', after: position, notBefore: new Date(1) });
       expect(withResetFloor({ type: 'LATEST' }, undefined)).to.deep.equal({ type: 'LATEST' });
       expect(withResetFloor({ type: 'TRIM_HORIZON' }, { type: 'position', position })).to.deep.equal({ type: 'TRIM_HORIZON' });
     });
@@ -126,6 +126,17 @@ describe('start position', () => {
       expect(planStart({ type: 'LATEST', after: position }, 'TRIM_HORIZON').skipThrough).to.deep.equal(position);
       expect(planStart({ type: 'AT_TIMESTAMP', timestamp: new Date(5), after: position }, 'TRIM_HORIZON').skipThrough).to.deep.equal(position);
       expect(startToKeep({ type: 'LATEST' }, 1_000_000, position)).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(1_000_000 - START_SKEW_MARGIN_MS), after: position });
+    });
+    it('a replaced start time is a floor in time: the start kept from a LATEST is never earlier (simulator seed 1164)', () => {
+      const at = new Date(7_000_000);
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: at })).to.deep.equal({ type: 'LATEST', notBefore: at });
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'LATEST', notBefore: at })).to.deep.equal({ type: 'LATEST', notBefore: at });
+      expect(withResetFloor({ type: 'AT_TIMESTAMP', timestamp: new Date(9) }, { type: 'AT_TIMESTAMP', timestamp: at })).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(9) });
+      const plan = planStart({ type: 'LATEST', notBefore: at }, 'TRIM_HORIZON');
+      expect(plan.iteratorStart).to.deep.equal({ type: 'LATEST' });
+      // The floor wins over the five-minute margin when it is later, and not otherwise.
+      expect(startToKeep(plan.iteratorStart, 7_000_000 + 60_000, undefined, plan.notBefore)).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: at });
+      expect(startToKeep(plan.iteratorStart, 7_000_000 + START_SKEW_MARGIN_MS + 1, undefined, plan.notBefore)).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(7_000_001) });
     });
   });
 });
