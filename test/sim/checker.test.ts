@@ -168,6 +168,32 @@ describe('simulation checker rules', () => {
     expect(names(latest.checker)).to.deep.equal(['lost-record']);
   });
 
+  it('lost-record: a LATEST group owes every record of a child of a shard it was reading, but not after a reset of the parent to LATEST', () => {
+    const read = world({ start: 'LATEST' });
+    read.checker.iteratorIssued('s0', 0);
+    read.checker.shardCreated('child', ['s0']);
+    read.checker.recordPut('child', SEQ(9), T0);
+    read.checker.iteratorIssued('child', 1);
+    read.checker.checkNothingLost(T0);
+    expect(names(read.checker), 'a child record put before the child\'s first read').to.deep.equal(['lost-record']);
+
+    const unread = world({ start: 'LATEST' });
+    unread.checker.shardCreated('child', ['s0']);
+    unread.checker.recordPut('child', SEQ(9), T0);
+    unread.checker.iteratorIssued('child', 1);
+    unread.checker.checkNothingLost(T0);
+    expect(names(unread.checker), 'parents the group never read: the child starts at its first read').to.deep.equal([]);
+
+    const reset = world({ start: 'LATEST' });
+    reset.checker.iteratorIssued('s0', 0);
+    reset.checker.shardCreated('child', ['s0']);
+    reset.checker.reset('s0', { type: 'LATEST' }, false);
+    reset.checker.recordPut('child', SEQ(9), T0);
+    reset.checker.iteratorIssued('child', 1);
+    reset.checker.checkNothingLost(T0);
+    expect(names(reset.checker), 'the parent reset to LATEST: the child from its first read').to.deep.equal([]);
+  });
+
   it('unowned-shard: once calm, a readable shard without a live owner for longer than the bound', () => {
     const { checker } = world();
     const a = new Proc('a#1');

@@ -159,9 +159,14 @@ export class InvariantChecker {
 
   shardCreated(shardId: string, parents: readonly string[]): void {
     const { start, startTimestampMs } = this.settings;
-    // Children of a LATEST group start at LATEST too (they have no checkpoint): what counts is their first read.
+    // A child of a shard the group was already reading is owed whole: the group's start lies before
+    // the child's first record (design §7.1; a LATEST start taken at the child's capture would skip
+    // what was put into it while its parents were read to their end). A child of shards the group
+    // never read yet starts where the group starts: what counts is its first read.
     const requirement: Requirement = start === 'TRIM_HORIZON' ? { kind: 'all' }
-      : start === 'AT_TIMESTAMP' ? { kind: 'from-time', timeMs: startTimestampMs } : { kind: 'from-first-read', captureIndex: undefined };
+      : start === 'AT_TIMESTAMP' ? { kind: 'from-time', timeMs: startTimestampMs }
+      : parents.some((parent) => this.#startedReading(this.#shard(parent))) ? { kind: 'all' }
+      : { kind: 'from-first-read', captureIndex: undefined };
     this.#shards.set(shardId, {
       shardId, parents, records: [], finished: false, current: undefined, highestCommitted: undefined,
       lastFirstDelivery: undefined, requirement, unownedSinceMs: undefined, ownershipReported: false,
@@ -243,6 +248,11 @@ export class InvariantChecker {
     if (rowFinished || to === undefined) return;
     if (to.type === 'LATEST') {
       shard.requirement = { kind: 'from-first-read', captureIndex: undefined };
+      // Its children (not readable yet: it is not finished) now start where the reset says, not
+      // where the group started: owed from their first read, as the shard itself.
+      for (const child of this.#shards.values()) {
+        if (child.parents.includes(shardId)) child.requirement = { kind: 'from-first-read', captureIndex: undefined };
+      }
       return;
     }
     const fromMs = to.type === 'AT_TIMESTAMP' ? to.timestampMs : to.type === 'TRIM_HORIZON' ? Number.NEGATIVE_INFINITY : undefined;
@@ -449,6 +459,12 @@ export class InvariantChecker {
       case 'from-time': return record.arrivalMs >= requirement.timeMs;
       case 'from-first-read': return requirement.captureIndex !== undefined && record.index >= requirement.captureIndex;
     }
+  }
+
+  /** The group got an iterator on it, or captured it, or is owed all of it. */
+  #startedReading(shard: ShardState): boolean {
+    const { requirement } = shard;
+    return requirement.kind !== 'from-first-read' || requirement.captureIndex !== undefined;
   }
 
   /** Held by a process that runs and renewed it within the TTL on the true clock. */
