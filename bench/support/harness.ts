@@ -49,6 +49,11 @@ export interface FigureResult {
   readonly notes: readonly string[];
   /** Raw figures behind the metrics (per-run values, counts by call type, samples). */
   readonly details?: unknown;
+  /**
+   * The headline figures under stable dotted keys (`cpu.microsPerRecord.kinsumer.100B`), gathered
+   * from every figure into the `summary` of bench/results.json.
+   */
+  readonly keyed?: Readonly<Record<string, number>>;
 }
 
 /** A benchmark figure. */
@@ -80,11 +85,53 @@ export function machine(): Machine {
 
 export const RESULTS_PATH = fileURLToPath(new URL('../results.json', import.meta.url));
 
+/** The headline figures, nested by their dotted keys: `summary.cpu.microsPerRecord.kinsumer['100B']`. */
+export interface Summary {
+  readonly [key: string]: number | Summary;
+}
+
 /** The content of bench/results.json. */
 export interface ResultsFile {
   readonly machine: Machine;
   readonly updated: string;
+  /** Every figure's `keyed` values, nested (see {@link summarize}). */
+  readonly summary?: Summary;
   readonly figures: Record<string, FigureResult>;
+}
+
+/** The keys every full run fills (bench/results.json's `summary`); the smoke test checks them. */
+export const SUMMARY_KEYS: readonly string[] = [
+  'handoff.graceful.p95Ms',
+  'failover.crash.p95Ms',
+  'failover.crash.boundMs',
+  'overhead.libraryMicrosPerRecord',
+  ...['kinsumer', 'bareSdk', 'lifion'].flatMap((consumer) => ['100B', '1KiB'].map((size) => `cpu.microsPerRecord.${consumer}.${size}`)),
+  'capacity.shardsPerCoreAtLimit.100B',
+  'capacity.shardsPerCoreAtLimit.1KiB',
+];
+
+/** The figures' keyed values nested by their dotted keys; a later figure's value wins. */
+export function summarize(figures: readonly FigureResult[]): Summary {
+  const root: Record<string, unknown> = {};
+  for (const figure of figures) {
+    for (const [key, value] of Object.entries(figure.keyed ?? {})) {
+      const path = key.split('.');
+      let node = root;
+      for (const part of path.slice(0, -1)) {
+        const next = node[part];
+        node = typeof next === 'object' && next !== null ? (next as Record<string, unknown>) : (node[part] = {});
+      }
+      node[path.at(-1) as string] = value;
+    }
+  }
+  return root as Summary;
+}
+
+/** The value at a dotted key of a summary; `undefined` when absent. */
+export function summaryValue(summary: Summary | undefined, key: string): number | undefined {
+  let node: number | Summary | undefined = summary;
+  for (const part of key.split('.')) node = typeof node === 'object' ? node[part] : undefined;
+  return typeof node === 'number' ? node : undefined;
 }
 
 // ------------------------------------------------------------------ clocks and statistics
@@ -198,7 +245,7 @@ export function saveResults(results: readonly FigureResult[], path = RESULTS_PAT
   }
   const figures: Record<string, FigureResult> = { ...(current?.figures ?? {}) };
   for (const result of results) figures[result.figure] = result;
-  const file: ResultsFile = { machine: machine(), updated: new Date().toISOString(), figures };
+  const file: ResultsFile = { machine: machine(), updated: new Date().toISOString(), summary: summarize(Object.values(figures)), figures };
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`);
 }
 

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import type { FigureResult, ResultsFile } from '../../bench/support/harness.js';
+import { type FigureResult, type ResultsFile, SUMMARY_KEYS, summaryValue } from '../../bench/support/harness.js';
 
 const run = promisify(execFile);
 
 /** The figures bench/run.ts must always produce (bench/fan-out-latency.ts is optional). */
-const FIGURES = ['overhead', 'kinesis', 'memory', 'failover', 'dynamo-cost', 'latency', 'scale', 'operators'] as const;
+const FIGURES = ['overhead', 'kinesis', 'cpu', 'memory', 'failover', 'dynamo-cost', 'latency', 'scale', 'operators'] as const;
 
 // `npm run bench` in its tiny mode: every figure runs end to end on the real local servers and
 // worker processes, with durations cut to almost nothing. Only the shape of the results is
@@ -39,6 +39,15 @@ describe('the benchmark runner (bench/run.ts --tiny)', function () {
     expect(results.machine.cores).to.be.a('number').above(0);
     expect(results.machine.node).to.match(/^v\d+/);
   });
+
+  // The stable keys other tools read (issue 19): present and numeric after every run.
+  for (const key of SUMMARY_KEYS) {
+    it(`fills the summary key ${key} with a number`, () => {
+      const value = summaryValue(results.summary, key);
+      expect(value, key).to.be.a('number');
+      expect(Number.isFinite(value), `${key} is finite`).to.equal(true);
+    });
+  }
 
   for (const name of FIGURES) {
     it(`reports the ${name} figure with a numeric value for every metric`, () => {
