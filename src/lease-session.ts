@@ -1,6 +1,6 @@
 import {
   type Observable, EMPTY, NEVER, Subject, defer, filter, firstValueFrom, merge, race, share, startWith, switchMap, take, takeUntil,
-  throwError, timer, catchError, ignoreElements, finalize, tap,
+  throwError, timer, catchError, ignoreElements, finalize,
 } from 'rxjs';
 import { createCheckpointer, type Checkpointer } from './checkpointer.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
@@ -8,7 +8,6 @@ import { asError, stopsTheClient } from './failure.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
-import { setLeaseSignal } from './record-lease.js';
 import { planStart, startToKeep } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, ShardStatus, StartingPosition } from './types.js';
 
@@ -126,11 +125,10 @@ export class LeaseSession {
         emit,
         stats: options.stats,
         onFetch: ({ millisBehindLatest }) => { this.millisBehindLatest = millisBehindLatest; },
+        // Once per run of records emitted, not per record: no clock read per record.
+        onDelivered: () => { this.lastRecordAtMs = options.scheduler.now(); },
+        leaseSignal: this.leaseEnd.signal,
       }).pipe(
-        tap((record) => {
-          setLeaseSignal(record, this.leaseEnd.signal);
-          this.lastRecordAtMs = options.scheduler.now();
-        }),
         takeUntil(this.stopReading),
         // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the
         // shard's records$ complete when reading ends (given up, stopped, fully consumed).
@@ -177,7 +175,8 @@ export class LeaseSession {
     const { reading } = this.deps;
     if (reading === undefined) return checkpointer;
     return {
-      track: (position, arrivedAt) => checkpointer.track(position, arrivedAt),
+      track: (record) => checkpointer.track(record),
+      ack: (ticket) => checkpointer.ack(ticket),
       skip: (position) => checkpointer.skip?.(position) ?? false,
       inFlight: () => checkpointer.inFlight(),
       pending: () => checkpointer.pending(),

@@ -52,11 +52,12 @@ describe('CheckpointState', () => {
       expect(state.inFlight).to.equal(1);
     });
 
-    it('ignores objects it did not hand out', () => {
+    it('ignores tickets it did not hand out', () => {
       const state = new CheckpointState(undefined);
-      state.track(at(1));
-      expect(state.ack({ position: at(1) })).to.equal(false);
+      const ticket = state.track(at(1));
+      for (const other of [ticket + 1, ticket - 1, ticket + 0.5, Number.NaN]) expect(state.ack(other), String(other)).to.equal(false);
       expect(state.position).to.equal(undefined);
+      expect(state.inFlight).to.equal(1);
     });
 
     it('orders sequence numbers as BigInt beyond 2^53 (they differ only in the last digits)', () => {
@@ -369,7 +370,8 @@ describe('CheckpointState', () => {
         let ranges: CommitDecision['write']['acked'];
         for (const [read, acks] of owners) {
           const state = new CheckpointState(checkpoint, { acked: ranges });
-          const start = checkpoint?.type === 'position' ? positions.findIndex((p) => p === (checkpoint as { position: Position }).position) + 1 : 0;
+          const row = checkpoint?.type === 'position' ? checkpoint.position : undefined;
+          const start = row === undefined ? 0 : positions.findIndex((p) => p.sequenceNumber === row.sequenceNumber && p.subSequenceNumber === row.subSequenceNumber) + 1;
           // This owner reads some records from where the row says, and acks some of those it emits.
           const end = Math.min(positions.length, start + (read % (positions.length + 1)));
           for (let i = start; i < end; i += 1) {
