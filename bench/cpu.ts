@@ -9,8 +9,8 @@
 // One shard per record size, preloaded into kinesalite (in a child process of its own, with
 // dynalite); each run is a fresh child process reading that shard from TRIM_HORIZON under a fresh
 // application name. A run's figure is `process.cpuUsage()` of the consumer's process (user +
-// system, every thread: GC and libuv included) from the end of its first page (10,000 records,
-// the warm-up) to its last record, divided by the records in between. Rounds rotate the order of
+// system, every thread: GC and libuv included) from the end of its warm-up (its first pages of
+// 10,000 records: compiled code, a grown heap) to its last record, divided by the records in between. Rounds rotate the order of
 // the consumers, so no consumer always runs first (or right after another's garbage).
 import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'node:child_process';
@@ -30,29 +30,46 @@ const CONSUMER = fileURLToPath(new URL('./support/cpu-consumer.ts', import.meta.
 export const READ_LIMIT_BYTES_PER_SECOND = 2 * 1024 * 1024;
 
 interface Settings {
-  readonly sizes: ReadonlyArray<{ readonly bytes: number; readonly key: '100B' | '1KiB'; readonly records: number }>;
+  /** Per record size: records in the shard, and how many of them (whole pages of 10,000) are the warm-up. */
+  readonly sizes: ReadonlyArray<{ readonly bytes: number; readonly key: '100B' | '1KiB'; readonly records: number; readonly warmup: number }>;
   readonly rounds: number;
-  readonly warmup: number;
   readonly consumers: readonly CpuConsumer[];
   readonly profile: boolean;
 }
 
 const CONSUMERS: readonly CpuConsumer[] = ['kinsumer', 'bareSdk', 'lifion', 'lifionPollDelay0'];
 
+/** Quick runs can be narrowed for a look at one case: CONSUMERS=kinsumer,bareSdk SIZES=1KiB. */
+function narrowed(settings: Settings): Settings {
+  const consumers = process.env.CONSUMERS?.split(',') ?? settings.consumers;
+  const sizes = process.env.SIZES?.split(',') ?? settings.sizes.map((s) => s.key);
+  return { ...settings, consumers: settings.consumers.filter((c) => consumers.includes(c)), sizes: settings.sizes.filter((s) => sizes.includes(s.key)) };
+}
+
 function settingsFor(options: RunOptions): Settings {
   if (options.tiny === true) {
-    return { sizes: [{ bytes: 100, key: '100B', records: 300 }, { bytes: 1024, key: '1KiB', records: 300 }], rounds: 1, warmup: 100, consumers: CONSUMERS, profile: false };
+    return { sizes: [{ bytes: 100, key: '100B', records: 300, warmup: 100 }, { bytes: 1024, key: '1KiB', records: 300, warmup: 100 }], rounds: 1, consumers: CONSUMERS, profile: false };
   }
   if (options.quick) {
-    return { sizes: [{ bytes: 100, key: '100B', records: 30_000 }, { bytes: 1024, key: '1KiB', records: 20_000 }], rounds: 1, warmup: 10_000, consumers: CONSUMERS, profile: false };
+    // PROFILE=1 adds the profiles to a quick run (a look at where the time goes, not a measurement).
+    return narrowed({
+      sizes: [{ bytes: 100, key: '100B', records: 50_000, warmup: 20_000 }, { bytes: 1024, key: '1KiB', records: 40_000, warmup: 20_000 }],
+      rounds: Number(process.env.ROUNDS ?? 1), consumers: CONSUMERS, profile: process.env.PROFILE === '1',
+    });
   }
-  return { sizes: [{ bytes: 100, key: '100B', records: 60_000 }, { bytes: 1024, key: '1KiB', records: 40_000 }], rounds: 5, warmup: 10_000, consumers: CONSUMERS, profile: true };
+  // Steady state: the first pages warm the process up (compiled code, a grown heap); the rest is measured.
+  return {
+    sizes: [{ bytes: 100, key: '100B', records: 110_000, warmup: 30_000 }, { bytes: 1024, key: '1KiB', records: 60_000, warmup: 20_000 }],
+    rounds: 5, consumers: CONSUMERS, profile: true,
+  };
 }
 
 /** Runs one consumer in a child process of its own. */
 function runChild(job: Job): Promise<JobResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CONSUMER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // CHILD_NODE_FLAGS: V8 or Node flags for the consumer processes only (--trace-gc, ...), for a look.
+    const flags = process.env.CHILD_NODE_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
+    const child = spawn(process.execPath, [...flags, '--import', 'tsx', CONSUMER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); });
     child.once('exit', (code, signal) => {
@@ -61,7 +78,10 @@ function runChild(job: Job): Promise<JobResult> {
         return;
       }
       try {
-        resolve(JSON.parse(out.trim().split('\n').at(-1) ?? '') as JobResult);
+        const lines = out.trim().split('\n');
+        // Anything before the result (a --trace-gc from CHILD_NODE_FLAGS) goes on to stderr.
+        if (lines.length > 1) process.stderr.write(`${lines.slice(0, -1).join('\n')}\n`);
+        resolve(JSON.parse(lines.at(-1) ?? '') as JobResult);
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)));
       }
@@ -133,7 +153,7 @@ export const cpuFigure: Figure = {
         const stream = streams.get(size.bytes) as { streamName: string; shardId: string };
         return {
           consumer, servers: { region: server.region, endpoints: server.endpoints, credentials: server.credentials },
-          ...stream, records: size.records, warmup: settings.warmup, app: `bench-cpu-${process.pid}-${app}`, lifionTable,
+          ...stream, records: size.records, warmup: size.warmup, app: `bench-cpu-${process.pid}-${app}`, lifionTable,
           ...(profile === undefined ? {} : { profile }),
         };
       };
@@ -179,8 +199,9 @@ export const cpuFigure: Figure = {
       if (settings.profile) {
         const profiles: Record<string, ProfileCategories> = {};
         for (const size of settings.sizes) {
-          for (const consumer of ['kinsumer', 'bareSdk'] as const) {
-            const file = join(scratch, `${consumer}-${size.key}.cpuprofile`);
+          for (const consumer of (['kinsumer', 'bareSdk'] as const).filter((c) => settings.consumers.includes(c))) {
+            // PROFILE_DIR keeps the profiles (for bench/support/cpu-profile.ts); by default they go with the scratch folder.
+            const file = join(process.env.PROFILE_DIR ?? scratch, `${consumer}-${size.key}.cpuprofile`);
             await runChild(job(consumer, size, file));
             profiles[`${consumer}.${size.key}`] = categorize(JSON.parse(readFileSync(file, 'utf8')) as Profile);
             log(`profile ${consumer} ${size.key}: ${JSON.stringify(profiles[`${consumer}.${size.key}`])}`);
@@ -205,7 +226,7 @@ export const cpuFigure: Figure = {
       metrics,
       keyed,
       notes: [
-        'CPU is process.cpuUsage() of the consumer\'s own process (user + system, all threads, GC included), from the end of its first page (10,000 records) to its last record; medians of rotated rounds. kinesalite and dynalite run in another process.',
+        `CPU is process.cpuUsage() of the consumer's own process (user + system, all threads, GC included), from the end of its warm-up (${settings.sizes.map((s) => `${s.key}: ${s.warmup} records`).join(', ')}) to its last record (${settings.sizes.map((s) => `${s.records - s.warmup} measured`).join(', ')}); medians of rotated rounds. kinesalite and dynalite run in another process.`,
         'Shards per core = (1e6 / CPU µs per record) / (2 MiB/s / record size): the read limit counted on the payload alone (100 B: 20,972 records/s per shard; 1 KiB: 2,048), the strictest count (a partition key or the wire\'s base64 would lower the records per second at the limit).',
         'kinesalite answers MillisBehindLatest 0: kinsumer and lifion-kinesis wait their poll delay between pages, the bare loop does not; the CPU of that waiting (timers, lease renewals, checkpoints) is the consumer\'s and is counted.',
         `Load average (1 min) over the run: ${round(Math.min(...loads))}–${round(Math.max(...loads))} on ${cpus().length} cores (other work shares the machine).`,

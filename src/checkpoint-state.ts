@@ -22,6 +22,11 @@ export interface CommitDecision {
 // A plain record stands for its whole aggregate, so it sorts after every sub-record (as in comparePositions).
 const WHOLE = Number.POSITIVE_INFINITY;
 
+// A sequence number is checked in full when its prefix (all but these last digits) differs from
+// the last one checked; the next records of a shard usually share it (see CheckpointState#follows).
+const BLOCK_DIGITS = 16;
+const NINES = '9'.repeat(BLOCK_DIGITS);
+
 // Sequence numbers as canonical digits (sequenceKey): ordered by length, then as text, exactly as BigInt would.
 function compare(aSequence: string, aSub: number, bSequence: string, bSub: number): number {
   const bySequence = compareSequenceKeys(aSequence, bSequence);
@@ -77,6 +82,8 @@ export class CheckpointState {
   #last: Position | undefined;
   #lastSequence = '';
   #lastSub = WHOLE;
+  // The highest sequence number sharing the last fully checked one's prefix (see #follows).
+  #ceiling = '';
   #finished = false;
   #final: Position | undefined;
   #finishedWritten = false;
@@ -179,11 +186,24 @@ export class CheckpointState {
    */
   track(position: Position & { readonly approximateArrivalTimestamp?: Date }, arrivedAt?: Date): TrackedRecord {
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
-    const sequence = sequenceKey(position.sequenceNumber);
-    if (sequence === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
     const sub = position.subSequenceNumber ?? WHOLE;
     if (sub !== WHOLE && !(Number.isSafeInteger(sub) && sub >= 0)) throw new RangeError(`not a sub-sequence number: ${sub}`);
-    this.#checkOrder(position, sequence, sub);
+    const raw = position.sequenceNumber;
+    let sequence: string;
+    if (this.#follows(raw)) {
+      // Checked by #follows: digits, in the block of the last record, and after it.
+      sequence = raw;
+    } else if (this.#last !== undefined && raw === this.#last.sequenceNumber) {
+      // The next sub-record of the same aggregate: only the sub-sequence number has to grow.
+      sequence = this.#lastSequence;
+      this.#checkOrder(position, sequence, sub);
+    } else {
+      const key = sequenceKey(raw);
+      if (key === undefined) throw new RangeError(`not a sequence number: ${String(raw)}`);
+      this.#checkOrder(position, key, sub);
+      sequence = key;
+      this.#enterBlock(key);
+    }
     if (this.#last === undefined && this.#watermark === undefined && this.#initial?.type === 'AT_TIMESTAMP') {
       const arrival = arrivedAt ?? position.approximateArrivalTimestamp;
       if (arrival !== undefined && this.#initial.timestamp.getTime() !== arrival.getTime()) {
@@ -217,6 +237,7 @@ export class CheckpointState {
     const sub = position.subSequenceNumber ?? WHOLE;
     this.#checkOrder(position, sequence, sub);
     if (!this.#passInherited(sequence, sub, false)) return false;
+    this.#enterBlock(sequence);
     this.#queue.push(position);
     this.#acked.push(true);
     this.#last = position;
@@ -305,8 +326,9 @@ export class CheckpointState {
     while (head < queue.length && acked[head] === true) head += 1;
     if (head === this.#head) return;
     const last = queue[head - 1] as Position;
-    // Release memory as the watermark moves: cheap reset when drained, else compact once half is dead.
-    if (head === queue.length) {
+    // Release memory as the watermark moves, a thousand entries at a time (emptying the arrays on
+    // every drain would free and regrow their storage for each record of a consumer acking at once).
+    if (head >= 1024 && head === queue.length) {
       this.#offset += queue.length;
       queue.length = 0;
       acked.length = 0;
@@ -320,15 +342,34 @@ export class CheckpointState {
       for (let i = this.#head; i < head; i += 1) queue[i] = undefined;
       this.#head = head;
     }
-    // Records are tracked after the position, in order: the last one released is beyond it.
-    const sequence = keyOf(last);
-    const sub = last.subSequenceNumber ?? WHOLE;
-    if (this.#sequence !== undefined && compare(sequence, sub, this.#sequence, this.#sub) <= 0) return;
+    // Records are tracked after the position and released in order: the last one released is
+    // beyond the watermark (its key is not needed again: order is checked against the last tracked).
     this.#watermark = last;
     this.#stored = undefined;
-    this.#sequence = sequence;
-    this.#sub = sub;
     this.#version += 1;
+  }
+
+  /**
+   * `raw` is a sequence number after the last one tracked and in its block: canonical digits of
+   * the same length, between it and the block's ceiling (so it shares the block's prefix, checked
+   * when the block was entered), its last {@link BLOCK_DIGITS} digits checked here. The usual
+   * next record of a shard, checked without a look at its first forty digits.
+   */
+  #follows(raw: unknown): raw is string {
+    if (typeof raw !== 'string' || this.#last === undefined) return false;
+    const last = this.#lastSequence;
+    const { length } = raw;
+    if (length !== last.length || !(raw > last) || !(raw <= this.#ceiling)) return false;
+    for (let i = length - BLOCK_DIGITS; i < length; i += 1) {
+      const code = raw.charCodeAt(i);
+      if (code < 48 || code > 57) return false;
+    }
+    return true;
+  }
+
+  /** A sequence number checked in full: the block its successors are checked against. */
+  #enterBlock(sequence: string): void {
+    this.#ceiling = sequence.length > BLOCK_DIGITS ? sequence.slice(0, sequence.length - BLOCK_DIGITS) + NINES : '';
   }
 
   #checkOrder(position: Position, sequence: string, sub: number): void {

@@ -97,10 +97,21 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const { shardId } = lease;
   const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished, acked: lease.acked });
   const phase = new BehaviorSubject<Phase>({ kind: 'open' });
-  // Each ack that changed something: wakes a reader waiting for room, and asks for a commit.
+  // Each ack that changed something, for whoever waits on acks$ (a reader out of room, a drain).
+  // Passed on only while someone listens: a Subject's next() makes garbage, at an ack's rate.
   const acks = new Subject<void>();
-  // A commit worth asking for without an ack: finish(), or a first record narrowing the kept start.
+  // Asks the lane for a commit: after acks, or finish(), or a first record narrowing the kept start.
   const commitWanted = new Subject<void>();
+  // An ack asked for a commit the lane has not decided yet: later acks are in that decision (it
+  // snapshots the state when it is made), so they need not ask again until it is made.
+  let commitAsked = false;
+  const acked = (): void => {
+    if (!commitAsked) {
+      commitAsked = true;
+      commitWanted.next();
+    }
+    if (acks.observed) acks.next();
+  };
   // Each write that confirmed the lease: restarts the renewal clock, wakes a reader held back by leaseConfirmed().
   const confirmed = new Subject<void>();
   // The watermark moved with records still pending, or records became pending: restarts the stall clock.
@@ -192,6 +203,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const write = (request: Request): Observable<never> => defer(() => {
     if (request === 'release') return phase.value.kind === 'closing' ? release() : EMPTY;
     if (phase.value.kind !== 'open') return EMPTY;
+    commitAsked = false;
     const decision = state.decide();
     if (decision.changed) return confirm('commit', () => store.commit(lease, decision.write), () => committed(decision));
     if (renewDue) return confirm('renew', () => store.renew(lease), () => undefined);
@@ -219,9 +231,11 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     const current = phase.value;
     if (current.kind === 'lost' || current.kind === 'failed') return throwError(() => current.error);
     if (current.kind === 'closed') return EMPTY;
+    // A request asked of a lane that no longer runs was never decided: this lane decides afresh.
+    commitAsked = false;
     const closing$ = phase.pipe(filter((p) => p.kind !== 'open'), take(1));
     // Acks from before the lane started, and a kept start, still deserve their commit.
-    const commits$ = merge(acks, commitWanted).pipe(
+    const commits$ = commitWanted.pipe(
       state.decide().changed ? startWith(undefined) : identity,
       throttleTime(commitFrequencyMs, scheduler, { leading: true, trailing: true }),
     );
@@ -258,7 +272,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       const pendingBefore = state.pending;
       if (!state.ack(ticket)) return;
       if (state.pending < pendingBefore && state.pending > 0) progress.progressed();
-      acks.next();
+      acked();
     },
     skip(position: Position): boolean {
       const pendingBefore = state.pending;
@@ -266,7 +280,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       // At the watermark it moved it: as an ack does, that frees room and asks for a commit.
       if (state.pending <= pendingBefore) {
         if (state.pending > 0) progress.progressed();
-        acks.next();
+        acked();
       }
       return true;
     },

@@ -5,6 +5,7 @@ import {
 import { createCheckpointer, type Checkpointer } from './checkpointer.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
+import { Multicast } from './multicast.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
@@ -142,7 +143,7 @@ export class LeaseSession {
         }),
         finalize(() => { void this.end(); }),
       );
-    }).pipe(share({ resetOnError: false, resetOnComplete: false, resetOnRefCountZero: false }));
+    }).pipe(share({ connector: () => new Multicast<KinsumerRecord>(), resetOnError: false, resetOnComplete: false, resetOnRefCountZero: false }));
 
     this.lease = {
       shardId: held.shardId,

@@ -51,7 +51,8 @@ export class ShardDelivery {
   readonly roomFreed$: Observable<void>;
 
   // The rest of one fetch, when it held more user records than there was room for.
-  private pending: StreamRecord[] = [];
+  // Each entry is let go once emitted, so a record acked at once is garbage before the page ends.
+  private pending: (StreamRecord | undefined)[] = [];
   private head = 0;
   private retrievedAt = new Date(0);
 
@@ -111,6 +112,7 @@ export class ShardDelivery {
       if (room <= 0) break;
       room -= 1;
       const next = this.pending[this.head] as StreamRecord;
+      this.pending[this.head] = undefined;
       this.head += 1;
       // A previous owner acked it (§7.3): counted as acked, never emitted.
       if (tracker.skip?.(next) === true) {

@@ -25,12 +25,10 @@ export class StreamRecord implements KinsumerRecord {
   readonly partitionKey: string;
   declare readonly explicitHashKey?: string;
   readonly [LEASE_SIGNAL]: AbortSignal | undefined;
-  // The payload: bytes, or base64 not yet decoded (exactly one of the two is set).
-  #data: Uint8Array | undefined;
-  #base64: string | undefined;
-  // The arrival time: a Date, or epoch milliseconds not yet made into one (NaN when the Date is given).
-  #arrival: Date | undefined;
-  readonly #arrivalMs: number;
+  // The payload: bytes, or base64 not yet decoded (a string).
+  #payload: Uint8Array | string;
+  // The arrival time: a Date, or epoch milliseconds not yet made into one (a number).
+  #arrival: Date | number;
   readonly #aggregateDone: boolean;
   #tracker: ShardTracker | undefined;
   #ticket = -1;
@@ -49,39 +47,28 @@ export class StreamRecord implements KinsumerRecord {
     this.subSequenceNumber = subSequenceNumber;
     this.partitionKey = partitionKey;
     this[LEASE_SIGNAL] = origin.leaseSignal;
-    if (typeof data === 'string') {
-      this.#data = undefined;
-      this.#base64 = data;
-    } else {
-      this.#data = data;
-      this.#base64 = undefined;
-    }
-    if (typeof arrival === 'number') {
-      this.#arrival = undefined;
-      this.#arrivalMs = arrival;
-    } else {
-      this.#arrival = arrival;
-      this.#arrivalMs = Number.NaN;
-    }
+    this.#payload = data;
+    this.#arrival = arrival;
     this.#aggregateDone = aggregateDone;
     if (explicitHashKey !== undefined) this.explicitHashKey = explicitHashKey;
   }
 
   /** The payload, as the producer wrote it (decoded from the wire's base64 on first read). */
   get data(): Uint8Array {
-    let data = this.#data;
-    if (data === undefined) {
-      data = decodeBase64(this.#base64 ?? '');
-      this.#data = data;
-      this.#base64 = undefined;
-    }
+    const payload = this.#payload;
+    if (typeof payload !== 'string') return payload;
+    const data = decodeBase64(payload);
+    this.#payload = data;
     return data;
   }
 
   /** When Kinesis accepted the record (made on first read from the wire's milliseconds). */
   get approximateArrivalTimestamp(): Date {
-    this.#arrival ??= new Date(this.#arrivalMs);
-    return this.#arrival;
+    const arrival = this.#arrival;
+    if (typeof arrival !== 'number') return arrival;
+    const date = new Date(arrival);
+    this.#arrival = date;
+    return date;
   }
 
   /**

@@ -4,8 +4,9 @@
 //
 //   node --import tsx bench/support/cpu-consumer.ts '<json Job>'
 //
-// The first page (10,000 records) is the warm-up: the per-record code is compiled by then, and
-// start-up (tables, registration, capture, lifion's lease acquisition) lies before it.
+// The first pages (`warmup` records, whole pages of 10,000) are the warm-up: the per-record code is
+// compiled and the heap grown by then, and start-up (tables, registration, capture, lifion's lease
+// acquisition) lies before it.
 import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -25,7 +26,7 @@ export interface Job {
   readonly shardId: string;
   /** Records in the shard. */
   readonly records: number;
-  /** Records of the warm-up (the first page): the measurement starts when this many arrived. */
+  /** Records of the warm-up (whole pages): the measurement starts when this many arrived. */
   readonly warmup: number;
   /** Application name (kinsumer) or consumer group (lifion): fresh for every run. */
   readonly app: string;
