@@ -2,8 +2,8 @@
 // producer writes to 4 of them (busy) and leaves 4 idle. SDK middleware on each client's
 // DynamoDB client records every call (command, table, item key) over the measured window, after
 // the group has settled (every shard held). Reported per minute: per busy shard, per idle shard,
-// per client (membership, leadership, shard list, assignment reads), the total, and the Go
-// kinsumer's cost model for the same group (kinsumer-go-behavior.md §17).
+// per client (membership, leadership, shard list, lease rows read by its checks, the group-epoch
+// poll), the total, and the Go kinsumer's cost model for the same group (kinsumer-go-behavior.md §17).
 //
 //   npx tsx bench/dynamo-cost.ts [--quick]
 import { PutRecordsCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
@@ -123,6 +123,14 @@ export const dynamoCost: Figure = {
       const perFollower = followerCalls.reduce((a, b) => a + b, 0) / Math.max(1, followerCalls.length);
       const perLeader = leaderIndex >= 0 ? (coordination[leaderIndex]?.length ?? 0) / minutes : Number.NaN;
       const total = all.length / minutes;
+      // Of the coordination: the group-epoch poll (a graceful departure seen within a poll) and the
+      // lease rows its checks read (those it would inherit should their owner die, and any suspect's).
+      const metadataTable = `${app}_metadata`;
+      const epochReads = coordination.map((calls) => calls.filter((c) => c.command === 'GetItem' && c.table === metadataTable && c.key === 'GroupEpoch').length / minutes);
+      const perClientEpoch = epochReads.reduce((a, b) => a + b, 0) / Math.max(1, epochReads.length);
+      const rowReads = coordination.map((calls) => calls.filter((c) => c.command === 'BatchGetItem'));
+      const perClientBatches = rowReads.reduce((a, calls) => a + calls.length, 0) / Math.max(1, rowReads.length) / minutes;
+      const perClientRows = rowReads.reduce((a, calls) => a + calls.reduce((n, c) => n + (c.items ?? 0), 0), 0) / Math.max(1, rowReads.length) / minutes;
       const go = goModel(settings);
       const scans = all.filter((c) => c.command === 'Scan');
       const bigScans = scans.filter((c) => c.table !== `${app}_clients`);
@@ -131,6 +139,8 @@ export const dynamoCost: Figure = {
         { name: 'per idle shard (held, no records)', value: round(perIdle), unit: 'calls/min', baseline: { name: 'Go model', value: go.perIdleShard, unit: 'calls/min' }, note: 'Go writes nothing for an idle shard, which is why its leases go stale after 5 min' },
         { name: 'per client (coordination), non-leader', value: round(perFollower), unit: 'calls/min', baseline: { name: 'Go model', value: go.perClient, unit: 'calls/min' }, ratio: round(perFollower / go.perClient) },
         { name: 'per client (coordination), leader', value: round(perLeader), unit: 'calls/min', baseline: { name: 'Go model', value: go.perClient + go.leaderExtra, unit: 'calls/min' }, ratio: round(perLeader / (go.perClient + go.leaderExtra)) },
+        { name: 'of which, per client: group-epoch reads (GetItem, eventually consistent)', value: round(perClientEpoch), unit: 'calls/min', note: 'one per throttleDelayMs: a graceful departure is seen within a poll' },
+        { name: 'of which, per client: lease-row reads by its checks (BatchGetItem)', value: round(perClientBatches), unit: 'calls/min', note: `${round(perClientRows)} rows/min: the rows it would inherit should their owner die` },
         { name: `total, ${settings.shards} shards (${settings.busyShards} busy), ${settings.clients} clients`, value: round(total), unit: 'calls/min', baseline: { name: 'Go model', value: go.total, unit: 'calls/min' }, ratio: round(total / go.total) },
         { name: 'full scans of a table other than <app>_clients', value: bigScans.length, unit: '', target: '0 in steady state', met: bigScans.length === 0 },
       ];
@@ -139,7 +149,7 @@ export const dynamoCost: Figure = {
         metrics,
         notes: [
           'Counted by SDK middleware at the initialize step: one count per call, whatever the SDK retries.',
-          'Per-shard calls are the checkpoints-table calls naming that shard (commits, renewals, captures); everything else is the client\'s coordination.',
+          'Per-shard calls are the checkpoints-table calls naming that shard (commits, renewals, captures); everything else is the client\'s coordination: per shard check a heartbeat PutItem, a clients Scan, a shard-list GetItem and a BatchGetItem of the lease rows it would inherit; the leader\'s lock PutItem; a group-epoch GetItem every throttleDelayMs.',
           'Go model (kinsumer-go-behavior.md §17): per client 3/min; leader +4/min (and a full checkpoints-table scan); busy shard up to 60 puts/min; an owned idle shard 0; a shard waiting for capture 240 gets/min.',
         ],
         details: {

@@ -50,7 +50,7 @@ function settingsFor(options: RunOptions): Settings {
   // The tiny run has one short crash too: the summary keys failover.crash.* must be filled.
   if (options.tiny === true) return { gracefulRuns: 2, gracefulTimings: SHORT_TIMINGS, crash: [{ timings: SHORT_TIMINGS, runs: 1 }] };
   if (options.quick) return { gracefulRuns: 3, gracefulTimings: DEFAULT_TIMINGS, crash: [{ timings: DEFAULT_TIMINGS, runs: 1 }, { timings: SHORT_TIMINGS, runs: 1 }] };
-  return { gracefulRuns: 20, gracefulTimings: DEFAULT_TIMINGS, crash: [{ timings: DEFAULT_TIMINGS, runs: 5 }, { timings: SHORT_TIMINGS, runs: 5 }] };
+  return { gracefulRuns: 20, gracefulTimings: DEFAULT_TIMINGS, crash: [{ timings: DEFAULT_TIMINGS, runs: 10 }, { timings: SHORT_TIMINGS, runs: 5 }] };
 }
 
 function timingOptions(t: Timings) {
@@ -202,23 +202,26 @@ export const failover: Figure = {
         const t = settings.gracefulTimings;
         const handoffs = await graceful(server, dynamodb, streamName, t, settings.gracefulRuns);
         details.graceful = { timings: t, handoffsMs: handoffs };
-        const bound = 2 * t.throttleDelayMs;
+        // Issue 19: under a second at the default timings (the successor polls the group epoch
+        // every throttleDelayMs, checks, captures the released lease and reads).
+        const bound = 1000;
         keyed['handoff.graceful.p95Ms'] = round(percentile(handoffs, 95));
         for (const p of [50, 95]) {
           const value = percentile(handoffs, p);
           metrics.push({
             name: `graceful stop() → first record, p${p} (${t.label}, ${handoffs.length} runs)`, value, unit: 'ms',
-            ratio: round(value / t.shardCheckFrequencyMs), ratioOf: 'shardCheckFrequencyMs',
-            ...(p === 95 ? { target: `<= ${bound} ms (one capture poll + one read poll)`, met: value <= bound } : {}),
+            ratio: round(value / t.throttleDelayMs), ratioOf: 'throttleDelayMs',
+            ...(p === 95 ? { target: `< ${bound} ms`, met: value < bound } : {}),
           });
         }
         for (const { timings, runs } of settings.crash) {
           const failovers = await crash(server, dynamodb, streamName, timings, runs);
           details[`crash (${timings.label})`] = { timings, failoversMs: failovers };
           // Expiry by local observation: the dead client's row expires one TTL after the standby
-          // saw its last heartbeat (up to one check after it was written); its leases, read from
-          // the next check on (the row stood still), one TTL after that; then one capture poll.
-          const bound = timings.leaseTtlMs + 2 * timings.shardCheckFrequencyMs + 1.25 * timings.throttleDelayMs;
+          // saw its last heartbeat, and each lease one TTL after the standby saw its last change
+          // (the standby, its successor, reads the row at every check): both up to one check after
+          // they were written; then one capture poll.
+          const bound = timings.leaseTtlMs + timings.shardCheckFrequencyMs + 1.25 * timings.throttleDelayMs;
           // The summary's crash figures are the defaults' (the first crash setting of every mode).
           if (keyed['failover.crash.p95Ms'] === undefined) {
             keyed['failover.crash.p95Ms'] = round(percentile(failovers, 95));
@@ -229,7 +232,7 @@ export const failover: Figure = {
             metrics.push({
               name: `crash SIGKILL → first record, p${p} (${timings.label}: leaseTtlMs ${timings.leaseTtlMs}, ${failovers.length} runs)`, value, unit: 'ms',
               ratio: round(value / timings.leaseTtlMs), ratioOf: 'leaseTtlMs',
-              ...(p === 95 ? { target: `<= ${bound} ms (leaseTtlMs + 2 x shardCheckFrequencyMs + one capture poll)`, met: value <= bound } : {}),
+              ...(p === 95 ? { target: `<= ${bound} ms (leaseTtlMs + shardCheckFrequencyMs + one capture poll)`, met: value <= bound } : {}),
             });
           }
         }
@@ -249,7 +252,8 @@ export const failover: Figure = {
         'One shard; a producer puts a record every 20 ms, so a measured gap includes up to 20 ms of waiting for the next record.',
         'Graceful: both clients in this process; each hand-off goes to a fresh standby that registered and was seen by the owner first.',
         'Crash: worker processes (examples/demo/worker.ts); the time is from SIGKILL to the first record the standby logs.',
-        'A client that holds no lease on a shard starts capturing it only when its own assignment says so, and it re-evaluates the assignment every shardCheckFrequencyMs: a graceful hand-off waits for the standby\'s next check (up to shardCheckFrequencyMs). After a crash nothing compares clocks: the standby counts the dead client\'s row as gone one leaseTtlMs after it first saw the last heartbeat (it reads the table every check, so up to one check after the heartbeat), checks again at that moment, and captures each lease once it has seen the lease row stand still for leaseTtlMs; it reads those rows from the first check that found the client\'s row unchanged (a missed heartbeat). Hence at most leaseTtlMs + 2 x shardCheckFrequencyMs + one capture poll (every 0.75-1.25 x throttleDelayMs, first one after up to 0.5 x), then the first read.',
+        'Graceful: the leaving client drains, commits and releases, deletes its clients row, then bumps the group epoch (an item of the metadata table); the standby reads the epoch every throttleDelayMs (eventually consistent GetItem), checks at once when it grew (heartbeat, clients scan, shard list), captures the released lease (first attempt after up to 0.5 x throttleDelayMs) and reads: about one poll, where it waited for its next shard check before.',
+        'Crash: nothing compares clocks. The standby counts the dead client\'s row as gone one leaseTtlMs after it first saw the last heartbeat (it scans the clients table every check, so up to one check after the heartbeat) and checks again at that moment; it reads the dead client\'s lease rows at every check (it is their successor: the client the assignment gives them should their owner alone leave), so each expires for it one leaseTtlMs after it first saw the row\'s last change, also up to one check after it. Hence at most leaseTtlMs + shardCheckFrequencyMs + one capture poll (every 0.75-1.25 x throttleDelayMs, first one after up to 0.5 x), then the first read.',
       ],
       details,
     };

@@ -173,6 +173,24 @@ export class CheckpointState {
   }
 
   /**
+   * The first record about to be delivered since the capture narrows a start kept as a timestamp:
+   * to its arrival time (the stream's own clock), with a floor just below it (records before it
+   * arrived before the group's start: a LATEST iterator did not return them). The narrowed start
+   * must be stored before the record is emitted ({@link startStored} is `false` until then), so a
+   * next owner never begins before what this one delivered. Returns `true` when it changed the start.
+   */
+  narrowStart(first: Position, arrivedAt: Date): boolean {
+    if (this.#last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
+    const after = { sequenceNumber: (BigInt(first.sequenceNumber) - 1n).toString() };
+    const current = this.#initial;
+    if (current.timestamp.getTime() === arrivedAt.getTime() && current.after?.sequenceNumber === after.sequenceNumber) return false;
+    this.#initial = { type: 'AT_TIMESTAMP', timestamp: arrivedAt, after };
+    this.#version += 1;
+    this.#startVersion = this.#version;
+    return true;
+  }
+
+  /**
    * Registers a record about to be emitted and returns its ticket (for {@link ack}). Positions
    * must strictly increase, and start after the current position: a record at or before the
    * checkpoint was consumed already. The state keeps `position` (a delivered record may be it)
@@ -207,7 +225,7 @@ export class CheckpointState {
     if (this.#last === undefined && this.#watermark === undefined && this.#initial?.type === 'AT_TIMESTAMP') {
       const arrival = arrivedAt ?? position.approximateArrivalTimestamp;
       if (arrival !== undefined && this.#initial.timestamp.getTime() !== arrival.getTime()) {
-        this.#initial = { type: 'AT_TIMESTAMP', timestamp: arrival };
+        this.#initial = { ...this.#initial, timestamp: arrival };
         this.#version += 1;
       }
     }

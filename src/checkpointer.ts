@@ -260,6 +260,10 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     shardId,
     run$,
     acks$: acks.asObservable(),
+    narrowStart(first: Position, arrivedAt: Date): void {
+      // Stored before the first record is emitted (startStored gates the reader), so it is worth a write at once.
+      if (state.narrowStart(first, arrivedAt)) commitWanted.next();
+    },
     track(record: Position & { readonly approximateArrivalTimestamp?: Date }): number {
       const wasDirty = state.dirty;
       const ticket = state.track(record);

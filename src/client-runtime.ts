@@ -12,6 +12,7 @@ import { LeaseManager } from './lease-manager.js';
 import { type ReadingSwitch, drainBoundMs } from './lease-session.js';
 import type { ResolvedOptions } from './options.js';
 import type { LeaseStore, StreamPort } from './ports.js';
+import { type ShardCount, ShardTallies } from './shard-tally.js';
 import { stopLog } from './stop-log.js';
 import type { KinsumerEvent, ShardLease, ShardStatus } from './types.js';
 
@@ -61,6 +62,7 @@ export interface RuntimeStatus {
   readonly failed: boolean;
   readonly leader: boolean;
   readonly members: number;
+  readonly assignment: 'sticky' | 'go' | undefined;
   readonly shards: readonly ShardStatus[];
 }
 
@@ -78,12 +80,14 @@ export class ClientRuntime {
   private readonly registered = new BehaviorSubject(false);
   private readonly paused = new BehaviorSubject(false);
   private readonly unwatched = new BehaviorSubject(false);
+  private readonly tallies = new ShardTallies();
   private readonly emit: (event: KinsumerEvent) => void;
   private coordination: Subscription | undefined;
   private stopPromise: Promise<void> | undefined;
   private failure: Error | undefined;
   private leader = false;
   private members = 0;
+  private assignment: 'sticky' | 'go' | undefined;
   /** The last fault reported while starting: the cause of a StartTimeoutError. */
   private lastStartError: Error | undefined;
 
@@ -104,6 +108,7 @@ export class ClientRuntime {
       fail: (error, shardId) => this.fail(error, shardId),
       reading,
       unwatched$: this.unwatched.pipe(distinctUntilChanged()),
+      tally: (shardId) => this.tallies.of(shardId),
       ...(deps.random === undefined ? {} : { random: deps.random }),
     });
     this.leases$ = merge(
@@ -150,6 +155,7 @@ export class ClientRuntime {
   // What status() needs from the events: leadership, and the last fault while starting.
   private observe(event: KinsumerEvent): void {
     if (event.type === 'leader-acquired' || event.type === 'leader-lost') this.leader = event.type === 'leader-acquired';
+    else if (event.type === 'rebalance') this.assignment = event.strategy;
     else if ((event.type === 'retrying' || event.type === 'error') && !this.registered.value) this.lastStartError = event.error;
   }
 
@@ -179,8 +185,14 @@ export class ClientRuntime {
       failed: this.failure !== undefined,
       leader: this.leader && !stopped,
       members: this.members,
+      assignment: this.assignment,
       shards: this.manager.statuses(),
     };
+  }
+
+  /** Records delivered and acked per shard held so far (the metrics' counters). */
+  counts(): ShardCount[] {
+    return this.tallies.counts();
   }
 
   /** Shards still held (for a timeout message). */

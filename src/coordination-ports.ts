@@ -1,7 +1,7 @@
-// The seams of group coordination: who is alive (the clients table) and who leads and what the
-// shard list is (the metadata table). Like src/ports.ts, every method returns a cold Observable of
-// one request (subscribe = send, unsubscribe = abort), so the coordinator runs alike on DynamoDB,
-// on the in-memory stores of `kinsumer/testing`, and on virtual time.
+// The seams of group coordination: who is alive (the clients table) and who leads, what the shard
+// list is and when a member left (the metadata table). Like src/ports.ts, every method returns a
+// cold Observable of one request (subscribe = send, unsubscribe = abort), so the coordinator runs
+// alike on DynamoDB, on the in-memory stores of `kinsumer/testing`, and on virtual time.
 //
 // Liveness (of a client, of the leader lock) is judged by local observation (src/row-observer.ts):
 // a row is live until this client has seen it unchanged for leaseTtlMs on its own clock. The
@@ -23,6 +23,11 @@ export interface LiveClient {
   readonly unchangedForMs: number;
   /** The writing process's instance id (`InstanceID`); `undefined` in a row without one (a Go kinsumer's). */
   readonly instanceId: string | undefined;
+  /**
+   * Which library wrote the row (`Library`, such as `kinsumer-ts/0.1.0`); `undefined` in a Go
+   * kinsumer's row. While a live row lacks this library's marker, the group uses the Go assignment.
+   */
+  readonly library: string | undefined;
   /**
    * The shards it held at its last heartbeat, sorted. `undefined` when the row has no `Shards`
    * attribute (a Go kinsumer's row: what it holds is unknown).
@@ -51,7 +56,8 @@ export type Registration =
 /** The clients table, seen by one client. */
 export interface MembershipStore {
   /**
-   * Writes this process's row: `LastUpdate` = now, the shards it holds, its instance id. It never
+   * Writes this process's row: `LastUpdate` = now, the shards it holds, its instance id, the
+   * library marker (`Library`). It never
    * overwrites the row of another live process with the same clientId: it takes that row over only
    * once it has seen it unchanged for the lease TTL (its writer is gone), conditioned on the row
    * being as seen.
@@ -124,4 +130,13 @@ export interface MetadataStore {
   readShardCache(): Observable<ShardCache | undefined>;
   /** Replaces the cached shard list (unconditional put): `ShardIDs` = the unfinished shards, plus the lineage of all given. */
   writeShardCache(shards: readonly CachedShard[]): Observable<void>;
+  /**
+   * The group epoch (the `GroupEpoch` item's `Epoch`; 0 while there is none): a count that only
+   * grows, bumped by every member that leaves. Read with an eventually consistent `GetItem`, cheap
+   * enough to poll every `throttleDelayMs`; a read may lag a bump a little, never run backwards
+   * for long, so callers act on growth only.
+   */
+  groupEpoch(): Observable<number>;
+  /** Adds one to the group epoch (an atomic `ADD`, never lost to a concurrent bump). */
+  bumpGroupEpoch(): Observable<void>;
 }

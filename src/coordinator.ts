@@ -1,13 +1,15 @@
 import {
-  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concatMap, defer, distinctUntilChanged, exhaustMap, forkJoin,
-  Subject, ignoreElements, map, merge, of, skip, switchMap, tap, throwError, timer,
+  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concat, concatMap, defer, distinctUntilChanged, exhaustMap, filter,
+  finalize, forkJoin, Subject, ignoreElements, map, merge, of, repeat, skip, switchMap, take, tap, throwError, timer,
 } from 'rxjs';
 import { assignShards, assignmentChanges } from './assignment.js';
 import { classifyAwsError } from './aws-errors.js';
 import type { CachedShard, LiveClient, MembershipStore, MetadataStore, Registration } from './coordination-ports.js';
 import { ConfigError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
-import { assignmentInput, cachedShardList, rowsToRead, sameShardList } from './group-view.js';
+import {
+  type AssignmentStrategy, assignerFor, assignmentInput, cachedShardList, goPlan, goShare, rowsToRead, sameShardList, successorWatch, withGoHoldings,
+} from './group-view.js';
 import type { ResolvedOptions } from './options.js';
 import type { CheckpointRow, LeaseStore, StreamPort } from './ports.js';
 import type { KinsumerEvent } from './types.js';
@@ -41,8 +43,14 @@ const REAP_EVERY_MS = 10 * 60 * 1000;
  * heartbeats, reads the live clients and the shard list, evaluates the shared assignment and
  * hands this client's part to `want`; the live client with the lowest id takes the leader lock
  * and refreshes the shard list every `leaderActionFrequencyMs`, so only one process calls
- * ListShards. While another live process holds this clientId's row, it captures nothing and
- * waits (`duplicate-client`), erroring with `ConfigError` after `startTimeoutMs`. Never emits;
+ * ListShards. While a Go kinsumer client is live (a clients row without this library's marker),
+ * the assignment is the Go kinsumer's round robin, which that client computes too; the sticky one
+ * again once none is. Every `throttleDelayMs` it reads the group epoch, which a leaving member
+ * bumps (see {@link leaveGroup}): a bump brings a check at once, so the departed member's shards
+ * are taken over within a poll. Each change of this client's shards or of the rule is a `rebalance` event
+ * (with the `strategy`), and a change of rule is logged. While another live process holds this
+ * clientId's row, it captures nothing and waits (`duplicate-client`), erroring with `ConfigError`
+ * after `startTimeoutMs`. Never emits;
  * errors only on a fault that stops the client (missing table or stream, access denied, that
  * ConfigError) — everything else is reported and retried at the next tick.
  */
@@ -50,10 +58,19 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const { options, emit } = deps;
   const leading$ = new BehaviorSubject(false);
   let lastWanted = '';
+  /** The rule the last check applied (`undefined` before the first). */
+  let lastStrategy: AssignmentStrategy | undefined;
   /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
   const suspectAfterMs = options.shardCheckFrequencyMs / 2;
   /** Since when (this client's clock) another process's row has stood in the way, and whether that was reported. */
   let rival: { readonly sinceMs: number; reported: boolean } | undefined;
+  /**
+   * The shards this client would take over if their owner alone died (as of the last check): their
+   * rows are read at every check, so that they expire for this client one TTL after their last
+   * change, however late the owner is found dead (a crash is then taken over within leaseTtlMs +
+   * one check + a capture poll, instead of one check more).
+   */
+  let watched: readonly string[] = [];
 
   // A check at the moment the next other client's row expires: a crashed client's shards are
   // reassigned then, not up to shardCheckFrequencyMs later.
@@ -68,30 +85,78 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     }),
     concatMap((clients) => lead(clients).pipe(map(() => clients))),
     concatMap((clients) => shardList().pipe(map((shards) => ({ clients, shards })))),
-    concatMap(({ clients, shards }) => readRows(rowsToRead(shards, clients, { selfId: options.clientId, suspectAfterMs }))
-      .pipe(map((rows) => ({ clients, shards, rows })))),
-    tap(({ clients, shards, rows }) => {
-      const assignment = assignShards(assignmentInput(options.clientId, clients, shards, rows));
+    map(({ clients, shards }) => ({ clients, shards, go: goPlan(options.clientId, clients, shards) })),
+    concatMap(({ clients, shards, go }) => {
+      const holders = go === undefined ? clients : withGoHoldings(clients, go);
+      const needed = rowsToRead(shards, holders, { selfId: options.clientId, suspectAfterMs });
+      return readRows([...new Set([...needed, ...watched])].sort()).pipe(map((rows) => ({ clients, holders, shards, go, rows })));
+    }),
+    tap(({ clients, holders, shards, go, rows }) => {
+      const input = assignmentInput(options.clientId, clients, shards, rows);
+      watched = successorWatch(options.clientId, holders, assignerFor(go, input, shards));
+      const mine = go === undefined
+        ? [...assignShards(input)].filter(([, clientId]) => clientId === options.clientId).map(([shardId]) => shardId)
+        : goShare(go, options.clientId, input);
+      const strategy: AssignmentStrategy = go === undefined ? 'sticky' : 'go';
+      if (strategy !== lastStrategy && (strategy === 'go' || lastStrategy !== undefined)) logSwitch(strategy, go?.goMembers ?? []);
       const parents = new Map(shards.map((s) => [s.shardId, s.parentShardIds] as const));
-      const wanted = new Map<string, readonly string[]>();
-      for (const [shardId, clientId] of assignment) if (clientId === options.clientId) wanted.set(shardId, parents.get(shardId) ?? []);
-      const key = [...wanted.keys()].join(',');
+      const wanted = new Map(mine.map((shardId) => [shardId, parents.get(shardId) ?? []] as const));
+      const key = mine.join(',');
       const members = new Set([...clients.map((c) => c.id), options.clientId]).size;
-      if (key !== lastWanted) {
-        const changes = assignmentChanges(assignment, options.clientId, deps.held());
-        emit({ type: 'rebalance', clients: members, assigned: [...wanted.keys()], acquire: changes.acquire, release: changes.release });
+      if (key !== lastWanted || strategy !== lastStrategy) {
+        const changes = assignmentChanges(new Map(mine.map((shardId) => [shardId, options.clientId])), options.clientId, deps.held());
+        emit({
+          type: 'rebalance', clients: members, assigned: mine,
+          acquire: changes.acquire, release: changes.release, strategy,
+        });
         lastWanted = key;
+        lastStrategy = strategy;
       }
       deps.members?.(members);
       deps.want(wanted);
     }),
   );
-  const check$ = defer(() => deps.membership.heartbeat(deps.held())).pipe(
-    tap(() => deps.heartbeated?.()),
+
+  function logSwitch(strategy: AssignmentStrategy, goMembers: readonly string[]): void {
+    if (strategy === 'go') {
+      options.logger.info({ strategy, goMembers }, 'kinsumer: Go kinsumer clients are live in the group: assigning shards as the Go kinsumer does (shard list position modulo the sorted live clients)');
+    } else {
+      options.logger.info({ strategy }, 'kinsumer: no Go kinsumer client is live any more: back to the sticky, balanced assignment');
+    }
+  }
+  // The row says what this client holds as soon as that changes (a capture, a release), not only at
+  // the next check: the others build their sticky assignment from these lists, and a list one check
+  // old can leave a shard unread for an extra check when changes come close together. The writes
+  // never overlap: a check waits for a publication in flight, a publication skips during a check.
+  /** The list the row shows (the last registered write), `undefined` while this process's row is not written. */
+  let published: string | undefined;
+  let checking = false;
+  const publishing$ = new BehaviorSubject(false);
+  const heartbeat$ = (publication: boolean) => defer(() => {
+    const held = deps.held();
+    return deps.membership.heartbeat(held).pipe(tap((registration) => {
+      deps.heartbeated?.();
+      if (registration.registered) published = held.join(',');
+      else if (!publication) published = undefined;
+    }));
+  });
+  const check$ = publishing$.pipe(
+    filter((busy) => !busy),
+    take(1),
+    concatMap(() => {
+      checking = true;
+      return heartbeat$(false);
+    }),
     concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
     ignoreElements(),
+    finalize(() => { checking = false; }),
     tolerate('coordination check', options.shardCheckFrequencyMs),
   );
+  const publish$ = defer(() => {
+    if (checking || published === undefined || deps.held().join(',') === published) return EMPTY;
+    publishing$.next(true);
+    return heartbeat$(true).pipe(finalize(() => publishing$.next(false)));
+  }).pipe(ignoreElements(), tolerate('heartbeat', options.throttleDelayMs));
 
   // Another process with this clientId heartbeats in its row: take nothing (and give up what is
   // held: this process may be the stale one), lead nothing, and watch the rows of what the other
@@ -175,10 +240,37 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     switchMap((leading) => (leading ? timer(0, options.leaderActionFrequencyMs, options.scheduler).pipe(exhaustMap(() => leaderActions$)) : EMPTY)),
   );
 
+  // A member that leaves bumps the group epoch once its shards are released and its row deleted
+  // (leaveGroup): polled every throttleDelayMs, the bump brings a check at once, so its successors
+  // take its shards over within a poll, not at their next periodic check.
+  let epochSeen: number | undefined;
+  const departureWake$ = new Subject<void>();
+  const epoch$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(
+    exhaustMap(() => deps.metadata.groupEpoch().pipe(
+      tap((epoch) => {
+        if (epochSeen !== undefined && epoch > epochSeen) departureWake$.next();
+        epochSeen = Math.max(epoch, epochSeen ?? epoch);
+      }),
+      ignoreElements(),
+      tolerate('group epoch read', options.throttleDelayMs),
+    )),
+  );
+
+  // A reason to check (the period, a row's expiry, a departure) that comes while a check runs is
+  // not dropped: that check may have read the clients table just before, so another one follows it.
+  let checkAgain = false;
   const checks$ = merge(
     timer(0, options.shardCheckFrequencyMs, options.scheduler),
     expiryWake$.pipe(switchMap((delayMs) => timer(delayMs, options.scheduler))),
-  ).pipe(exhaustMap(() => check$));
+    departureWake$,
+  ).pipe(
+    tap(() => { checkAgain = true; }),
+    exhaustMap(() => defer(() => {
+      checkAgain = false;
+      return check$;
+    }).pipe(repeat({ delay: () => (checkAgain ? of(undefined) : EMPTY) }))),
+  );
+  const publications$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(exhaustMap(() => publish$));
 
   // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
   // (with the run of failures so far), like every other retried call; anything else as `error`.
@@ -201,19 +293,26 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     );
   }
 
-  return merge(checks$, transitions$, leader$).pipe(ignoreElements());
+  return merge(checks$, epoch$, publications$, transitions$, leader$).pipe(ignoreElements());
 }
 
 /**
- * Leaves the group: deletes this client's row and gives up the leader lock if held. Best effort
- * (errors are reported, not thrown): a crashed client's row expires anyway.
+ * Leaves the group (after every lease is released): deletes this client's row, gives up the
+ * leader lock if held, then bumps the group epoch, so the others check at their next poll of it and
+ * take the released shards over at once. Best effort (errors are reported, not thrown): a crashed
+ * client's row expires anyway, and without the bump the others notice at their next check.
  */
 export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata' | 'emit'>): Promise<void> {
+  const reported = <T>(fallback: T) => catchError((error: unknown) => {
+    deps.emit({ type: 'error', error: asError(error) });
+    return of(fallback);
+  });
   return new Promise((resolve) => {
-    forkJoin([
-      deps.membership.deregister().pipe(catchError((error: unknown) => { deps.emit({ type: 'error', error: asError(error) }); return of(undefined); })),
-      deps.metadata.stepDown().pipe(catchError((error: unknown) => { deps.emit({ type: 'error', error: asError(error) }); return of(false); })),
-    ]).subscribe({ complete: resolve, error: () => resolve() });
+    // The bump comes last: a check it triggers must find this client's row gone.
+    concat(
+      forkJoin([deps.membership.deregister().pipe(reported(undefined)), deps.metadata.stepDown().pipe(reported(false))]),
+      deps.metadata.bumpGroupEpoch().pipe(reported(undefined)),
+    ).subscribe({ complete: resolve, error: () => resolve() });
   });
 }
 

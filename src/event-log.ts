@@ -29,7 +29,7 @@ export function logEvent(logger: Logger, event: KinsumerEvent): void {
       logger.warn({ clientId: event.clientId }, 'kinsumer: another live process uses this clientId; waiting for it to stop');
       return;
     case 'rebalance':
-      logger.info({ clients: event.clients, assigned: event.assigned, acquire: event.acquire, release: event.release }, 'kinsumer: assignment changed');
+      logger.info({ clients: event.clients, assigned: event.assigned, acquire: event.acquire, release: event.release, strategy: event.strategy }, 'kinsumer: assignment changed');
       return;
     case 'retrying':
       logger.warn({ operation: event.operation, attempt: event.attempt, delayMs: event.delayMs, shardId: event.shardId, err: event.error }, 'kinsumer: retrying after a transient error');

@@ -48,7 +48,7 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
   const { shardId, fanOut, tracker, scheduler, emit, stats, maxInFlightRecords } = options;
   const renewAfterMs = options.renewAfterMs ?? DEFAULT_RENEW_AFTER_MS;
   const delivery = new ShardDelivery({
-    shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered,
+    shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
   }, subscriber);
   const origin: IteratorPlan = options.skipThrough === undefined
     ? { iteratorStart: options.start }

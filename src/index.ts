@@ -16,6 +16,7 @@ export {
 export { EndpointError, type AwsService } from './endpoint-errors.js';
 export { ShardReadError } from './shard-reader.js';
 export { RecordDecodeError, type RecordFormat } from './record-data.js';
+export type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
 export type {
   InitialPosition, StartingPosition, KinsumerRecord, ShardLease, CheckpointPosition, KinsumerEvent,

@@ -12,6 +12,9 @@ import { logEvent } from './event-log.js';
 import { KinesisStream } from './kinesis/kinesis.js';
 import { resolveOptions, tableNames, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { prepareReadMode } from './read-mode.js';
+import { ClientMetrics } from './telemetry/client-metrics.js';
+import { streamName } from './telemetry/names.js';
+import { otelApi } from './telemetry/otel-api.js';
 import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, ShardLease } from './types.js';
 
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
@@ -54,6 +57,8 @@ export class Kinsumer {
   private stopping: Promise<void> | undefined;
   private subscribers = 0;
   private paused = false;
+  // Only with @opentelemetry/api installed: built when the client starts, closed when it stopped.
+  private metrics: ClientMetrics | undefined;
 
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
@@ -79,8 +84,16 @@ export class Kinsumer {
       }
       if (this.runtime === undefined) {
         this.state = 'running';
-        this.runtime = new ClientRuntime({ ...build(this.options, emit), options: this.options, emit });
-        if (this.paused) this.runtime.pause();
+        const runtime = new ClientRuntime({ ...build(this.options, emit), options: this.options, emit });
+        this.runtime = runtime;
+        if (this.paused) runtime.pause();
+        const api = otelApi();
+        if (api !== undefined) {
+          this.metrics = new ClientMetrics(api, this.options.meterProvider, streamName(this.options.stream), {
+            status: () => this.status(),
+            counts: () => runtime.counts(),
+          });
+        }
       }
       const runtime = this.runtime;
       this.subscribers += 1;
@@ -136,6 +149,7 @@ export class Kinsumer {
       state: this.publicState(runtime),
       leader: runtime?.leader ?? false,
       members: runtime?.members ?? 0,
+      ...(runtime?.assignment === undefined ? {} : { assignment: runtime.assignment }),
       shards: runtime?.shards ?? [],
     };
   }
@@ -167,6 +181,7 @@ export class Kinsumer {
 
   private emit(event: KinsumerEvent): void {
     logEvent(this.options.logger, event);
+    this.metrics?.observe(event);
     this.events.next(event);
   }
 
@@ -189,9 +204,13 @@ export class Kinsumer {
       const error = new ShutdownTimeoutError(shutdownTimeoutMs, runtime.pending().map((shardId) => `release of ${shardId}`));
       // Also an event: a stop started by the last unsubscribe has nobody awaiting its Promise.
       this.emit({ type: 'error', error });
-      void runtime.stop().finally(() => this.events.complete());
+      void runtime.stop().finally(() => {
+        this.metrics?.close();
+        this.events.complete();
+      });
       throw error;
     }
+    this.metrics?.close();
     this.events.complete();
   }
 }

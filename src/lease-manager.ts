@@ -1,11 +1,12 @@
 import {
-  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, first, of, repeat, tap, timer,
+  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, first, map, of, repeat, tap, timer,
 } from 'rxjs';
 import { isTransient } from './aws-errors.js';
 import { CorruptCheckpointError, LeaseLostError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
 import { LeaseSession, type SessionDeps } from './lease-session.js';
 import type { HeldLease } from './ports.js';
+import { inheritedStart } from './start-position.js';
 import type { ShardLease, ShardStatus } from './types.js';
 
 /** What the lease manager needs beyond a session's needs. */
@@ -146,10 +147,13 @@ export class LeaseManager {
     const attempt$ = defer(() => {
       let answered!: () => void;
       slot.requesting = new Promise((resolve) => { answered = resolve; });
-      return store.capture(slot.shardId).pipe(finalize(() => {
-        slot.requesting = undefined;
-        answered();
-      }));
+      return store.capture(slot.shardId).pipe(
+        concatMap((lease) => (lease === undefined ? of(undefined) : this.withInheritedStart(lease, slot.parentShardIds))),
+        finalize(() => {
+          slot.requesting = undefined;
+          answered();
+        }),
+      );
     }).pipe(
       tap(() => { slot.retries = 0; }),
       catchError((error: unknown) => {
@@ -185,6 +189,16 @@ export class LeaseManager {
       },
       error: (error: unknown) => this.deps.fail(asError(error)),
     });
+  }
+
+  // A child shard never read before starts where its parents' group started (see inheritedStart):
+  // one read of the parents' rows, at its first capture only.
+  private withInheritedStart(lease: HeldLease, parentShardIds: readonly string[]): Observable<HeldLease> {
+    if (lease.checkpoint !== undefined || parentShardIds.length === 0 || this.deps.options.initialPosition === 'TRIM_HORIZON') return of(lease);
+    return this.deps.store.readMany(parentShardIds).pipe(map((parents) => {
+      const checkpoint = inheritedStart(parents);
+      return checkpoint === undefined ? lease : { ...lease, checkpoint };
+    }));
   }
 
   private open(slot: Slot, held: HeldLease): void {

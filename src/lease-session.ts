@@ -9,6 +9,9 @@ import { Multicast } from './multicast.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
+import { ShardTally } from './shard-tally.js';
+import { linkLease } from './telemetry/lease-link.js';
+import { streamName } from './telemetry/names.js';
 import { planStart, startToKeep } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, ShardStatus, StartingPosition } from './types.js';
 
@@ -27,6 +30,8 @@ export interface SessionDeps {
    * once no ack has come for `commitFrequencyMs`. Absent: always watched.
    */
   readonly unwatched$?: Observable<boolean>;
+  /** The client's running totals of a shard (records delivered, acked). Absent: counted for nobody. */
+  readonly tally?: (shardId: string) => ShardTally;
 }
 
 /** Whether the client reads (`pause()` / `resume()`): what every lease's reader waits on. */
@@ -74,6 +79,9 @@ export class LeaseSession {
   // status() figures the reader reports.
   private millisBehindLatest: number | undefined;
   private lastRecordAtMs: number | undefined;
+  // The metrics' totals of this shard; this lease's unacked records count in them while it lasts.
+  private readonly tally: ShardTally;
+  private readonly inFlight = (): number => this.checkpointer.inFlight();
   /** Why reading ended early, if it failed (the lease manager paces its next capture by it). */
   readError: Error | undefined;
 
@@ -83,7 +91,7 @@ export class LeaseSession {
     const plan = planStart(held.checkpoint, options.initialPosition);
     // Taken now, before the reader asks for its first iterator: a LATEST start is kept as a time
     // no later than that request, so a hand-off before the first ack skips nothing.
-    const start = startToKeep(plan.iteratorStart, options.scheduler.now());
+    const start = startToKeep(plan.iteratorStart, options.scheduler.now(), plan.skipThrough);
     this.checkpointer = createCheckpointer({
       store: deps.store,
       lease: held,
@@ -96,6 +104,9 @@ export class LeaseSession {
       stats: options.stats,
     });
     const startingPosition: StartingPosition = plan.startingPosition;
+    this.tally = deps.tally?.(held.shardId) ?? new ShardTally();
+    this.tally.attach(this.inFlight);
+    linkLease(this.leaseEnd.signal, { stream: streamName(options.stream), tracerProvider: options.tracerProvider });
 
     // Renewal must not wait for a reader: an idle or not-yet-read lease stays ours.
     this.checkpointer.run$.subscribe({
@@ -129,6 +140,7 @@ export class LeaseSession {
         // Once per run of records emitted, not per record: no clock read per record.
         onDelivered: () => { this.lastRecordAtMs = options.scheduler.now(); },
         leaseSignal: this.leaseEnd.signal,
+        tally: this.tally,
       }).pipe(
         takeUntil(this.stopReading),
         // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the
@@ -152,6 +164,10 @@ export class LeaseSession {
       fencingToken: held.leaseCounter,
       records$,
     };
+
+    // A Finished row has nothing left to read (a reset keeps Finished): given up at once, so a
+    // client that captures it, e.g. again after a reset fenced it, never reads it from the start.
+    if (held.finished) void this.end(0);
   }
 
   /** This lease as `status()` shows it. */
@@ -179,6 +195,7 @@ export class LeaseSession {
       track: (record) => checkpointer.track(record),
       ack: (ticket) => checkpointer.ack(ticket),
       skip: (position) => checkpointer.skip?.(position) ?? false,
+      narrowStart: (first, arrivedAt) => { checkpointer.narrowStart?.(first, arrivedAt); },
       inFlight: () => checkpointer.inFlight(),
       pending: () => checkpointer.pending(),
       acks$: checkpointer.acks$,
@@ -239,6 +256,7 @@ export class LeaseSession {
   }
 
   private settle(end: SessionEnd): void {
+    this.tally.detach(this.inFlight);
     this.resolveDone(end);
   }
 }

@@ -4,6 +4,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { ConfigError } from './errors.js';
+import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
 
 /**
@@ -73,6 +74,16 @@ export interface KinsumerSettings {
   readonly logger?: Logger;
   /** Metrics callbacks. Default: none. */
   readonly stats?: StatReceiver;
+  /**
+   * Where the OpenTelemetry metrics go (meter scope `kinsumer`), when `@opentelemetry/api` is
+   * installed. Default: the global meter provider, as it is when the client starts (the first subscribe).
+   */
+  readonly meterProvider?: MeterProviderLike;
+  /**
+   * Where the spans of `processRecords` / `processBatches` handler calls on this client's records
+   * go (tracer scope `kinsumer`), when `@opentelemetry/api` is installed. Default: the global tracer provider.
+   */
+  readonly tracerProvider?: TracerProviderLike;
   /** RxJS scheduler for every timer (tests pass a virtual-time scheduler). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
 }
@@ -123,6 +134,10 @@ export interface ResolvedOptions {
   readonly logger: Logger;
   /** The given stats receiver, or `{}` (no callbacks). */
   readonly stats: StatReceiver;
+  /** See {@link KinsumerOptions.meterProvider}; `undefined`: the global one. */
+  readonly meterProvider: MeterProviderLike | undefined;
+  /** See {@link KinsumerOptions.tracerProvider}; `undefined`: the global one. */
+  readonly tracerProvider: TracerProviderLike | undefined;
   /** The given scheduler, or RxJS's `asyncScheduler` (real time). */
   readonly scheduler: SchedulerLike;
 }
@@ -180,7 +195,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
   'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
   'requestTimeoutMs', 'startTimeoutMs',
-  'consumerName', 'createTables', 'logger', 'stats', 'scheduler',
+  'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler',
 ]);
 
 // DynamoDB table names: 3..255 of [A-Za-z0-9_.-]; the longest suffix is "_checkpoints" (12).
@@ -252,6 +267,8 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
     maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, requestTimeoutMs, startTimeoutMs, readMode, consumerName, createTables,
     logger: resolveLogger(input.logger),
     stats: resolveStats(input.stats),
+    meterProvider: resolveProvider(input.meterProvider, 'meterProvider', 'getMeter'),
+    tracerProvider: resolveProvider(input.tracerProvider, 'tracerProvider', 'getTracer'),
     scheduler: resolveScheduler(input.scheduler),
   };
 }
@@ -349,6 +366,14 @@ function resolveStats(value: unknown): StatReceiver {
   for (const m of ['checkpoint', 'eventToClient', 'eventsFromKinesis'] as const) {
     const fn: unknown = (value as Record<string, unknown>)[m];
     if (fn !== undefined && typeof fn !== 'function') throw new ConfigError('stats', `${m} must be a function`);
+  }
+  return value;
+}
+
+function resolveProvider<P>(value: P | undefined, option: 'meterProvider' | 'tracerProvider', method: 'getMeter' | 'getTracer'): P | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || typeof (value as Record<string, unknown>)[method] !== 'function') {
+    throw new ConfigError(option, `must be an OpenTelemetry ${option === 'meterProvider' ? 'MeterProvider' : 'TracerProvider'} (an object with ${method}())`);
   }
   return value;
 }

@@ -24,6 +24,8 @@ export type StoredCheckpoint =
   | {
     /** Which kind of checkpoint. */
     readonly type: 'LATEST';
+    /** The checkpoint this one replaced (a reset): nothing at or before it is read again. */
+    readonly after?: Position;
   }
   /** Set by `reset`: reading starts at the oldest record kept. */
   | {
@@ -36,6 +38,12 @@ export type StoredCheckpoint =
     readonly type: 'AT_TIMESTAMP';
     /** Where reading starts. */
     readonly timestamp: Date;
+    /**
+     * A floor: records at or before this position are not read again. A `LATEST` start kept as a
+     * timestamp (five minutes early, for clock skew) carries the checkpoint a reset replaced, so
+     * that margin never re-reads what the group consumed before the reset.
+     */
+    readonly after?: Position;
   };
 
 /**
@@ -74,6 +82,12 @@ export interface CheckpointRow {
    * finished shard, the client that finished it: its children go there where balance allows.
    */
   readonly lastOwnerId: string | undefined;
+  /**
+   * When a commit or release last moved the checkpoint (`CheckpointUpdate`, Unix nanoseconds on the
+   * writer's clock): the shard's last progress, which renewals do not touch. Absent before the
+   * first move, and in rows the Go kinsumer rewrote (it drops the attribute).
+   */
+  readonly checkpointUpdateNs?: bigint;
   /**
    * Records acked beyond the checkpoint (`AckedRanges`), in order; absent when none, when the row
    * was written by the Go kinsumer (which drops the attribute), or when the attribute cannot be
@@ -337,4 +351,11 @@ export interface ShardTracker {
   leaseConfirmed?(): boolean;
   /** Emits after each write that confirmed the lease (a reader held back by {@link ShardTracker.leaseConfirmed} waits for it). */
   readonly confirmed$?: Observable<void>;
+  /**
+   * The first record a reader is about to deliver since the capture (called before it is tracked).
+   * A start kept as a timestamp (a `LATEST` start) is narrowed to it: nothing before it belongs to
+   * the group. The reader emits it only once that is stored ({@link ShardTracker.leaseConfirmed}),
+   * so a next owner never starts earlier than what was already delivered.
+   */
+  narrowStart?(first: Position, arrivedAt: Date): void;
 }

@@ -39,6 +39,8 @@ export interface ShardDeliveryOptions {
   readonly leaseSignal?: AbortSignal | undefined;
   /** Called after each run of records emitted (once per run, not per record). */
   readonly onDelivered?: (() => void) | undefined;
+  /** Counts each record as it is emitted (an integer per record: read at any moment, it is exact). */
+  readonly tally?: { delivered: number } | undefined;
 }
 
 /** The records of one fetch on their way to the application, gated on acks. */
@@ -90,6 +92,8 @@ export class ShardDelivery {
     this.skipThrough = unpacked.skipThrough;
     this.pending = unpacked.records;
     this.head = 0;
+    const first = unpacked.records[0];
+    if (this.last === undefined && first !== undefined) this.options.tracker.narrowStart?.(first.position, first.approximateArrivalTimestamp);
     for (const { sequenceNumber, error } of unpacked.undecodable) emit({ type: 'record-undecodable', shardId, sequenceNumber, error });
   }
 
@@ -101,7 +105,7 @@ export class ShardDelivery {
 
   /** Emits while there is room; a consumer that acks synchronously keeps the loop going. */
   deliver(): void {
-    const { tracker, stats, onDelivered } = this.options;
+    const { tracker, stats, onDelivered, tally } = this.options;
     const timed = stats?.eventToClient !== undefined;
     // room() reads the clock (lease confirmation) and the tracker: ask again only when the room
     // counted at the last ask is used up (a consumer acking synchronously may have freed more).
@@ -124,6 +128,7 @@ export class ShardDelivery {
       emitted = true;
       // The arrival Date is made only for a receiver that times records.
       if (timed) stats?.eventToClient?.(next.approximateArrivalTimestamp, this.retrievedAt);
+      if (tally !== undefined) tally.delivered += 1;
       this.subscriber.next(next);
     }
     if (this.head >= this.pending.length) this.discardPending();

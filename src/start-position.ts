@@ -1,6 +1,6 @@
 // Where a shard's reading starts, and where it resumes when an iterator must be rebuilt.
 // Pure: the captured checkpoint and the option in, a GetShardIterator request out.
-import type { IteratorStart, StoredCheckpoint } from './ports.js';
+import type { CheckpointRow, IteratorStart, StoredCheckpoint } from './ports.js';
 import { comparePositions, type Position } from './sequence-number.js';
 import type { InitialPosition, StartingPosition } from './types.js';
 
@@ -35,10 +35,10 @@ export interface StartPlan extends IteratorPlan {
  */
 export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
   if (checkpoint === undefined) return fromInitialPosition(initialPosition);
-  if (checkpoint.type === 'LATEST') return { iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } };
+  if (checkpoint.type === 'LATEST') return withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } }, checkpoint.after);
   // Set by an operator's reset: a start, whatever the initialPosition option says.
   if (checkpoint.type === 'TRIM_HORIZON') return fromInitialPosition('TRIM_HORIZON');
-  if (checkpoint.type === 'AT_TIMESTAMP') return fromInitialPosition({ timestamp: checkpoint.timestamp });
+  if (checkpoint.type === 'AT_TIMESTAMP') return withSkip(fromInitialPosition({ timestamp: checkpoint.timestamp }), checkpoint.after);
   const { sequenceNumber, subSequenceNumber } = checkpoint.position;
   return {
     ...startAfter(checkpoint.position, false),
@@ -46,6 +46,11 @@ export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosit
       ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
       : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber },
   };
+}
+
+// A floor (what a reset to LATEST replaced): records at or before it are skipped, as after a KPL resume.
+function withSkip(plan: StartPlan, after: Position | undefined): StartPlan {
+  return after === undefined ? plan : { ...plan, skipThrough: after };
 }
 
 function fromInitialPosition(initialPosition: InitialPosition): StartPlan {
@@ -64,10 +69,45 @@ function fromInitialPosition(initialPosition: InitialPosition): StartPlan {
  * (Once the first record arrives, the checkpoint narrows this to that record's arrival time, which
  * is the stream's own clock; see `CheckpointState.track`.)
  */
-export function startToKeep(start: IteratorStart, nowMs: number): StoredCheckpoint | undefined {
-  if (start.type === 'LATEST') return { type: 'AT_TIMESTAMP', timestamp: new Date(nowMs - START_SKEW_MARGIN_MS) };
-  if (start.type === 'AT_TIMESTAMP') return { type: 'AT_TIMESTAMP', timestamp: start.timestamp };
+export function startToKeep(start: IteratorStart, nowMs: number, after?: Position): StoredCheckpoint | undefined {
+  const floor = after === undefined ? {} : { after };
+  if (start.type === 'LATEST') return { type: 'AT_TIMESTAMP', timestamp: new Date(nowMs - START_SKEW_MARGIN_MS), ...floor };
+  if (start.type === 'AT_TIMESTAMP') return { type: 'AT_TIMESTAMP', timestamp: start.timestamp, ...floor };
   return undefined;
+}
+
+/**
+ * What a reset to `LATEST` stores: `LATEST` with the checkpoint it replaces as a floor (`after`).
+ * A LATEST start is kept as a timestamp five minutes early (client clock skew, see
+ * {@link startToKeep}); without the floor, a hand-off before the first new record would re-read
+ * those five minutes, records the group had consumed before the reset. Other resets are stored as
+ * given: a timestamp or `TRIM_HORIZON` means "read again from there".
+ */
+export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint | undefined): StoredCheckpoint {
+  if (to.type !== 'LATEST' || to.after !== undefined) return to;
+  const after = replaced?.type === 'position' ? replaced.position : replaced?.type === 'LATEST' || replaced?.type === 'AT_TIMESTAMP' ? replaced.after : undefined;
+  return after === undefined ? to : { type: 'LATEST', after };
+}
+
+/**
+ * Where a child shard (of a split or a merge) with no checkpoint of its own starts: where its
+ * parents' group started, not where `initialPosition` says. The child exists only since its
+ * parents closed, and it is captured only after they were read to their end, so a LATEST start
+ * taken at its capture would skip every record put into it in between.
+ * - A parent read from a record, or from the oldest record kept: the group read the parent while
+ *   it was open, so every record of the child is after the group's start → `TRIM_HORIZON`.
+ * - Parents that only kept a start time (a LATEST or timestamp group that read nothing of them):
+ *   the child starts at that time too (the earliest, for a merge) — on a stream resharded long
+ *   before the group began, this keeps the old children's history unread, as LATEST promises.
+ * - Nothing known (no row, or a bare LATEST): `undefined`, the `initialPosition` option decides.
+ */
+export function inheritedStart(parents: readonly Pick<CheckpointRow, 'checkpoint'>[]): StoredCheckpoint | undefined {
+  let earliest: Date | undefined;
+  for (const { checkpoint } of parents) {
+    if (checkpoint?.type === 'position' || checkpoint?.type === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
+    if (checkpoint?.type === 'AT_TIMESTAMP' && (earliest === undefined || checkpoint.timestamp < earliest)) earliest = checkpoint.timestamp;
+  }
+  return earliest === undefined ? undefined : { type: 'AT_TIMESTAMP', timestamp: earliest };
 }
 
 /**
@@ -99,7 +139,8 @@ export interface Delivered {
 export function planResume(origin: IteratorPlan, last: Delivered | undefined, originRequestedAt: Date | undefined): IteratorPlan {
   if (last !== undefined) return startAfter(last.position, last.aggregateDone);
   if (origin.iteratorStart.type === 'LATEST' && originRequestedAt !== undefined) {
-    return { iteratorStart: { type: 'AT_TIMESTAMP', timestamp: new Date(originRequestedAt.getTime() - START_SKEW_MARGIN_MS) } };
+    const iteratorStart: IteratorStart = { type: 'AT_TIMESTAMP', timestamp: new Date(originRequestedAt.getTime() - START_SKEW_MARGIN_MS) };
+    return origin.skipThrough === undefined ? { iteratorStart } : { iteratorStart, skipThrough: origin.skipThrough };
   }
   return origin;
 }

@@ -148,6 +148,11 @@ export interface KinsumerStatus {
   readonly leader: boolean;
   /** Live clients in the group, this one included, as of the last shard check; 0 before the first. */
   readonly members: number;
+  /**
+   * The assignment the group follows, as of the last shard check: `'go'` while a Go kinsumer
+   * client is a live member (a rolling migration), else `'sticky'`; absent before the first check.
+   */
+  readonly assignment?: 'sticky' | 'go';
   /** The shards this client holds, by shard id. */
   readonly shards: readonly ShardStatus[];
 }
@@ -230,7 +235,7 @@ export type KinsumerEvent =
     /** The clientId two processes share. */
     readonly clientId: string;
   }
-  /** The set of shards assigned to this client changed (membership or shard list changed). */
+  /** The set of shards assigned to this client, or the assignment rule, changed (membership or shard list changed). */
   | {
     /** Which event this is. */
     readonly type: 'rebalance';
@@ -242,6 +247,12 @@ export type KinsumerEvent =
     readonly acquire: readonly string[];
     /** Held shards no longer assigned to this client: it will release them. */
     readonly release: readonly string[];
+    /**
+     * The assignment rule in force: `'sticky'` (balanced, few moves), or `'go'` while a Go
+     * kinsumer client is live in the group (the Go kinsumer's round robin, which it computes too,
+     * so a fleet can be migrated one process at a time). A change of rule is a `rebalance` too.
+     */
+    readonly strategy: 'sticky' | 'go';
   }
   /** A request failed with a transient error (throttling, 5xx, lost connection) and is sent again after a delay. */
   | {

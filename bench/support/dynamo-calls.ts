@@ -12,6 +12,8 @@ export interface DynamoCall {
   readonly table: string;
   /** The item's hash key value where the call names one item (`Shard`, `ID` or `Key`). */
   readonly key?: string;
+  /** Items asked for, where the call names several (`BatchGetItem`). */
+  readonly items?: number;
   readonly atMs: number;
 }
 
@@ -39,7 +41,7 @@ interface KeyedInput {
   readonly TableName?: string;
   readonly Key?: Record<string, { S?: string }>;
   readonly Item?: Record<string, { S?: string }>;
-  readonly RequestItems?: Record<string, unknown>;
+  readonly RequestItems?: Record<string, { readonly Keys?: readonly unknown[] }>;
 }
 
 function hashKeyOf(input: KeyedInput): string | undefined {
@@ -56,7 +58,8 @@ function describe(command: string, input: KeyedInput, atMs: number): DynamoCall 
   // BatchGetItem names its tables in RequestItems, not TableName.
   const table = input.TableName ?? Object.keys(input.RequestItems ?? {}).join('+');
   const key = hashKeyOf(input);
-  return key === undefined ? { command, table, atMs } : { command, table, key, atMs };
+  const items = input.RequestItems === undefined ? undefined : Object.values(input.RequestItems).reduce((n, request) => n + (request.Keys?.length ?? 0), 0);
+  return { command, table, ...(key === undefined ? {} : { key }), ...(items === undefined ? {} : { items }), atMs };
 }
 
 /** Adds middleware to `client` that records every call it sends (retries of one call count once). */

@@ -11,13 +11,29 @@ export function renderTable(headers: readonly string[], rows: readonly (readonly
   return [line(headers), ...rows.map(line)].map((l) => `${l}\n`).join('');
 }
 
-/** A stored checkpoint in one word: the sequence number (`/sub` inside a KPL aggregate), a start, or `-` for none. */
-export function checkpointText(checkpoint: StoredCheckpoint | undefined): string {
+/** Characters kept at each end of a shortened sequence number. */
+const SEQUENCE_ENDS = 6;
+
+/**
+ * A sequence number for a table: its first and last 6 digits around `…` (56 digits take half a
+ * terminal, and the ends are what differ: the shard's epoch and the record's place in it).
+ */
+export function shortSequence(sequenceNumber: string): string {
+  if (sequenceNumber.length <= 2 * SEQUENCE_ENDS + 1) return sequenceNumber;
+  return `${sequenceNumber.slice(0, SEQUENCE_ENDS)}…${sequenceNumber.slice(-SEQUENCE_ENDS)}`;
+}
+
+/**
+ * A stored checkpoint in one word: the sequence number (`/sub` inside a KPL aggregate), a start,
+ * or `-` for none. `short`: the sequence number shortened by {@link shortSequence}.
+ */
+export function checkpointText(checkpoint: StoredCheckpoint | undefined, options: { readonly short?: boolean } = {}): string {
   if (checkpoint === undefined) return '-';
   switch (checkpoint.type) {
     case 'position': {
       const sub = checkpoint.position.subSequenceNumber;
-      return sub === undefined ? checkpoint.position.sequenceNumber : `${checkpoint.position.sequenceNumber}/${sub}`;
+      const sequence = options.short === true ? shortSequence(checkpoint.position.sequenceNumber) : checkpoint.position.sequenceNumber;
+      return sub === undefined ? sequence : `${sequence}/${sub}`;
     }
     case 'AT_TIMESTAMP':
       return `AT_TIMESTAMP ${checkpoint.timestamp.toISOString()}`;

@@ -10,21 +10,23 @@
 import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
-  reduce, throwError, timer,
+  reduce, tap, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
 import { LeaseObservations } from '../capture-rule.js';
 import { backoffDelay } from '../backoff.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
-import { isSequenceNumber } from '../sequence-number.js';
+import { isSequenceNumber, type Position } from '../sequence-number.js';
+import { withResetFloor } from '../start-position.js';
+import { advances } from '../checkpoint-advance.js';
 import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
 import { AttributeFormatError, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
 
-/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`, `AckedRanges`. */
+/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`, `AckedRanges`, `CheckpointUpdate`. */
 export const CHECKPOINT_ATTRIBUTES = {
   shard: 'Shard',
   sequenceNumber: 'SequenceNumber',
@@ -38,8 +40,16 @@ export const CHECKPOINT_ATTRIBUTES = {
   /** Set by `reset` with a NULL SequenceNumber (the Go kinsumer then reads from TRIM_HORIZON: more, never less). */
   startPosition: 'StartPosition',
   startTimestamp: 'StartTimestamp',
+  /** With a `LATEST` or kept `AT_TIMESTAMP` start: the checkpoint a reset replaced, not read again (the Go kinsumer ignores it). */
+  startAfter: 'StartAfter',
+  startAfterSub: 'StartAfterSub',
   /** Records acked beyond the checkpoint (§7.3), one string, see acked-ranges.ts. The Go kinsumer's full-row writes drop it. */
   ackedRanges: 'AckedRanges',
+  /**
+   * When a commit or release last moved the checkpoint (Unix ns, plus `CheckpointUpdateRFC` as
+   * `LastUpdate` has): progress, which renewals do not touch. The Go kinsumer ignores it (and its full-row writes drop it).
+   */
+  checkpointUpdate: 'CheckpointUpdate',
 } as const;
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -93,6 +103,9 @@ export class DynamoLeaseStore implements LeaseStore {
   readonly #metadataTable: string;
   readonly #corrupt: CorruptRowReporter<CorruptCheckpointError>;
   readonly #leases: LeaseObservations;
+  // The checkpoint each held lease stored last (as captured, then as written): a commit that moves
+  // it also writes CheckpointUpdate. Only this lease writes the row while it holds it (fenced).
+  readonly #stored = new Map<string, { readonly leaseCounter: number; readonly checkpoint: StoredCheckpoint | undefined }>();
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
@@ -174,6 +187,7 @@ export class DynamoLeaseStore implements LeaseStore {
             map((attributes): HeldLease => {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
+              this.#stored.set(shardId, { leaseCounter: held.leaseCounter, checkpoint: held.checkpoint });
               const lease = { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
               return held.acked === undefined ? lease : { ...lease, acked: held.acked };
             }),
@@ -186,11 +200,13 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   commit(lease: HeldLease, write: CheckpointWrite): Observable<void> {
+    const moved = this.#advances(lease, write);
     return this.#fenced(lease, (update, nowMs) => {
       setCheckpoint(update, write.checkpoint);
+      if (moved) update.setTimestamp(A.checkpointUpdate, nowMs);
       setAckedRanges(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
-    });
+    }).pipe(tap(() => this.#wrote(lease, write)));
   }
 
   renew(lease: HeldLease): Observable<void> {
@@ -210,9 +226,9 @@ export class DynamoLeaseStore implements LeaseStore {
       const update = new UpdateExpression();
       if (checkpoint === undefined) {
         update.set(A.sequenceNumber, { NULL: true });
-        for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp]) update.remove(attribute);
+        for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp, A.startAfter, A.startAfterSub]) update.remove(attribute);
       } else {
-        setCheckpoint(update, checkpoint);
+        setCheckpoint(update, withResetFloor(checkpoint, item === undefined ? undefined : informational(() => decodeCheckpoint(item, shardId))));
       }
       // A reset means "read again from here": nothing beyond it counts as acked any more.
       update.remove(A.ackedRanges);
@@ -243,14 +259,26 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
+    const moved = this.#advances(lease, write);
     return this.#fenced(lease, (update, nowMs) => {
       setCheckpoint(update, write.checkpoint);
+      if (moved) update.setTimestamp(A.checkpointUpdate, nowMs);
       setAckedRanges(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
       update.set(A.lastOwnerId, { S: this.#options.clientId });
       update.remove(A.ownerId);
       update.remove(A.ownerName);
     });
+  }
+
+  /** The write moves the checkpoint this lease stored last (unknown: a write with a checkpoint moves it). */
+  #advances(lease: HeldLease, write: CheckpointWrite): boolean {
+    const stored = this.#stored.get(lease.shardId);
+    return stored?.leaseCounter === lease.leaseCounter ? advances(stored.checkpoint, write.checkpoint) : write.checkpoint !== undefined;
+  }
+
+  #wrote(lease: HeldLease, write: CheckpointWrite): void {
+    if (write.checkpoint !== undefined) this.#stored.set(lease.shardId, { leaseCounter: lease.leaseCounter, checkpoint: write.checkpoint });
   }
 
   /** An UpdateItem that renews `LastUpdate`, conditioned on this lease still being the row's. */
@@ -360,6 +388,7 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
     const checkpoint = decodeCheckpoint(item, shardId);
     // Never corrupt: ranges that cannot be trusted are ignored, which only costs duplicates.
     const acked = decodeAckedRanges(item[A.ackedRanges]?.S, checkpoint);
+    const checkpointUpdateNs = informational(() => readInteger(item, A.checkpointUpdate));
     return {
       shardId,
       checkpoint,
@@ -369,9 +398,19 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
       finished: readInteger(item, A.finished) !== undefined,
       leaseCounter: Number(counter),
       lastOwnerId: readString(item, A.lastOwnerId),
+      ...(checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs }),
       ...(acked === undefined ? {} : { acked }),
     };
   });
+}
+
+/** An attribute for humans only: unreadable, it is left out rather than making the whole row corrupt. */
+function informational<T>(decode: () => T): T | undefined {
+  try {
+    return decode();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs `decode`, an attribute it cannot read becoming the `CorruptCheckpointError` of `shardId`. */
@@ -388,7 +427,7 @@ function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undef
   const sequenceNumber = readString(item, A.sequenceNumber);
   const sub = readInteger(item, A.subSequenceNumber);
   if (sequenceNumber === undefined) return decodeStart(item, shardId);
-  if (sequenceNumber === LATEST) return { type: 'LATEST' };
+  if (sequenceNumber === LATEST) return withFloor({ type: 'LATEST' }, item);
   if (!isSequenceNumber(sequenceNumber)) {
     throw new CorruptCheckpointError(shardId, A.sequenceNumber, `is not a sequence number: ${JSON.stringify(String(sequenceNumber).slice(0, 40))}`);
   }
@@ -404,7 +443,19 @@ function decodeStart(item: Item, shardId: string): StoredCheckpoint | undefined 
   if (start !== 'AT_TIMESTAMP') throw new CorruptCheckpointError(shardId, A.startPosition, `is not TRIM_HORIZON or AT_TIMESTAMP: ${JSON.stringify(start.slice(0, 40))}`);
   const ms = readInteger(item, A.startTimestamp);
   if (ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n) throw new CorruptCheckpointError(shardId, A.startTimestamp, 'is missing or out of range');
-  return { type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) };
+  return withFloor({ type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) }, item);
+}
+
+/** Adds the stored floor to a start; one that cannot be read is left out (that costs duplicates, never a skipped record). */
+function withFloor<T extends StoredCheckpoint & { readonly type: 'LATEST' | 'AT_TIMESTAMP' }>(start: T, item: Item): T {
+  const after = informational(() => {
+    const sequenceNumber = readString(item, A.startAfter);
+    const sub = readInteger(item, A.startAfterSub);
+    if (sequenceNumber === undefined || !isSequenceNumber(sequenceNumber)) return undefined;
+    if (sub === undefined) return { sequenceNumber };
+    return sub >= 0n && sub <= BigInt(Number.MAX_SAFE_INTEGER) ? { sequenceNumber, subSequenceNumber: Number(sub) } : undefined;
+  });
+  return after === undefined ? start : { ...start, after };
 }
 
 /** The row's lease counter, or 0 when it is missing or unreadable. */
@@ -432,6 +483,7 @@ function wronglyTyped(item: Item): string[] {
 
 function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | undefined): void {
   if (checkpoint === undefined) return;
+  setFloor(update, checkpoint.type === 'LATEST' || checkpoint.type === 'AT_TIMESTAMP' ? checkpoint.after : undefined);
   if (checkpoint.type === 'TRIM_HORIZON' || checkpoint.type === 'AT_TIMESTAMP') {
     setStart(update, checkpoint);
     return;
@@ -447,6 +499,17 @@ function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | 
   const sub = checkpoint.position.subSequenceNumber;
   if (sub === undefined) update.remove(A.subSequenceNumber);
   else update.set(A.subSequenceNumber, { N: String(sub) });
+}
+
+function setFloor(update: UpdateExpression, after: Position | undefined): void {
+  if (after === undefined) {
+    update.remove(A.startAfter);
+    update.remove(A.startAfterSub);
+    return;
+  }
+  update.set(A.startAfter, { S: after.sequenceNumber });
+  if (after.subSequenceNumber === undefined) update.remove(A.startAfterSub);
+  else update.set(A.startAfterSub, { N: String(after.subSequenceNumber) });
 }
 
 // The ranges replace the stored ones, tagged with the checkpoint this write leaves (see acked-ranges.ts).

@@ -1,8 +1,9 @@
 // The clients table (`<app>_clients`) as group membership, in the Go kinsumer's row format
 // (ID, Name, LastUpdate in Unix ns + LastUpdateRFC) plus `Shards`, the shards the client holds,
 // so every client learns the current owners from this small table instead of scanning checkpoints,
-// and `InstanceID`, the writing process, so two processes configured with one clientId never
-// overwrite each other's row: the second one finds the first one's row and waits.
+// `InstanceID`, the writing process, so two processes configured with one clientId never
+// overwrite each other's row: the second one finds the first one's row and waits, and `Library`,
+// the marker that tells this library's rows from a Go kinsumer's (src/library-marker.ts).
 //
 // A row is live until this client has seen it unchanged for leaseTtlMs (src/row-observer.ts):
 // every scan reads the whole table (a scan's cost does not depend on a filter) and the observer
@@ -14,6 +15,7 @@ import { compareIds } from '../compare-ids.js';
 import { classifyAwsError } from '../aws-errors.js';
 import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore, type Registration } from '../coordination-ports.js';
 import { KinsumerError } from '../errors.js';
+import { LIBRARY_ATTRIBUTE, libraryMarker } from '../library-marker.js';
 import { RivalRow } from '../rival-row.js';
 import { RowObserver, observedExpired } from '../row-observer.js';
 import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
@@ -21,13 +23,14 @@ import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
 
-/** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards` and `InstanceID`. */
+/** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards`, `InstanceID` and `Library`. */
 export const CLIENT_ATTRIBUTES = {
   id: 'ID',
   name: 'Name',
   lastUpdate: 'LastUpdate',
   shards: 'Shards',
   instanceId: 'InstanceID',
+  library: LIBRARY_ATTRIBUTE,
 } as const;
 
 const A = CLIENT_ATTRIBUTES;
@@ -121,6 +124,7 @@ export class DynamoMembershipStore implements MembershipStore {
         ...timestampAttributes(A.lastUpdate, now()),
         [A.shards]: { L: [...new Set(heldShardIds)].sort(compareIds).map((S) => ({ S })) },
         [A.instanceId]: { S: this.#instanceId },
+        [A.library]: { S: libraryMarker() },
       },
       ConditionExpression: condition,
       ExpressionAttributeNames: names,
@@ -219,7 +223,10 @@ export function decodeClientRow(item: Item): Omit<LiveClient, 'unchangedForMs'> 
   const id = readString(item, A.id);
   const lastUpdateNs = readInteger(item, A.lastUpdate);
   if (id === undefined || lastUpdateNs === undefined) return undefined;
-  return { id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards), instanceId: readString(item, A.instanceId) };
+  return {
+    id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards), instanceId: readString(item, A.instanceId),
+    library: readString(item, A.library),
+  };
 }
 
 /** A condition that `name` still holds the value read (`undefined`: it was absent). */

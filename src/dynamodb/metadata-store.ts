@@ -3,6 +3,11 @@
 // shard ids) and adds `ShardInfo`: every cached shard with its parents and state, as gzip-compressed
 // JSON, so thousands of shards stay far below DynamoDB's 400 KB item limit.
 //
+// A third item, `GroupEpoch`, is this library's alone: a counter every leaving member bumps after
+// releasing its shards, which the others poll (cheaply: eventually consistent) so that they take
+// those shards over within a poll instead of at their next shard check. The Go kinsumer reads only
+// `Leader` and `ShardCache`, by key, so the item is invisible to it.
+//
 // The lock expires by local observation (src/row-observer.ts): a client takes it over once it has
 // seen the item unchanged for leaseTtlMs, with a write conditioned on the item being as seen.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -16,7 +21,7 @@ import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readStr
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
 
-/** Keys and attribute names of `<app>_metadata`: the Go kinsumer's, plus `ShardInfo`. */
+/** Keys and attribute names of `<app>_metadata`: the Go kinsumer's, plus `ShardInfo` and the `GroupEpoch` item. */
 export const METADATA_ATTRIBUTES = {
   key: 'Key',
   leaderKey: 'Leader',
@@ -26,6 +31,8 @@ export const METADATA_ATTRIBUTES = {
   lastUpdate: 'LastUpdate',
   shardIds: 'ShardIDs',
   shardInfo: 'ShardInfo',
+  groupEpochKey: 'GroupEpoch',
+  epoch: 'Epoch',
 } as const;
 
 const A = METADATA_ATTRIBUTES;
@@ -144,9 +151,42 @@ export class DynamoMetadataStore implements MetadataStore {
       .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
-  #get(key: string): Observable<Item | undefined> {
+  groupEpoch(): Observable<number> {
+    // Half the price of a strongly consistent read, and polled often: a read that lags a bump only
+    // delays the take-over by a poll, and the check it triggers reads the clients table strongly.
+    return this.#get(A.groupEpochKey, false).pipe(map((item) => {
+      const epoch = item === undefined ? undefined : readable(() => readInteger(item, A.epoch));
+      return Number(epoch ?? 0n);
+    }));
+  }
+
+  bumpGroupEpoch(): Observable<void> {
+    const { dynamo, table, clientId, now } = this.#options;
+    return defer(() => {
+      const nowMs = now();
+      // ID and LastUpdate say, for humans, who left last and when.
+      return dynamo.updateItem({
+        TableName: table,
+        Key: { [A.key]: { S: A.groupEpochKey } },
+        UpdateExpression: 'ADD #epoch :one SET #id = :me, #lastUpdate = :lastUpdate, #lastUpdateRfc = :lastUpdateRfc',
+        ExpressionAttributeNames: { '#epoch': A.epoch, '#id': A.id, '#lastUpdate': A.lastUpdate, '#lastUpdateRfc': `${A.lastUpdate}RFC` },
+        ExpressionAttributeValues: {
+          ':one': { N: '1' },
+          ':me': { S: clientId },
+          ':lastUpdate': { N: nanosFromMillis(nowMs).toString() },
+          ':lastUpdateRfc': { S: rfc1123z(nowMs) },
+        },
+        ReturnValues: 'NONE',
+      });
+    }).pipe(
+      map(() => undefined),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
+    );
+  }
+
+  #get(key: string, consistent = true): Observable<Item | undefined> {
     const { dynamo, table } = this.#options;
-    return defer(() => dynamo.getItem({ TableName: table, Key: { [A.key]: { S: key } }, ConsistentRead: true }))
+    return defer(() => dynamo.getItem({ TableName: table, Key: { [A.key]: { S: key } }, ConsistentRead: consistent }))
       .pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 

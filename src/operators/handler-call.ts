@@ -1,6 +1,8 @@
-// The one place where the processing operators call the user's handler. Tracing (a span per
-// handler call) wraps this function and nothing else.
+// The one place where the processing operators call the user's handler: with
+// `@opentelemetry/api` installed, each call is a span (src/telemetry/handler-span.ts).
 import { type Observable, defaultIfEmpty, defer, from, isObservable, of, takeLast } from 'rxjs';
+import { tracedCall$ } from '../telemetry/handler-span.js';
+import { otelApi } from '../telemetry/otel-api.js';
 import type { KinsumerRecord } from '../types.js';
 import type { HandlerResult, ProcessContext } from './process-types.js';
 
@@ -9,9 +11,10 @@ import type { HandlerResult, ProcessContext } from './process-types.js';
  * resolved to, or last emitted (`undefined` for an Observable that completed empty), then
  * completes; errors with what it threw, rejected or errored with.
  */
-export function handlerCall$<R>(_records: readonly KinsumerRecord[], _ctx: ProcessContext, call: () => HandlerResult<R>): Observable<R | undefined> {
-  // A span goes here: named after the stream, with the records' shard, sequence numbers and ctx.attempt.
-  return settle$(call);
+export function handlerCall$<R>(records: readonly KinsumerRecord[], ctx: ProcessContext, call: () => HandlerResult<R>): Observable<R | undefined> {
+  const api = otelApi();
+  if (api === undefined) return settle$(call);
+  return tracedCall$(api, records, ctx.attempt, call, settle$) as Observable<R | undefined>;
 }
 
 /**

@@ -1,7 +1,7 @@
 // MembershipStore and MetadataStore in memory, with the DynamoDB stores' semantics (liveness and
 // the leader lock judged by local observation, rows of one clientId kept per instance, conditional
-// reaping, the shard cache's ShardIDs), for virtual-time tests of the coordinator and for
-// benchmarks that must not measure DynamoDB.
+// reaping, the shard cache's ShardIDs, the group epoch), for virtual-time tests of the coordinator
+// and for benchmarks that must not measure DynamoDB.
 import { randomUUID } from 'node:crypto';
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
 import { compareIds } from '../compare-ids.js';
@@ -10,6 +10,7 @@ import {
   type Registration, type ShardCache,
 } from '../coordination-ports.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
+import { libraryMarker } from '../library-marker.js';
 import { RivalRow } from '../rival-row.js';
 import { RowObserver, observedExpired } from '../row-observer.js';
 
@@ -25,6 +26,8 @@ export interface MemoryClientRow {
   readonly shardIds: readonly string[] | undefined;
   /** The writing process (`InstanceID`); absent in a Go kinsumer's row. */
   readonly instanceId?: string;
+  /** The library marker (`Library`), written by every heartbeat of this library; absent in a Go kinsumer's row. */
+  readonly library?: string;
 }
 
 /** The `Leader` item: `id` is `undefined` after a step-down. */
@@ -42,6 +45,7 @@ export class MemoryCoordinationTables {
   readonly #clients = new Map<string, MemoryClientRow>();
   #leader: MemoryLeaderItem | undefined;
   #shardCache: ShardCache | undefined;
+  #groupEpoch = 0;
 
   /** A client's row. */
   client(id: string): MemoryClientRow | undefined {
@@ -82,12 +86,22 @@ export class MemoryCoordinationTables {
   putShardCache(cache: ShardCache | undefined): void {
     this.#shardCache = cache;
   }
+
+  /** The `GroupEpoch` item's `Epoch` (0 while none was written). */
+  groupEpoch(): number {
+    return this.#groupEpoch;
+  }
+
+  /** Writes the group epoch as is. */
+  putGroupEpoch(epoch: number): void {
+    this.#groupEpoch = epoch;
+  }
 }
 
 /** The operations of the in-memory stores, for fault injection and call counts. */
 export type MemoryCoordinationOperation =
   | 'heartbeat' | 'liveClients' | 'deregister' | 'reapStale'
-  | 'acquireLeadership' | 'stepDown' | 'leader' | 'readShardCache' | 'writeShardCache';
+  | 'acquireLeadership' | 'stepDown' | 'leader' | 'readShardCache' | 'writeShardCache' | 'groupEpoch' | 'bumpGroupEpoch';
 
 /** Options of {@link MemoryMembershipStore} and {@link MemoryMetadataStore}. */
 export interface MemoryCoordinationOptions {
@@ -177,7 +191,7 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
           if (!verdict.gone) return { registered: false, heartbeating: verdict.heartbeating, shardIds: row.shardIds };
         }
         this.#rival.clear();
-        this.tables.putClient({ id: this.options.clientId, name: this.clientName, lastUpdateNs, shardIds, instanceId: this.instanceId });
+        this.tables.putClient({ id: this.options.clientId, name: this.clientName, lastUpdateNs, shardIds, instanceId: this.instanceId, library: libraryMarker() });
         return { registered: true };
       };
     });
@@ -193,7 +207,7 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
           if (row.lastUpdateNs === undefined) return [];
           const unchangedForMs = this.#clients.see(row.id, `${row.lastUpdateNs}\u0000${row.instanceId ?? ''}`, nowMs);
           if (observedExpired(unchangedForMs, this.options.leaseTtlMs)) return [];
-          return [{ id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds, unchangedForMs, instanceId: row.instanceId }];
+          return [{ id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds, unchangedForMs, instanceId: row.instanceId, library: row.library }];
         });
       };
     });
@@ -223,7 +237,7 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
 
 /** {@link MetadataStore} in memory. */
 export class MemoryMetadataStore
-  extends MemoryStore<'acquireLeadership' | 'stepDown' | 'leader' | 'readShardCache' | 'writeShardCache'>
+  extends MemoryStore<'acquireLeadership' | 'stepDown' | 'leader' | 'readShardCache' | 'writeShardCache' | 'groupEpoch' | 'bumpGroupEpoch'>
   implements MetadataStore {
   readonly #lock = new RowObserver();
 
@@ -285,5 +299,16 @@ export class MemoryMetadataStore
         shardIds: sorted.filter((s) => !s.finished).map((s) => s.shardId), shards: sorted, lastUpdateNs,
       });
     });
+  }
+
+  groupEpoch(): Observable<number> {
+    return this.call('groupEpoch', () => {
+      const epoch = this.tables.groupEpoch();
+      return () => epoch;
+    });
+  }
+
+  bumpGroupEpoch(): Observable<void> {
+    return this.call('bumpGroupEpoch', () => () => this.tables.putGroupEpoch(this.tables.groupEpoch() + 1));
   }
 }

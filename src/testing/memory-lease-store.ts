@@ -4,6 +4,8 @@
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
 import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
 import { LeaseObservations } from '../capture-rule.js';
+import { withResetFloor } from '../start-position.js';
+import { advances } from '../checkpoint-advance.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { LeaseHeldError, LeaseLostError } from '../errors.js';
 import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
@@ -151,6 +153,7 @@ export class MemoryLeaseStore implements LeaseStore {
           finished: read?.finished ?? false,
           leaseCounter,
           lastOwnerId: read?.lastOwnerId,
+          ...(read?.checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs: read.checkpointUpdateNs }),
           ...(read?.acked === undefined ? {} : { acked: read.acked }),
         };
         this.table.put(row);
@@ -162,7 +165,7 @@ export class MemoryLeaseStore implements LeaseStore {
   }
 
   commit(lease: HeldLease, write: CheckpointWrite): Observable<void> {
-    return this.#fenced('commit', lease, (row) => written(row, write));
+    return this.#fenced('commit', lease, (row) => written(row, write, this.#options.now()));
   }
 
   renew(lease: HeldLease): Observable<void> {
@@ -171,7 +174,7 @@ export class MemoryLeaseStore implements LeaseStore {
 
   release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
     return this.#fenced('release', lease, (row) => ({
-      ...written(row, write), ownerId: undefined, ownerName: undefined, lastOwnerId: this.#options.clientId,
+      ...written(row, write, this.#options.now()), ownerId: undefined, ownerName: undefined, lastOwnerId: this.#options.clientId,
     }));
   }
 
@@ -187,7 +190,7 @@ export class MemoryLeaseStore implements LeaseStore {
       }
       // Every reset is a fence: the owner goes and the counter moves; the acked ranges go (a reset means "read again from here").
       const { acked: _dropped, ...kept } = row;
-      this.table.put({ ...kept, checkpoint, ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
+      this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
 
@@ -229,11 +232,13 @@ function isWrite(operation: MemoryLeaseOperation): boolean {
  * acked ranges, replaced — stored as the DynamoDB store stores them (encoded with the checkpoint
  * written, capped) and as it reads them back (trusted only with the checkpoint the row then holds).
  */
-function written(row: CheckpointRow, write: CheckpointWrite): CheckpointRow {
+// A write that moves the checkpoint also records when (CheckpointUpdate), as the DynamoDB store does.
+function written(row: CheckpointRow, write: CheckpointWrite, nowMs: number): CheckpointRow {
   const { acked: _replaced, ...rest } = row;
   const checkpoint = write.checkpoint ?? row.checkpoint;
   const acked = storedRanges(write, checkpoint);
-  return { ...rest, checkpoint, finished: row.finished || write.finished, ...(acked === undefined ? {} : { acked }) };
+  const moved = advances(row.checkpoint, write.checkpoint) ? { checkpointUpdateNs: nanosFromMillis(nowMs) } : {};
+  return { ...rest, checkpoint, finished: row.finished || write.finished, ...moved, ...(acked === undefined ? {} : { acked }) };
 }
 
 function storedRanges(write: CheckpointWrite, rowCheckpoint: StoredCheckpoint | undefined): AckedRange[] | undefined {

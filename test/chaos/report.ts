@@ -98,7 +98,7 @@ export function formatReport(report: ChaosReport): string {
   const pct = (part: number, whole: number) => (whole === 0 ? '0' : ((100 * part) / whole).toFixed(1));
   const lines = [
     `kinsumer chaos run: ${report.passed ? 'PASSED' : 'FAILED'}`,
-    `  ${report.options.workers} workers, seed ${report.options.seed}, ${report.options.durationMs / 1000} s window, ${(report.wallMs / 1000).toFixed(0)} s wall, faults ${report.options.faultRate * 100} % of every AWS call`,
+    `  ${report.options.workers} workers from ${report.options.initialPosition}, seed ${report.options.seed}, ${report.options.durationMs / 1000} s window, ${(report.wallMs / 1000).toFixed(0)} s wall, faults ${report.options.faultRate * 100} % of every AWS call`,
     `  actions: ${ACTION_KINDS.map((k) => `${report.actionsDone[k]} ${k}`).join(', ')}${report.actionsSkipped > 0 ? ` (${report.actionsSkipped} skipped)` : ''}`,
     `  records: produced ${counts.produced}, acked ${counts.consumedUnique} distinct (${counts.acks} acks), duplicates ${counts.duplicates}, lost ${counts.lost}`,
     `  duplicates per disruption and shard: ${report.duplicatesByDisruption.length === 0 ? 'none' : report.duplicatesByDisruption.map((d) => `${d.kind} ${d.worker}@${d.atS}s ${d.shardId.slice(-4)}: ${d.records} (${d.exposureMs} ms)`).join('; ')}`,

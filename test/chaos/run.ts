@@ -5,9 +5,9 @@ import { parseArgs } from 'node:util';
 import { buildReport, formatReport } from './report.js';
 import { runChaos } from './runner.js';
 
-const USAGE = `usage: npm run chaos -- [--duration <seconds, default 30>] [--workers <3..5, default 3>] [--seed <n, default: time>] [--report <path, default chaos-report.json>] [--quiet]`;
+const USAGE = `usage: npm run chaos -- [--duration <seconds, default 30>] [--workers <3..5, default 3>] [--seed <n, default: time>] [--report <path, default chaos-report.json>] [--initial-position TRIM_HORIZON|LATEST] [--quiet]`;
 
-function parse(argv: readonly string[]): { durationMs: number; workers: number; seed: number; report: string; quiet: boolean } | string {
+function parse(argv: readonly string[]): { durationMs: number; workers: number; seed: number; report: string; quiet: boolean; initialPosition: 'TRIM_HORIZON' | 'LATEST' } | string {
   let values;
   try {
     ({ values } = parseArgs({
@@ -18,6 +18,7 @@ function parse(argv: readonly string[]): { durationMs: number; workers: number; 
         seed: { type: 'string' },
         report: { type: 'string', default: 'chaos-report.json' },
         quiet: { type: 'boolean', default: false },
+        'initial-position': { type: 'string', default: 'TRIM_HORIZON' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -32,7 +33,9 @@ function parse(argv: readonly string[]): { durationMs: number; workers: number; 
   if (!(Number.isFinite(duration) && duration >= 10)) return '--duration must be a number of seconds, at least 10';
   if (!(Number.isInteger(workers) && workers >= 3 && workers <= 5)) return '--workers must be 3, 4 or 5';
   if (!Number.isInteger(seed) || seed < 0) return '--seed must be a non-negative integer';
-  return { durationMs: duration * 1000, workers, seed, report: values.report, quiet: values.quiet };
+  const initialPosition = values['initial-position'];
+  if (initialPosition !== 'TRIM_HORIZON' && initialPosition !== 'LATEST') return '--initial-position must be TRIM_HORIZON or LATEST';
+  return { durationMs: duration * 1000, workers, seed, report: values.report, quiet: values.quiet, initialPosition };
 }
 
 async function main(): Promise<number> {
@@ -44,7 +47,7 @@ async function main(): Promise<number> {
     return args === '' ? 0 : 2;
   }
   const log = args.quiet ? undefined : (line: string) => process.stdout.write(`[chaos] ${line}\n`);
-  const result = await runChaos({ durationMs: args.durationMs, workers: args.workers, seed: args.seed, ...(log === undefined ? {} : { log }) });
+  const result = await runChaos({ durationMs: args.durationMs, workers: args.workers, seed: args.seed, initialPosition: args.initialPosition, ...(log === undefined ? {} : { log }) });
   const report = buildReport(result, `npm run chaos -- ${argv.join(' ')}`.trim());
   writeFileSync(args.report, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`${formatReport(report)}\n  report: ${args.report}\n`);

@@ -15,7 +15,7 @@ import {
 } from '../../src/testing/index.js';
 import { readAckLogs } from '../support/ack-log.js';
 import { type FaultProxy, type FaultProxyCounts, startFaultProxy } from '../support/fault-proxy.js';
-import { tally, type Tally } from '../support/tally.js';
+import { isExpected, tally, type Tally } from '../support/tally.js';
 import { DYNAMODB_FAULTS, KINESIS_FAULTS, faultRules } from './faults.js';
 import { FleetControl } from './fleet-control.js';
 import { disruptions, failovers, leaseMarks, recoveries, type Failovers, type Recovery } from './metrics.js';
@@ -43,6 +43,14 @@ export interface ChaosOptions {
   readonly perSecond?: number;
   /** Partition keys. Default 64. */
   readonly keys?: number;
+  /**
+   * Where the group starts on shards without a checkpoint. Default `'TRIM_HORIZON'`. With
+   * `'LATEST'` the checker expects every record produced after its shard was first captured, and the
+   * producer starts once every initial shard was captured: a record put between a capture and the
+   * first GetShardIterator is before the group's start by LATEST's own definition, and a checker
+   * timed on the capture could not tell it from a lost one.
+   */
+  readonly initialPosition?: 'TRIM_HORIZON' | 'LATEST';
   /** Open shards at the start. Default 4. */
   readonly initialShards?: number;
   /** How long to wait, after the window, for every produced record to be acked. Default 90 s. */
@@ -76,6 +84,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     durationMs: input.durationMs, workers: input.workers, seed: input.seed,
     faultRate: input.faultRate ?? 0.05, perSecond: input.perSecond ?? 100, keys: input.keys ?? 64,
     initialShards: input.initialShards ?? 4, drainTimeoutMs: input.drainTimeoutMs ?? 90_000,
+    initialPosition: input.initialPosition ?? 'TRIM_HORIZON',
   };
   const log = input.log ?? (() => undefined);
   const startedAt = Date.now();
@@ -98,7 +107,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
       id,
       logDir: runDir,
       aws: { region: local.region, credentials: local.credentials, endpoints: { kinesis: kinesisProxy.endpoint, dynamodb: dynamoProxy.endpoint } },
-      options: { ...CHAOS_TIMINGS, streamName: stream, applicationName },
+      options: { ...CHAOS_TIMINGS, streamName: stream, applicationName, initialPosition: options.initialPosition },
       // One SDK attempt: every injected fault reaches kinsumer's own retries.
       maxAttempts: 1,
       // Every other worker processes 4 records at once, acking out of order (the checkpoint must follow the gaps).
@@ -109,10 +118,16 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     const producer = new Producer(local.kinesis, stream, options.keys);
     const producing = new AbortController();
     let producerErrors = 0;
-    const production = producer.run(options.perSecond, producing.signal, () => { producerErrors += 1; });
+    const produce = () => producer.run(options.perSecond, producing.signal, () => { producerErrors += 1; });
+    let production = options.initialPosition === 'LATEST' ? undefined : produce();
     for (const id of ids) fleet.start(id);
-    log(`run ${runDir}: ${options.workers} workers on ${stream} (${options.initialShards} shards), seed ${options.seed}, faults ${options.faultRate * 100} %`);
+    log(`run ${runDir}: ${options.workers} workers on ${stream} (${options.initialShards} shards, from ${options.initialPosition}), seed ${options.seed}, faults ${options.faultRate * 100} %`);
     await waitFor(() => fleet.running().every((w) => w.events.some((e) => e.type === 'rebalance')), 60_000);
+    if (production === undefined) {
+      const initial = (await listShards(local.kinesis, stream)).map((s) => s.ShardId ?? '');
+      await waitFor(() => initial.every((shardId) => firstCaptures(fleet.events()).has(shardId)), 60_000);
+      production = produce();
+    }
     log(`workers up after ${Date.now() - startedAt} ms`);
 
     const windowStart = Date.now();
@@ -138,7 +153,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     await production;
     log(`produced ${producer.produced.length} records; waiting for every one to be acked`);
 
-    const wanted = new Set(producer.produced.map((p) => p.data));
+    const expectedAfter = options.initialPosition === 'LATEST' ? firstCaptures(fleet.events()) : undefined;
+    const wanted = new Set(producer.produced.filter((p) => isExpected(p, expectedAfter)).map((p) => p.data));
     const drained = await waitFor(() => {
       const acked = new Set(readAckLogs(runDir).map((l) => l.data));
       for (const data of wanted) if (!acked.has(data)) return false;
@@ -157,6 +173,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     const parents = parentMap(shards);
     const result = tally({
       produced: producer.produced, acks, parents, disruptions: disruptions(actions), marks,
+      ...(expectedAfter === undefined ? {} : { expectedAfter: firstCaptures(events) }),
       bound: { commitFrequencyMs: CHAOS_TIMINGS.commitFrequencyMs, commitGraceMs: COMMIT_GRACE_MS },
       deaths: fleet.deaths(),
     });
@@ -170,6 +187,17 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     await Promise.allSettled(proxies.map((p) => p.stop()));
     await local.stop();
   }
+}
+
+/** When each shard was first captured by any worker (the start of a LATEST group on that shard). */
+function firstCaptures(events: readonly WorkerEventRecord[]): Map<string, number> {
+  const first = new Map<string, number>();
+  for (const event of events) {
+    if (event.type !== 'lease-acquired' || event.shardId === undefined) continue;
+    const seen = first.get(event.shardId);
+    if (seen === undefined || event.at < seen) first.set(event.shardId, event.at);
+  }
+  return first;
 }
 
 interface Context {

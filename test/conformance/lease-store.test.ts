@@ -116,6 +116,62 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await firstValueFrom(b.read(shard)))?.acked, 'a commit without ranges removes them').to.equal(undefined);
     });
 
+    it('a reset to LATEST keeps the checkpoint it replaced as a floor; a kept start carries it; a later position drops it', async () => {
+      const shard = uniqueName('floor');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.release(lease, { checkpoint: { type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 3 } }, finished: false }));
+      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
+      const floor = { sequenceNumber: SEQ, subSequenceNumber: 3 };
+      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      // Reset to LATEST again: the floor stays the last position consumed.
+      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
+      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      const b = store('b');
+      const next = await held(b, shard);
+      expect(next.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      const kept = { type: 'AT_TIMESTAMP' as const, timestamp: new Date(NOW_MS - 300_000), after: floor };
+      await write(b.commit(next, { checkpoint: kept, finished: false }));
+      expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(kept);
+      await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
+      expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(at(LATER));
+      // A reset to a timestamp or TRIM_HORIZON means "read again from there": no floor.
+      await write(b.release(next, { checkpoint: at(LATER), finished: false }));
+      await write(store('operator').resetCheckpoint(shard, { type: 'TRIM_HORIZON' }, { force: false }));
+      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
+    });
+
+    it('CheckpointUpdate: set by a commit or release that moves the checkpoint, kept by renewals, same-checkpoint commits and captures; a Go kinsumer write drops it', async () => {
+      const shard = uniqueName('advance');
+      const a = store('a');
+      const lease = await held(a, shard);
+      const row = async () => firstValueFrom(store('reader').read(shard));
+      expect((await row())?.checkpointUpdateNs, 'captured, nothing checkpointed').to.equal(undefined);
+      clock.now += 1000;
+      const firstMove = clock.now;
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false }));
+      expect((await row())?.checkpointUpdateNs).to.equal(nanosFromMillis(firstMove));
+      clock.now += 1000;
+      await write(a.renew(lease));
+      clock.now += 1000;
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false, acked: OTHER_RANGES }));
+      const unmoved = await row();
+      expect(unmoved?.lastUpdateNs, 'LastUpdate moves with every write').to.equal(nanosFromMillis(clock.now));
+      expect(unmoved?.checkpointUpdateNs, 'a renewal and a commit at the same checkpoint are no progress').to.equal(nanosFromMillis(firstMove));
+      clock.now += 1000;
+      const released = clock.now;
+      await write(a.release(lease, { checkpoint: at(LATER), finished: false }));
+      expect((await row())?.checkpointUpdateNs, 'the release moved it').to.equal(nanosFromMillis(released));
+      clock.now += 1000;
+      const b = store('b');
+      const next = await held(b, shard);
+      await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
+      expect((await row())?.checkpointUpdateNs, 'a capture and a commit where the last owner left it keep it').to.equal(nanosFromMillis(released));
+      clock.now += TTL_MS;
+      await backend().goWrite(shard, { ownerId: 'go-client', sequenceNumber: LATER, nowMs: clock.now });
+      expect((await row())?.checkpointUpdateNs, 'the Go kinsumer rewrites the row without it').to.equal(undefined);
+    });
+
     it('acked ranges: a Go kinsumer capture (a full PutItem) drops them, so the next owner only gets duplicates; a reset removes them', async () => {
       const shard = uniqueName('ranges-go');
       const a = store('a');
@@ -124,8 +180,11 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await firstValueFrom(a.read(shard)))?.acked, 'written').to.deep.equal(RANGES);
       clock.now += TTL_MS;
       await backend().goWrite(shard, { ownerId: 'go-client', nowMs: clock.now });
+      // The Go client dies: b takes its lease after watching the row stand still for a TTL.
+      const b = store('b');
+      await firstValueFrom(b.read(shard));
       clock.now += TTL_MS;
-      const next = await held(store('b'), shard);
+      const next = await held(b, shard);
       expect([next.checkpoint, next.acked]).to.deep.equal([at(SEQ), undefined]);
 
       const reset = uniqueName('ranges-reset');
@@ -283,6 +342,20 @@ for (const tier of TIERS) {
       expect(await held(store('a'), nullOwner)).to.deep.include({ leaseCounter: 1, checkpoint: at(SEQ), finished: false });
     });
 
+    it('writes CheckpointUpdate as LastUpdate is written (Unix ns, and CheckpointUpdateRFC), and reads a row with an unreadable one as if it had none', async () => {
+      const shard = uniqueName('advance-raw');
+      const a = store('a', () => NOW_MS + 5);
+      const lease = await held(a, shard);
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false }));
+      const item = await raw(shard);
+      expect(item?.CheckpointUpdate).to.deep.equal({ N: ns(NOW_MS + 5) });
+      expect(item?.CheckpointUpdateRFC).to.deep.equal({ S: rfc1123z(NOW_MS + 5) });
+      await put({ ...item, CheckpointUpdate: { S: 'yesterday' } });
+      const row = await firstValueFrom(a.read(shard));
+      expect(row?.checkpoint).to.deep.equal(at(SEQ));
+      expect(row?.checkpointUpdateNs).to.equal(undefined);
+    });
+
     it('stores LastUpdate in Unix nanoseconds beyond 2^53 exactly, and takes a nanosecond\'s change as a renewal', async () => {
       const shard = uniqueName('nanos');
       let bNow = NOW_MS;
@@ -428,9 +501,10 @@ for (const tier of TIERS) {
       const item = await raw(shard) ?? {};
       const ranges = item.AckedRanges?.S ?? '';
       expect(ranges.length, 'the ranges are capped').to.be.within(ACKED_RANGES_MAX_BYTES - 200, ACKED_RANGES_MAX_BYTES);
-      expect(Object.keys(item).sort()).to.deep.equal(['AckedRanges', 'Finished', 'FinishedRFC', 'LastOwnerID', 'LastUpdate', 'LastUpdateRFC', 'LeaseCounter', 'OwnerID', 'OwnerName', 'Shard', 'SequenceNumber', 'SubSequenceNumber'].sort());
+      expect(Object.keys(item).sort()).to.deep.equal(['AckedRanges', 'CheckpointUpdate', 'CheckpointUpdateRFC', 'Finished', 'FinishedRFC', 'LastOwnerID', 'LastUpdate', 'LastUpdateRFC', 'LeaseCounter', 'OwnerID', 'OwnerName', 'Shard', 'SequenceNumber', 'SubSequenceNumber'].sort());
       const size = itemSize(item);
-      expect(size, 'bytes, as DynamoDB counts them').to.be.within(11_000, 11_700);
+      // CheckpointUpdate and its RFC form add about 80 bytes.
+      expect(size, 'bytes, as DynamoDB counts them').to.be.within(11_000, 11_800);
       expect(size).to.be.below(409_600 / 30);
     });
 

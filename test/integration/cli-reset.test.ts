@@ -150,7 +150,8 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
     const finished = await cli(['reset', ...args, '--to', 'LATEST', '--shard', `${SHARD1},${SHARD1}`]);
     expect(finished.code, finished.stderr).to.equal(0);
     expect(finished.stdout).to.contain(`${SHARD1}: 77 -> LATEST (finished: it stays finished and is not read again)`);
-    expect(await row(app, SHARD1)).to.deep.include({ checkpoint: { type: 'LATEST' }, finished: true });
+    // The replaced checkpoint stays as a floor: a LATEST start never re-reads what was consumed.
+    expect(await row(app, SHARD1)).to.deep.include({ checkpoint: { type: 'LATEST', after: { sequenceNumber: '77' } }, finished: true });
   });
 
   it('refuses bad command lines with exit 2 and changes nothing', async () => {

@@ -1,6 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { eventually } from '../support/local.js';
 
 const run = promisify(execFile);
 
@@ -58,13 +59,53 @@ describe('examples/ run against the local servers', function () {
     expect(await example('graceful-shutdown')).to.contain('graceful-shutdown: SIGTERM: 100 records handled, 2 leases released');
   });
 
-  it('metrics: Prometheus counters fed from events$ and the StatReceiver', async () => {
+  it('metrics: Prometheus fed by status() (gauges at each scrape) and events$ (counters): delivered = acked = 200, checkpoints written, both leases held while running and none after stop()', async () => {
     const out = await example('metrics');
-    expect(out).to.match(/^kinsumer_delivery_seconds_count 200$/m);
-    expect(out).to.match(/^kinsumer_events_total\{type="lease-acquired"\} 2$/m);
-    expect(out).to.match(/^kinsumer_leases 0$/m);
-    const read = [...out.matchAll(/^kinsumer_records_read_total\{shard="[^"]+"\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-    expect(read).to.equal(200);
-    expect(out).to.match(/^kinsumer_checkpoints_total [1-9]\d*$/m);
+    const [running = '', stopped = ''] = out.split('# after stop()');
+    const total = (text: string, name: string) => [...text.matchAll(new RegExp(`^${name}\\{shard="[^"]+"\\} (\\d+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+    expect(running).to.match(/^kinsumer_leases_held 2$/m);
+    expect([...running.matchAll(/^kinsumer_shard_pending\{shard="[^"]+"\} 0$/gm)]).to.have.length(2);
+    expect([...running.matchAll(/^kinsumer_shard_millis_behind_latest\{shard="[^"]+"\} \d+$/gm)]).to.have.length(2);
+    expect(total(stopped, 'kinsumer_records_delivered_total')).to.equal(200);
+    expect(total(stopped, 'kinsumer_records_acked_total')).to.equal(200);
+    expect(total(stopped, 'kinsumer_checkpoints_written_total')).to.be.at.least(2);
+    expect(stopped).to.match(/^kinsumer_delivery_seconds_count 200$/m);
+    expect(stopped).to.match(/^kinsumer_events_total\{type="lease-acquired"\} 2$/m);
+    expect(stopped).to.match(/^kinsumer_leases_held 0$/m);
+  });
+
+  it('health: /healthz and /readyz answer 200 once running; paused (SIGUSR2) /readyz is 503 saying why while /healthz stays 200; resumed, ready again; SIGTERM stops it', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/health.ts'], {
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', PORT: '0' },
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const probe = async (path: string): Promise<{ code: number; body: Record<string, unknown> }> => {
+      const url = /listening on (http:\S+)/.exec(out)?.[1];
+      if (url === undefined) throw new Error('not listening yet');
+      const response = await fetch(`${url}${path}`);
+      return { code: response.status, body: await response.json() as Record<string, unknown> };
+    };
+    try {
+      const ready = await eventually(async () => { const r = await probe('/readyz'); return r.code === 200 && r; }, `ready (output: ${out})`, 60_000);
+      expect(ready.body).to.deep.equal({ ready: true, state: 'running', shards: ready.body.shards, members: 1 });
+      await eventually(async () => (await probe('/readyz')).body.shards === 2, 'both shards held', 30_000);
+      expect(await probe('/healthz')).to.deep.equal({ code: 200, body: { status: 'ok', state: 'running' } });
+
+      child.kill('SIGUSR2');
+      const paused = await eventually(async () => { const r = await probe('/readyz'); return r.code === 503 && r; }, 'not ready once paused', 30_000);
+      expect(paused.body).to.deep.equal({ ready: false, state: 'paused', reason: 'paused: holding its leases, reading nothing until resume()', shards: 2, members: 1 });
+      expect(await probe('/healthz')).to.deep.equal({ code: 200, body: { status: 'ok', state: 'paused' } });
+
+      child.kill('SIGUSR2');
+      await eventually(async () => (await probe('/readyz')).code === 200, 'ready again once resumed', 30_000);
+      child.kill('SIGTERM');
+      expect(await exit, out).to.equal(0);
+      expect(out).to.contain('health: stopped');
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

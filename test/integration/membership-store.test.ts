@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { type AttributeValue, DynamoDBClient, GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { expect } from 'chai';
@@ -13,6 +14,8 @@ import { localDynamoDbClient } from '../../src/testing/index.js';
 import { membershipSpec } from '../support/coordination-spec.js';
 import { freshSetup, record } from '../support/bad-input.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 describe('DynamoMembershipStore (dynalite)', () => {
   const local = useLocalAws();
@@ -43,7 +46,7 @@ describe('DynamoMembershipStore (dynalite)', () => {
     };
   });
 
-  it('writes the Go row format plus Shards and InstanceID: ID, Name, LastUpdate (ns), LastUpdateRFC, Shards (L of S), InstanceID', async () => {
+  it('writes the Go row format plus Shards, InstanceID and the Library marker: ID, Name, LastUpdate (ns), LastUpdateRFC, Shards (L of S), InstanceID, Library', async () => {
     const table = await freshTable();
     await firstValueFrom(store(table, 'c1').heartbeat(['shardId-000000000001', 'shardId-000000000000']));
     await firstValueFrom(store(table, 'c2', { clientName: '' }).heartbeat([]));
@@ -55,6 +58,7 @@ describe('DynamoMembershipStore (dynalite)', () => {
       LastUpdateRFC: { S: 'Tue, 02 Dec 2025 17:02:36 +0000' },
       Shards: { L: [{ S: 'shardId-000000000000' }, { S: 'shardId-000000000001' }] },
       InstanceID: { S: 'c1#1' },
+      Library: { S: `kinsumer-ts/${PACKAGE_VERSION}` },
     });
     const empty = await row('c2');
     expect(empty?.Name, 'an empty name is NULL, as Go writes it').to.deep.equal({ NULL: true });
@@ -70,8 +74,8 @@ describe('DynamoMembershipStore (dynalite)', () => {
     await put(table, { ID: { S: 'no-heartbeat' }, Name: { S: 'x' } });
     const live = await firstValueFrom(store(table, 'ts').liveClients());
     expect(live).to.deep.equal([
-      { id: 'go-1', name: 'ip-10-0-0-1', lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, instanceId: undefined },
-      { id: 'go-2', name: undefined, lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, instanceId: undefined },
+      { id: 'go-1', name: 'ip-10-0-0-1', lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, instanceId: undefined, library: undefined },
+      { id: 'go-2', name: undefined, lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, instanceId: undefined, library: undefined },
     ]);
   });
 

@@ -158,6 +158,11 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
       true: 'a JavaScript value', new: 'a JavaScript keyword', require: 'Node\'s CommonJS loader', backend: 'a placeholder argument',
       requestHandler: 'an AWS SDK client option',
       MillisBehindLatest: 'a Kinesis response field', NextToken: 'a Kinesis request field', ChildShards: 'a Kinesis response field',
+      Infinity: 'a JavaScript value',
+      // The settings of AWS Lambda's Kinesis trigger, in the table that maps them to the operators' options.
+      ParallelizationFactor: 'a Lambda setting', MaximumRetryAttempts: 'a Lambda setting', MaximumRecordAgeInSeconds: 'a Lambda setting',
+      BisectBatchOnFunctionError: 'a Lambda setting', FunctionResponseTypes: 'a Lambda setting', ReportBatchItemFailures: 'a Lambda setting',
+      BatchSize: 'a Lambda setting', MaximumBatchingWindowInSeconds: 'a Lambda setting', StartingPosition: 'a Lambda setting',
     };
     const known = (name: string) => declared.has(name) || peers.has(name) || peers.has(`${name}Command`) || name in NOT_API
       // Environment variables the shipped code reads (by name).

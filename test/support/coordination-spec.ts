@@ -5,6 +5,10 @@ import { expect } from 'chai';
 import { type Observable, firstValueFrom } from 'rxjs';
 import type { CachedShard, MembershipStore, MetadataStore } from '../../src/coordination-ports.js';
 import { nanosFromMillis } from '../../src/dynamodb/codec.js';
+import { readFileSync } from 'node:fs';
+
+/** What every heartbeat of this library writes as `Library`: its name and the package's version. */
+const MARKER = `kinsumer-ts/${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
 
 /** What a store is built from in a test. */
 export interface SpecStoreOptions {
@@ -60,8 +64,8 @@ export function membershipSpec(harness: SpecHarness): void {
       await run(membership('a').heartbeat([]));
       const live = await run(membership('c').liveClients());
       expect(live).to.deep.equal([
-        { id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 10), shardIds: [], unchangedForMs: 0, instanceId: 'a#1' },
-        { id: 'b', name: 'b-host', lastUpdateNs: nanosFromMillis(T0), shardIds: ['shardId-1', 'shardId-2'], unchangedForMs: 0, instanceId: 'b#1' },
+        { id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 10), shardIds: [], unchangedForMs: 0, instanceId: 'a#1', library: MARKER },
+        { id: 'b', name: 'b-host', lastUpdateNs: nanosFromMillis(T0), shardIds: ['shardId-1', 'shardId-2'], unchangedForMs: 0, instanceId: 'b#1', library: MARKER },
       ]);
     });
 
@@ -70,7 +74,7 @@ export function membershipSpec(harness: SpecHarness): void {
       await run(a.heartbeat(['s1', 's2']));
       clock.now += 1000;
       await run(a.heartbeat(['s3']));
-      expect(await run(a.liveClients())).to.deep.equal([{ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 1000), shardIds: ['s3'], unchangedForMs: 0, instanceId: 'a#1' }]);
+      expect(await run(a.liveClients())).to.deep.equal([{ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0 + 1000), shardIds: ['s3'], unchangedForMs: 0, instanceId: 'a#1', library: MARKER }]);
     });
 
     it('a row is live until the reader has seen it unchanged for leaseTtlMs on its own clock; a row new to a reader is live', async () => {
@@ -262,6 +266,27 @@ export function metadataSpec(harness: SpecHarness): void {
       const impossible = await run(leader.writeShardCache([{ shardId: 's', parentShardIds: [], open: true, finished: true }])).catch((e: unknown) => e);
       expect(impossible).to.be.instanceOf(TypeError);
       expect(await run(leader.readShardCache())).to.equal(undefined);
+    });
+
+    it('the group epoch is 0 until a member bumps it; every bump adds one, for every reader; concurrent bumps are all counted', async () => {
+      const a = metadata('a');
+      const b = metadata('b');
+      expect(await run(b.groupEpoch())).to.equal(0);
+      await run(a.bumpGroupEpoch());
+      expect(await run(b.groupEpoch())).to.equal(1);
+      await Promise.all([run(a.bumpGroupEpoch()), run(b.bumpGroupEpoch()), run(metadata('c').bumpGroupEpoch())]);
+      expect(await run(a.groupEpoch())).to.equal(4);
+    });
+
+    it('bumping the group epoch leaves the leader lock and the shard cache as they were', async () => {
+      const a = metadata('a');
+      await run(a.acquireLeadership());
+      await run(a.writeShardCache(shards));
+      const cache = await run(a.readShardCache());
+      clock.now += 10;
+      await run(metadata('b').bumpGroupEpoch());
+      expect(await run(metadata('c').leader())).to.deep.equal({ id: 'a', name: 'a-host', lastUpdateNs: nanosFromMillis(T0) });
+      expect(await run(metadata('c').readShardCache())).to.deep.equal(cache);
     });
   });
 }

@@ -57,6 +57,11 @@ export interface TallyInput {
   readonly marks?: readonly LeaseMark[];
   /** Chaos runs: the duplicate bound. */
   readonly bound?: DuplicateBound;
+  /**
+   * Groups that start at `LATEST`: per shard, when it was first captured. A record produced before
+   * that is not expected (the group began after it); a shard missing here expects every record.
+   */
+  readonly expectedAfter?: ReadonlyMap<string, number>;
   /** Worker processes that failed or exited without being told to (from the runner). */
   readonly deaths?: readonly { readonly w: string; readonly detail: string }[];
 }
@@ -119,7 +124,8 @@ function byReceipt(a: AckLine, b: AckLine): number {
 /**
  * Checks a run.
  *
- * - **Lost**: every produced record has at least one ack line.
+ * - **Lost**: every produced record has at least one ack line (in a LATEST group, every record
+ *   produced after its shard was first captured: see `expectedAfter`).
  * - **Per-shard order**: per shard, the first deliveries (earliest receipt of each record) come in
  *   sequence order.
  * - **Parents before children**: per partition key, every record of a parent shard was acked
@@ -141,6 +147,12 @@ function byReceipt(a: AckLine, b: AckLine): number {
  *   another client captured the shard: a zombie must not write after losing (see fencingViolations).
  * - **Deaths**: every worker failure the runner reports is a violation.
  */
+/** Whether the group must deliver `record`: always, unless it was produced before its shard's first capture in a LATEST group. */
+export function isExpected(record: Pick<Produced, 'shardId' | 't'>, expectedAfter: ReadonlyMap<string, number> | undefined): boolean {
+  const after = expectedAfter?.get(record.shardId);
+  return after === undefined || record.t > after;
+}
+
 export function tally(input: TallyInput): Tally {
   const { produced, acks, parents } = input;
   const producedByData = new Map(produced.map((p) => [p.data, p] as const));
@@ -164,7 +176,7 @@ export function tally(input: TallyInput): Tally {
   }
   const first = new Map<string, AckLine>();
   for (const [data, lines] of deliveries) if (lines[0] !== undefined) first.set(data, lines[0]);
-  const lost = produced.filter((p) => !first.has(p.data)).map((p) => p.data);
+  const lost = produced.filter((p) => !first.has(p.data) && isExpected(p, input.expectedAfter)).map((p) => p.data);
 
   violations.push(...orderViolations(first.values()));
   violations.push(...parentViolations(deliveries, first, parents));

@@ -119,6 +119,21 @@ describe('CheckpointState', () => {
       expect(state.position).to.deep.equal(stored(at(1)));
     });
 
+    it('the first record about to be delivered narrows a kept start, floor just below it, and must be stored before it is emitted', () => {
+      const state = new CheckpointState(undefined, { start: { type: 'AT_TIMESTAMP', timestamp: new Date(9_000_000) } });
+      state.committed(state.decide());
+      expect(state.startStored).to.equal(true);
+      expect(state.narrowStart(at(7), new Date(8_000_000))).to.equal(true);
+      expect(state.position).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(8_000_000), after: at(6) });
+      expect(state.startStored, 'the record waits for this write').to.equal(false);
+      const write = state.decide();
+      state.committed(write);
+      expect([state.startStored, state.narrowStart(at(7), new Date(8_000_000))]).to.deep.equal([true, false]);
+      state.track(at(7), new Date(8_000_000));
+      expect(state.narrowStart(at(8), new Date(8_100_000)), 'only before the first record').to.equal(false);
+      expect(new CheckpointState(stored(at(3))).narrowStart(at(4), new Date(1)), 'never over a position').to.equal(false);
+    });
+
     it('a start is not applied over a stored position, nor made dirty when it is already stored', () => {
       const timestamp = new Date(5);
       const positioned = new CheckpointState(stored(at(3)), { start: { type: 'AT_TIMESTAMP', timestamp } });

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { parseResetTarget } from '../../src/cli/commands/reset.js';
-import { shardStatuses, statusJson, statusTable } from '../../src/cli/commands/status.js';
+import { groupAssignment, memberStatuses, membersTable, shardStatuses, statusJson, statusTable } from '../../src/cli/commands/status.js';
+import type { CheckpointLag } from '../../src/cli/commands/status-read.js';
 import { type PrintedRecord, parseTailStart, recordLine, shardsToRead } from '../../src/cli/commands/tail.js';
 import { UsageError } from '../../src/cli/command.js';
-import { ageText, checkpointText, dataText, renderTable } from '../../src/cli/format.js';
+import { ageText, checkpointText, dataText, renderTable, shortSequence } from '../../src/cli/format.js';
 import type { CheckpointRow, ShardInfo } from '../../src/ports.js';
 
 const SEQ = '49680774074096777489958285650618970692452261160099512322';
@@ -15,6 +16,14 @@ function shard(shardId: string, parents: string[] = [], open = true): ShardInfo 
 describe('CLI formatting (pure)', () => {
   it('renders aligned columns, the last one unpadded', () => {
     expect(renderTable(['A', 'LONGER'], [['xyz', 'v'], ['x', '']])).to.equal('A    LONGER\nxyz  v\nx\n');
+  });
+
+  it('shortens sequence numbers for tables to their first and last 6 digits, keeping short ones and the sub-sequence', () => {
+    expect(shortSequence(SEQ)).to.equal('496807…512322');
+    expect(shortSequence('1234567890123')).to.equal('1234567890123');
+    expect(shortSequence('12345678901234')).to.equal('123456…901234');
+    expect(checkpointText({ type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 2 } }, { short: true })).to.equal('496807…512322/2');
+    expect(checkpointText({ type: 'LATEST' }, { short: true })).to.equal('LATEST');
   });
 
   it('writes checkpoints, ages and record data as a person reads them', () => {
@@ -54,9 +63,56 @@ describe('CLI status rows (pure)', () => {
     expect(statusJson(statuses[0]!)).to.deep.include({ owner: { id: 'a', name: 'host', live: true }, lastUpdateAgeMs: 14_999, leaseCounter: 3, lastUpdate: new Date(nowMs - 14_999).toISOString() });
     expect(statusJson(statuses[3]!)).to.deep.include({ parentShardIds: ['s0', 's1'], open: false, owner: null, leaseCounter: null, lastUpdate: null });
     const table = statusTable(statuses);
-    expect(table).to.match(/s0\s+-\s+host \(a\)\s+-\s+no\s+14\.9s ago/);
-    expect(table).to.match(/s1\s+-\s+b \[expired\]\s+-\s+no\s+15\.0s ago/);
-    expect(table).to.match(/s3\s+s0,s1\s+-\s+-\s+no \(closed\)\s+-/);
+    expect(table).to.match(/s0\s+-\s+host \(a\)\s+-\s+-\s+-\s+-\s+no\n/);
+    expect(table).to.match(/s1\s+-\s+b \[expired\]\s+-\s+-\s+-\s+-\s+no\n/);
+    expect(table).to.match(/s3\s+s0,s1\s+-\s+-\s+-\s+-\s+-\s+no \(closed\)\n/);
+  });
+
+  it('shows progress, not renewals: the checkpoint\'s last advance, the checkpointed record\'s arrival and MillisBehindLatest; members with heartbeat age, shards held and leader', () => {
+    const ns = (ms: number) => BigInt(ms) * 1_000_000n;
+    const checkpoint = { type: 'position', position: { sequenceNumber: SEQ } } as const;
+    const statuses = shardStatuses(
+      [shard('s0'), shard('s1'), shard('s2')],
+      [
+        // Renewed 1 s ago, but its checkpoint last moved 5 min ago.
+        row({ shardId: 's0', ownerId: 'a', ownerName: 'host-a', lastUpdateNs: ns(nowMs - 1000), checkpoint, checkpointUpdateNs: ns(nowMs - 300_000) }),
+        row({ shardId: 's1', ownerId: 'a', ownerName: 'host-a', lastUpdateNs: ns(nowMs - 1000), checkpoint }),
+        row({ shardId: 's2', ownerId: 'b', lastUpdateNs: ns(nowMs - 60_000), checkpoint }),
+      ],
+      new Map(), nowMs, 15_000,
+      new Map<string, CheckpointLag | { error: string }>([
+        ['s0', { arrivedAt: new Date(nowMs - 310_000), millisBehindLatest: 7_200_000 }],
+        ['s1', { error: 'throttled' }],
+        ['s2', { arrivedAt: undefined, millisBehindLatest: 0 }],
+      ]),
+    );
+    expect(statusJson(statuses[0]!, nowMs)).to.deep.include({
+      checkpointAdvanced: new Date(nowMs - 300_000).toISOString(), checkpointAdvancedAgeMs: 300_000, lastUpdateAgeMs: 1000,
+      lag: { checkpointArrivedAt: new Date(nowMs - 310_000).toISOString(), checkpointRecordAgeMs: 310_000, millisBehindLatest: 7_200_000 }, lagError: null,
+      checkpoint: { type: 'position', sequenceNumber: SEQ },
+    });
+    expect(statusJson(statuses[1]!, nowMs)).to.deep.include({ lag: null, lagError: 'throttled', checkpointAdvanced: null });
+    expect(statusJson(statuses[2]!, nowMs)).to.deep.include({ lag: { checkpointArrivedAt: null, checkpointRecordAgeMs: null, millisBehindLatest: 0 } });
+    const table = statusTable(statuses, nowMs);
+    expect(table).to.match(/^SHARD\s+PARENTS\s+OWNER\s+CHECKPOINT\s+BEHIND\s+ARRIVED\s+ADVANCED\s+FINISHED\n/);
+    expect(table).to.match(/s0\s+-\s+host-a \(a\)\s+496807…512322\s+2h00m\s+5m10s ago\s+5m00s ago\s+no\n/);
+    expect(table).to.match(/s1\s+-\s+host-a \(a\)\s+496807…512322\s+\?\s+\?\s+-\s+no\n/);
+    expect(table).not.to.contain(SEQ);
+
+    const members = memberStatuses([
+      { id: 'a', name: 'host-a', lastUpdateNs: ns(nowMs - 2500), instanceId: 'i-1', shardIds: ['s0', 's1'], library: 'kinsumer-ts/0.1.0' },
+      { id: 'b', name: undefined, lastUpdateNs: ns(nowMs - 60_000), instanceId: undefined, shardIds: undefined, library: undefined },
+    ], statuses, { id: 'a', name: 'host-a', lastUpdateNs: ns(nowMs) }, nowMs, 15_000);
+    expect(members.map((m) => [m.id, m.ageMs, m.live, m.shards, m.leader])).to.deep.equal([['a', 2500, true, 2, true], ['b', 60_000, false, 0, false]]);
+    expect(membersTable(members)).to.equal([
+      'MEMBER  ID  HEARTBEAT            SHARDS  LEADER  LIBRARY',
+      'host-a  a   2.5s ago             2       yes     kinsumer-ts/0.1.0',
+      '-       b   1m00s ago [expired]  0       -       go kinsumer',
+      '',
+    ].join('\n'));
+    // The expired Go client no longer counts; a live one puts the group on the Go assignment.
+    expect(groupAssignment(members)).to.equal('sticky');
+    expect(groupAssignment([...members, { live: true, library: undefined }])).to.equal('go');
   });
 });
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { LeaseObservations, leaseAvailable, leaseVersion } from '../../src/capture-rule.js';
 import type { LiveClient } from '../../src/coordination-ports.js';
 import { nextExpiryMs } from '../../src/coordinator.js';
-import { rowsToRead } from '../../src/group-view.js';
+import { assignerFor, assignmentInput, goPlan, rowsToRead, successorWatch } from '../../src/group-view.js';
 import type { CheckpointRow } from '../../src/ports.js';
 import { RivalRow } from '../../src/rival-row.js';
 import { RowObserver } from '../../src/row-observer.js';
@@ -13,7 +13,7 @@ const row = (fields: Partial<CheckpointRow>): CheckpointRow => ({
   finished: false, leaseCounter: 0, lastOwnerId: undefined, ...fields,
 });
 const client = (id: string, unchangedForMs: number, shardIds?: string[]): LiveClient => ({
-  id, name: undefined, lastUpdateNs: 0n, shardIds, unchangedForMs, instanceId: undefined,
+  id, name: undefined, lastUpdateNs: 0n, shardIds, unchangedForMs, instanceId: undefined, library: undefined,
 });
 
 describe('expiry by local observation (pure)', () => {
@@ -103,6 +103,38 @@ describe('expiry by local observation (pure)', () => {
       const shards = ['s1', 's2', 's3', 's4'].map((shardId) => ({ shardId, parentShardIds: [], open: true, finished: false }));
       const clients = [client('me', 5000, ['s1']), client('fresh', 2499, ['s2']), client('quiet', 2500, ['s3', 'gone-shard'])];
       expect(rowsToRead(shards, clients, { selfId: 'me', suspectAfterMs: 2500 })).to.deep.equal(['s3']);
+    });
+
+    it('successorWatch: every held shard is watched by exactly one other member, the one the rule gives it should its owner alone leave', () => {
+      const shards = Array.from({ length: 10 }, (_, i) => ({ shardId: `s${i}`, parentShardIds: [], open: true, finished: false }));
+      const holdings: Record<string, string[]> = { a: ['s0', 's1', 's2'], b: ['s3', 's4', 's5'], c: ['s6', 's7'], d: ['s8', 's9'] };
+      const clients = Object.entries(holdings).map(([id, shardIds]) => ({ ...client(id, 0, shardIds), library: 'kinsumer-ts/0' }));
+      const watchedBy = new Map<string, string[]>();
+      for (const me of Object.keys(holdings)) {
+        const input = assignmentInput(me, clients, shards, new Map());
+        const watched = successorWatch(me, clients, assignerFor(undefined, input, shards));
+        expect(watched.filter((shardId) => holdings[me]?.includes(shardId)), `${me} never watches its own`).to.deep.equal([]);
+        for (const shardId of watched) watchedBy.set(shardId, [...(watchedBy.get(shardId) ?? []), me]);
+        // The watch names exactly what the rule would give `me` of each other member's shards.
+        for (const [owner, held] of Object.entries(holdings)) {
+          if (owner === me) continue;
+          const without = assignerFor(undefined, input, shards)(Object.keys(holdings).filter((id) => id !== owner));
+          expect(held.filter((shardId) => without.get(shardId) === me).every((shardId) => watched.includes(shardId)), `${me} watches what ${owner}'s departure gives it`).to.equal(true);
+        }
+      }
+      expect([...watchedBy.keys()].sort()).to.deep.equal(shards.map((s) => s.shardId).sort());
+      expect([...watchedBy.values()].every((watchers) => watchers.length === 1)).to.equal(true);
+    });
+
+    it('successorWatch under the Go rule: the round robin without the owner decides, Go members\' holdings included', () => {
+      const shards = ['s0', 's1', 's2', 's3'].map((shardId) => ({ shardId, parentShardIds: [], open: true, finished: false }));
+      // go holds s0 and s2 by the round robin over [go, me]; its row does not say so.
+      const clients = [{ ...client('go', 0), library: undefined }, { ...client('me', 0, ['s1', 's3']), library: 'kinsumer-ts/0' }];
+      const plan = goPlan('me', clients, shards);
+      expect(plan?.goMembers).to.deep.equal(['go']);
+      const holders = clients.map((c) => (c.id === 'go' ? { ...c, shardIds: ['s0', 's2'] } : c));
+      const input = assignmentInput('me', clients, shards, new Map());
+      expect(successorWatch('me', holders, assignerFor(plan, input, shards))).to.deep.equal(['s0', 's2']);
     });
   });
 });

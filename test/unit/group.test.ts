@@ -61,12 +61,13 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await member.kinsumer.stop();
   });
 
-  it('a crashed client\'s shards are taken within leaseTtlMs + two shard checks + a capture poll (its rows watched from its first missed heartbeat)', async () => {
+  it('a crashed client\'s shards are taken within leaseTtlMs + one shard check + a capture poll (their successor reads their rows at every check)', async () => {
     // A long shard check (lease TTL = 2 × check). The survivor judges by its own observation: the
     // dead client's row expires one TTL after the survivor first saw its last heartbeat (up to one
-    // check after it was written); its leases, which the survivor starts reading at the next check
-    // (the row stood still: a missed heartbeat), one TTL after that. A check timed to the row's
-    // expiry then hands the shards over without waiting for the next periodic check.
+    // check after it was written); its leases, whose rows the survivor reads at every check (it is
+    // their successor), one TTL after it first saw their last change, also up to one check after it.
+    // A check timed to the row's expiry then hands the shards over without waiting for the next
+    // periodic check.
     const timings = { shardCheckFrequencyMs: 1500, leaseTtlMs: 3000, leaderActionFrequencyMs: 1500 };
     const group = new MemoryGroup(4, timings);
     const a = group.join('a');
@@ -76,8 +77,8 @@ describe('group coordination on virtual time (in-memory stores and stream)', fun
     await group.scheduler.until(() => balanced(group, [2, 2]), 'balance 2/2', 20_000);
     a.pause(); // a frozen process: no heartbeat, no renewal from now on
     const tookMs = await group.scheduler.until(() => group.counts().get('b') === 4, 'b holds all 4 shards', 20_000, 10);
-    // Without reading the suspect's leases early it would be one more TTL: 2 × TTL + a check.
-    expect(tookMs).to.be.at.most(timings.leaseTtlMs + 2 * timings.shardCheckFrequencyMs + 1.75 * FAST.throttleDelayMs + 20);
+    // Reading the leases only once the client looks dead (a missed heartbeat) would be one check more.
+    expect(tookMs).to.be.at.most(timings.leaseTtlMs + timings.shardCheckFrequencyMs + 1.75 * FAST.throttleDelayMs + 20);
     // Never before the last renewal (at most a third of a TTL before the freeze) stood still for a TTL.
     expect(tookMs).to.be.at.least(timings.leaseTtlMs - timings.leaseTtlMs / 3);
     a.resume();
@@ -188,3 +189,28 @@ describe('graceful end of a lease with records never acked (virtual time)', () =
     expect(row?.checkpoint).to.deep.equal({ type: 'position', position: { sequenceNumber: fifth?.sequenceNumber } });
   });
 });
+
+describe('what a member\'s clients row says it holds (virtual time)', () => {
+  it('a capture or a release shows in the member\'s row within a capture poll, not at its next check: the others\' next check sees the holdings as they are', async () => {
+    // A long shard check, so a capture poll and a check are far apart.
+    const timings = { shardCheckFrequencyMs: 2000, leaseTtlMs: 6000, leaderActionFrequencyMs: 2000 };
+    const group = new MemoryGroup(4, timings);
+    group.join('a');
+    await group.scheduler.until(() => group.counts().get('a') === 4, 'a holds all 4', 20_000);
+    // Half a check after a's: b's first check assigns it two of a's shards; a gives them up at its next check, b then captures them.
+    await group.scheduler.advanceBy(timings.shardCheckFrequencyMs / 2);
+    group.join('b');
+    await group.scheduler.until(() => group.counts().get('b') === 2, 'b captures two shards', timings.shardCheckFrequencyMs);
+    const captured = group.scheduler.now();
+    await group.scheduler.advanceBy(2 * FAST.throttleDelayMs);
+    // Both are mid-way between their checks: only a write outside the checks can show the change.
+    expect(group.scheduler.now() - captured).to.be.below(timings.shardCheckFrequencyMs / 2);
+    expect(group.coordination.client('a')?.shardIds, 'a\'s row').to.deep.equal(held(group, 'a'));
+    expect(group.coordination.client('b')?.shardIds, 'b\'s row').to.deep.equal(held(group, 'b'));
+    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+  });
+});
+
+function held(group: MemoryGroup, id: string): string[] {
+  return [...group.owners()].filter(([, owner]) => owner === id).map(([shardId]) => shardId).sort();
+}

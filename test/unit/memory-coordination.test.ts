@@ -27,7 +27,7 @@ describe('in-memory coordination stores', () => {
     const tables = new MemoryCoordinationTables();
     tables.putClient({ id: 'go', name: undefined, lastUpdateNs: nanosFromMillis(T0), shardIds: undefined });
     const store = new MemoryMembershipStore({ clientId: 'ts', leaseTtlMs: 15_000, now: () => T0, tables });
-    expect(await firstValueFrom(store.liveClients())).to.deep.equal([{ id: 'go', name: undefined, lastUpdateNs: nanosFromMillis(T0), shardIds: undefined, unchangedForMs: 0, instanceId: undefined }]);
+    expect(await firstValueFrom(store.liveClients())).to.deep.equal([{ id: 'go', name: undefined, lastUpdateNs: nanosFromMillis(T0), shardIds: undefined, unchangedForMs: 0, instanceId: undefined, library: undefined }]);
   });
 
   it('a Go-written shard cache (ShardIDs only) reads with unknown lineage', async () => {

@@ -43,6 +43,8 @@ describe('MemoryLeaseStore', () => {
     a.release(lease, { checkpoint: at('9'), finished: false }).subscribe();
     expect(table.row(SHARD)).to.deep.equal({
       shardId: SHARD, checkpoint: at('9'), ownerId: undefined, ownerName: undefined, lastUpdateNs: 1_001_010_000_000n, finished: true, leaseCounter: 5, lastOwnerId: 'a',
+      // The release moved the checkpoint (LATEST to 9): when, as progress.
+      checkpointUpdateNs: 1_001_010_000_000n,
     });
     expect(a.calls).to.deep.include({ capture: 2, commit: 1, release: 1 });
   });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { START_SKEW_MARGIN_MS, isSkipped, planResume, planStart, startAfter, startToKeep } from '../../src/start-position.js';
+import { START_SKEW_MARGIN_MS, inheritedStart, withResetFloor, isSkipped, planResume, planStart, startAfter, startToKeep } from '../../src/start-position.js';
 
 const SEQ = '49590338271490256608559692538361571095921575989136588898';
 
@@ -96,6 +96,36 @@ describe('start position', () => {
       expect(isSkipped({ sequenceNumber: SEQ }, skip)).to.equal(false);
       expect(isSkipped({ sequenceNumber: '9', subSequenceNumber: 0 }, { sequenceNumber: '10', subSequenceNumber: 0 })).to.equal(true);
       expect(isSkipped({ sequenceNumber: SEQ }, undefined)).to.equal(false);
+    });
+  });
+
+  describe('inheritedStart (a child shard with no checkpoint of its own)', () => {
+    const at = (ms: number) => ({ checkpoint: { type: 'AT_TIMESTAMP' as const, timestamp: new Date(ms) } });
+    it('a parent read from a record or from the oldest record: the child from its beginning', () => {
+      expect(inheritedStart([{ checkpoint: { type: 'position', position: { sequenceNumber: SEQ } } }])).to.deep.equal({ type: 'TRIM_HORIZON' });
+      expect(inheritedStart([at(5), { checkpoint: { type: 'TRIM_HORIZON' } }])).to.deep.equal({ type: 'TRIM_HORIZON' });
+    });
+    it('parents that kept only a start time: the child starts at the earliest of them', () => {
+      expect(inheritedStart([at(9_000), at(4_000)])).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(4_000) });
+    });
+    it('nothing known (no checkpoint, a bare LATEST): the initialPosition option decides', () => {
+      expect(inheritedStart([])).to.equal(undefined);
+      expect(inheritedStart([{ checkpoint: undefined }, { checkpoint: { type: 'LATEST' } }])).to.equal(undefined);
+    });
+  });
+
+  describe('withResetFloor and the floor of a start', () => {
+    const position = { sequenceNumber: SEQ };
+    it('a reset to LATEST keeps the replaced position (or the floor it had) as its floor; other resets have none', () => {
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'position', position })).to.deep.equal({ type: 'LATEST', after: position });
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(1), after: position })).to.deep.equal({ type: 'LATEST', after: position });
+      expect(withResetFloor({ type: 'LATEST' }, undefined)).to.deep.equal({ type: 'LATEST' });
+      expect(withResetFloor({ type: 'TRIM_HORIZON' }, { type: 'position', position })).to.deep.equal({ type: 'TRIM_HORIZON' });
+    });
+    it('a start with a floor skips through it, and keeps it when it is kept as a timestamp', () => {
+      expect(planStart({ type: 'LATEST', after: position }, 'TRIM_HORIZON').skipThrough).to.deep.equal(position);
+      expect(planStart({ type: 'AT_TIMESTAMP', timestamp: new Date(5), after: position }, 'TRIM_HORIZON').skipThrough).to.deep.equal(position);
+      expect(startToKeep({ type: 'LATEST' }, 1_000_000, position)).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(1_000_000 - START_SKEW_MARGIN_MS), after: position });
     });
   });
 });

@@ -51,6 +51,17 @@ describe('demo tally (the fleet checker)', () => {
     expect(result.violations).to.deep.equal([]);
   });
 
+  it('a LATEST group: a record produced before its shard was first captured is not expected; one after it is, and counts as lost', () => {
+    const early = { ...p0, t: 100 };
+    const late = { ...p1, t: 300 };
+    const child = { ...c0, t: 50 };
+    const expectedAfter = new Map([[P, 200]]);
+    const result = tally({ produced: [early, late, child], acks: [ack(child, 'w2', 20, 0)], parents, expectedAfter });
+    // The child shard was never captured in this history: every record of it is expected.
+    expect(result.lost).to.deep.equal(['a#1']);
+    expect(tally({ produced: [early, late, child], acks: [ack(child, 'w2', 20, 0)], parents }).lost).to.deep.equal(['a#0', 'a#1']);
+  });
+
   it('flags an acked record nobody produced', () => {
     const ghost = produced(P, 'z', 9, base + 9n);
     const result = tally({ produced: [p0], acks: [ack(p0, 'w1', 10, 0), ack(ghost, 'w1', 11, 1)], parents });

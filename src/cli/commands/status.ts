@@ -1,17 +1,18 @@
-// `kinsumer status`: the stream's shards side by side with the application's checkpoint rows.
-// Read-only: one ListShards walk and one BatchGetItem per 100 shards, nothing written.
-import { firstValueFrom } from 'rxjs';
+// `kinsumer status`: the group at a glance — its members (clients table) and leader, and each shard
+// of the stream with its owner, checkpoint, lag and last progress. Read-only (see status-read.ts
+// for what it reads); `--watch` reads again every `--interval` seconds.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Leader } from '../../coordination-ports.js';
 import { Dynamo } from '../../dynamodb/dynamo.js';
-import { DynamoLeaseStore } from '../../dynamodb/lease-store.js';
-import type { CorruptCheckpointError } from '../../errors.js';
 import { millisFromNanos } from '../../dynamodb/codec.js';
 import { KinesisStream } from '../../kinesis/kinesis.js';
-import { DEFAULTS, tableNames } from '../../options.js';
+import { DEFAULTS } from '../../options.js';
 import type { CheckpointRow, ShardInfo } from '../../ports.js';
 import { clientSettings, dynamodbClient, kinesisClient } from '../clients.js';
-import { EXIT, type Command } from '../command.js';
-import { applicationOption, integerOption, streamOption } from '../common-options.js';
+import { type CliIo, EXIT, type Command, UsageError } from '../command.js';
+import { applicationOption, integerOption, streamOption, textOption } from '../common-options.js';
 import { type CheckpointJson, ageText, checkpointJson, checkpointText, renderTable } from '../format.js';
+import { type CheckpointLag, type ClientRow, type GroupSnapshot, readGroup } from './status-read.js';
 
 /** One shard as `status` sees it. */
 export interface ShardStatus {
@@ -24,11 +25,17 @@ export interface ShardStatus {
   readonly ageMs: number | undefined;
   /** Why the row could not be decoded, when it is corrupt. */
   readonly corrupt: string | undefined;
+  /** When the checkpoint last moved (`CheckpointUpdate`), and how long ago; `undefined`: never, or a row written by the Go kinsumer. */
+  readonly advancedMs?: number | undefined;
+  readonly advancedAgeMs?: number | undefined;
+  /** The checkpointed record read back (its arrival, the read's MillisBehindLatest), or why it could not be. */
+  readonly lag?: CheckpointLag | { readonly error: string } | undefined;
 }
 
 /** The status of every shard, in ListShards order. Pure: rows and clock in. */
 export function shardStatuses(
   shards: readonly ShardInfo[], rows: readonly CheckpointRow[], corrupt: ReadonlyMap<string, string>, nowMs: number, leaseTtlMs: number,
+  lags: ReadonlyMap<string, CheckpointLag | { readonly error: string }> = new Map(),
 ): ShardStatus[] {
   const byShard = new Map(rows.map((row) => [row.shardId, row]));
   return shards.map((shard) => {
@@ -39,7 +46,51 @@ export function shardStatuses(
     // history to judge by observation as consumers do (src/row-observer.ts), and status decides
     // nothing; with clocks that disagree, an owner may show as expired while it is live.
     const ownerLive = row?.ownerId !== undefined && ageMs !== undefined && ageMs < leaseTtlMs;
-    return { shard, row, ownerLive, lastUpdateMs, ageMs, corrupt: corrupt.get(shard.shardId) };
+    const advancedMs = row?.checkpointUpdateNs === undefined ? undefined : millisFromNanos(row.checkpointUpdateNs);
+    return {
+      shard, row, ownerLive, lastUpdateMs, ageMs, corrupt: corrupt.get(shard.shardId),
+      advancedMs, advancedAgeMs: advancedMs === undefined ? undefined : nowMs - advancedMs, lag: lags.get(shard.shardId),
+    };
+  });
+}
+
+/** One member of the group, from its clients row. */
+export interface MemberStatus {
+  readonly id: string;
+  readonly name: string | undefined;
+  readonly lastHeartbeatMs: number;
+  /** How long ago it heartbeated, by this machine's clock (an estimate, as for owners). */
+  readonly ageMs: number;
+  /** It heartbeated within the lease TTL. */
+  readonly live: boolean;
+  /** Shards whose checkpoint row names it as a live owner. */
+  readonly shards: number;
+  /** It holds the leader lock. */
+  readonly leader: boolean;
+  /** Its process's instance id; `undefined` for a Go kinsumer client (its row has none). */
+  readonly instanceId: string | undefined;
+  /** The library that wrote its row (`kinsumer-ts/<version>`); `undefined` for a Go kinsumer client. */
+  readonly library: string | undefined;
+}
+
+/** The members, by id. Pure. */
+export function memberStatuses(
+  clients: readonly ClientRow[], shards: readonly ShardStatus[], leader: Leader | undefined, nowMs: number, leaseTtlMs: number,
+): MemberStatus[] {
+  return clients.map((client) => {
+    const lastHeartbeatMs = millisFromNanos(client.lastUpdateNs);
+    const ageMs = nowMs - lastHeartbeatMs;
+    return {
+      id: client.id,
+      name: client.name,
+      lastHeartbeatMs,
+      ageMs,
+      live: ageMs < leaseTtlMs,
+      shards: shards.filter((s) => s.ownerLive && s.row?.ownerId === client.id).length,
+      leader: leader?.id === client.id,
+      instanceId: client.instanceId,
+      library: client.library,
+    };
   });
 }
 
@@ -51,18 +102,65 @@ export interface ShardStatusJson {
   readonly open: boolean;
   /** The lease holder; `live` is `false` once it was not renewed for the lease TTL. */
   readonly owner: { readonly id: string; readonly name: string | null; readonly live: boolean } | null;
+  /** The stored checkpoint, sequence numbers in full. */
   readonly checkpoint: CheckpointJson | null;
   readonly finished: boolean;
   /** The row's last capture, commit, renewal or release (ISO 8601), and how long ago it was. */
   readonly lastUpdate: string | null;
   readonly lastUpdateAgeMs: number | null;
+  /** When the checkpoint last moved (ISO 8601), and how long ago: the shard's last progress. */
+  readonly checkpointAdvanced: string | null;
+  readonly checkpointAdvancedAgeMs: number | null;
+  /**
+   * The checkpointed record read back: when it arrived in the stream, how old it is, and how far
+   * that read was behind the tip (`MillisBehindLatest`). `null` without a stored position.
+   */
+  readonly lag: {
+    readonly checkpointArrivedAt: string | null;
+    readonly checkpointRecordAgeMs: number | null;
+    readonly millisBehindLatest: number | null;
+  } | null;
+  /** Why the lag could not be read (the reads of the other shards go on). */
+  readonly lagError: string | null;
   readonly leaseCounter: number | null;
   readonly lastOwnerId: string | null;
   readonly corrupt: string | null;
 }
 
-export function statusJson(status: ShardStatus): ShardStatusJson {
-  const { shard, row } = status;
+/** One member in `status --json`. */
+export interface MemberStatusJson {
+  readonly id: string;
+  readonly name: string | null;
+  /** Its last heartbeat (ISO 8601, its own clock) and how long ago that was by this machine's. */
+  readonly lastHeartbeat: string;
+  readonly heartbeatAgeMs: number;
+  readonly live: boolean;
+  readonly shards: number;
+  readonly leader: boolean;
+  readonly instanceId: string | null;
+  /** The library that wrote its row; `null` for a Go kinsumer client. */
+  readonly library: string | null;
+}
+
+/** `status --json`. */
+export interface StatusJson {
+  readonly stream: string;
+  readonly app: string;
+  /** When it was read (this machine's clock). */
+  readonly at: string;
+  /** The holder of the leader lock. */
+  readonly leader: { readonly id: string; readonly name: string | null } | null;
+  readonly members: readonly MemberStatusJson[];
+  /** The assignment the group follows: `go` while a live member is a Go kinsumer client, else `sticky`. */
+  readonly assignment: 'sticky' | 'go';
+  readonly shards: readonly ShardStatusJson[];
+  /** Clients rows that could not be read. */
+  readonly corruptMembers: readonly { readonly id: string; readonly problem: string }[];
+}
+
+export function statusJson(status: ShardStatus, nowMs?: number): ShardStatusJson {
+  const { shard, row, lag } = status;
+  const read = lag === undefined || 'error' in lag ? undefined : lag;
   return {
     shardId: shard.shardId,
     parentShardIds: shard.parentShardIds,
@@ -72,23 +170,73 @@ export function statusJson(status: ShardStatus): ShardStatusJson {
     finished: row?.finished ?? false,
     lastUpdate: status.lastUpdateMs === undefined ? null : new Date(status.lastUpdateMs).toISOString(),
     lastUpdateAgeMs: status.ageMs ?? null,
+    checkpointAdvanced: status.advancedMs === undefined ? null : new Date(status.advancedMs).toISOString(),
+    checkpointAdvancedAgeMs: status.advancedAgeMs ?? null,
+    lag: read === undefined ? null : {
+      checkpointArrivedAt: read.arrivedAt?.toISOString() ?? null,
+      checkpointRecordAgeMs: read.arrivedAt === undefined || nowMs === undefined ? null : nowMs - read.arrivedAt.getTime(),
+      millisBehindLatest: read.millisBehindLatest ?? null,
+    },
+    lagError: lag !== undefined && 'error' in lag ? lag.error : null,
     leaseCounter: row?.leaseCounter ?? null,
     lastOwnerId: row?.lastOwnerId ?? null,
     corrupt: status.corrupt ?? null,
   };
 }
 
-/** The human table of `status`. */
-export function statusTable(statuses: readonly ShardStatus[]): string {
-  const rows = statuses.map(({ shard, row, ownerLive, ageMs, corrupt }) => [
+function memberJson(member: MemberStatus): MemberStatusJson {
+  return {
+    id: member.id,
+    name: member.name ?? null,
+    lastHeartbeat: new Date(member.lastHeartbeatMs).toISOString(),
+    heartbeatAgeMs: member.ageMs,
+    live: member.live,
+    shards: member.shards,
+    leader: member.leader,
+    instanceId: member.instanceId ?? null,
+    library: member.library ?? null,
+  };
+}
+
+/** The human table of the shards: sequence numbers shortened (in full with `--json`). */
+export function statusTable(statuses: readonly ShardStatus[], nowMs?: number): string {
+  const rows = statuses.map(({ shard, row, ownerLive, corrupt, advancedAgeMs, lag }) => [
     shard.shardId,
     shard.parentShardIds.length === 0 ? '-' : shard.parentShardIds.join(','),
     ownerText(row, ownerLive),
-    corrupt === undefined ? checkpointText(row?.checkpoint) : `CORRUPT (${corrupt})`,
+    corrupt === undefined ? checkpointText(row?.checkpoint, { short: true }) : `CORRUPT (${corrupt})`,
+    lagText(lag, (read) => (read.millisBehindLatest === undefined ? '-' : ageText(read.millisBehindLatest))),
+    lagText(lag, (read) => (read.arrivedAt === undefined || nowMs === undefined ? '-' : `${ageText(nowMs - read.arrivedAt.getTime())} ago`)),
+    advancedAgeMs === undefined ? '-' : `${ageText(advancedAgeMs)} ago`,
     row?.finished === true ? 'yes' : shard.open ? 'no' : 'no (closed)',
-    ageMs === undefined ? '-' : `${ageText(ageMs)} ago`,
   ]);
-  return renderTable(['SHARD', 'PARENTS', 'OWNER', 'CHECKPOINT', 'FINISHED', 'UPDATED'], rows);
+  return renderTable(['SHARD', 'PARENTS', 'OWNER', 'CHECKPOINT', 'BEHIND', 'ARRIVED', 'ADVANCED', 'FINISHED'], rows);
+}
+
+function lagText(lag: ShardStatus['lag'], text: (read: CheckpointLag) => string): string {
+  if (lag === undefined) return '-';
+  return 'error' in lag ? '?' : text(lag);
+}
+
+/**
+ * The assignment the group follows, as its members decide it: the Go kinsumer's while any live
+ * member's row lacks the library marker (a Go client), else the sticky one. Judged here by row age. Pure.
+ */
+export function groupAssignment(members: readonly Pick<MemberStatus, 'live' | 'library'>[]): 'sticky' | 'go' {
+  return members.some((m) => m.live && m.library === undefined) ? 'go' : 'sticky';
+}
+
+/** The human table of the members. */
+export function membersTable(members: readonly MemberStatus[]): string {
+  const rows = members.map((m) => [
+    m.name ?? '-',
+    m.id,
+    `${ageText(m.ageMs)} ago${m.live ? '' : ' [expired]'}`,
+    String(m.shards),
+    m.leader ? 'yes' : '-',
+    m.library ?? 'go kinsumer',
+  ]);
+  return renderTable(['MEMBER', 'ID', 'HEARTBEAT', 'SHARDS', 'LEADER', 'LIBRARY'], rows);
 }
 
 function ownerText(row: CheckpointRow | undefined, live: boolean): string {
@@ -97,43 +245,82 @@ function ownerText(row: CheckpointRow | undefined, live: boolean): string {
   return live ? who : `${who} [expired]`;
 }
 
+/** One refresh of `status`, as text or as JSON. Pure. */
+export function renderStatus(snapshot: GroupSnapshot, view: { readonly stream: string; readonly app: string; readonly leaseTtlMs: number; readonly json: boolean; readonly pretty: boolean }): string {
+  const { nowMs, leader } = snapshot;
+  const shards = shardStatuses(snapshot.shards, snapshot.rows, snapshot.corrupt, nowMs, view.leaseTtlMs, snapshot.lags);
+  const members = memberStatuses(snapshot.clients, shards, leader, nowMs, view.leaseTtlMs);
+  const assignment = groupAssignment(members);
+  if (view.json) {
+    const json: StatusJson = {
+      stream: view.stream,
+      app: view.app,
+      at: new Date(nowMs).toISOString(),
+      leader: leader === undefined ? null : { id: leader.id, name: leader.name ?? null },
+      members: members.map(memberJson),
+      assignment,
+      shards: shards.map((s) => statusJson(s, nowMs)),
+      corruptMembers: snapshot.corruptClients,
+    };
+    return `${view.pretty ? JSON.stringify(json, null, 2) : JSON.stringify(json)}\n`;
+  }
+  const open = shards.filter((s) => s.shard.open).length;
+  const held = shards.filter((s) => s.ownerLive).length;
+  const live = members.filter((m) => m.live).length;
+  const leaderText = leader === undefined ? 'no leader' : `leader ${leader.name ?? leader.id}`;
+  const lines = [
+    `stream ${view.stream}, app ${view.app}: ${shards.length} shards (${open} open), ${held} leased by live clients; ${live} live members, ${leaderText}, ${assignment === 'go' ? 'Go kinsumer assignment (a Go client is live)' : 'sticky assignment'}\n`,
+    '\n',
+    membersTable(members),
+    ...snapshot.corruptClients.map((c) => `clients row ${c.id} is corrupt: ${c.problem}\n`),
+    '\n',
+    statusTable(shards, nowMs),
+  ];
+  return lines.join('');
+}
+
+/** Clears a terminal and puts the cursor home: `--watch` redraws in place. */
+export const CLEAR_SCREEN = '\u001b[H\u001b[2J';
+
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'show each shard of the stream with its owner, checkpoint, finished flag and last update',
-  usage: 'kinsumer status --stream <name|arn> --app <name> [--json] [--lease-ttl-ms N]',
+  summary: 'show the group: its members and leader, and each shard with its owner, checkpoint, lag and last progress',
+  usage: 'kinsumer status --stream <name|arn> --app <name> [--json] [--watch [--interval S]] [--lease-ttl-ms N]',
   options: {
     json: { type: 'boolean' },
+    watch: { type: 'boolean' },
+    interval: { type: 'string' },
     'lease-ttl-ms': { type: 'string' },
   },
   optionHelp: {
-    json: 'print JSON ({ stream, app, shards: [...] }) instead of a table',
-    'lease-ttl-ms': `the application's leaseTtlMs: owners not heard from for this long show as expired (default ${DEFAULTS.leaseTtlMs})`,
+    json: 'print JSON ({ stream, app, at, leader, members, shards }, sequence numbers in full) instead of tables',
+    watch: 'read again every --interval seconds until Ctrl-C: redrawn in place on a terminal, a new block (a JSON line with --json) each time otherwise',
+    interval: 'seconds between two reads with --watch (default 2; decimals allowed, at least 0.1)',
+    'lease-ttl-ms': `the application's leaseTtlMs: owners and members not heard from for this long show as expired (default ${DEFAULTS.leaseTtlMs})`,
   },
   required: ['stream', 'app'],
   async run(values, io) {
     const app = applicationOption(values);
     const stream = streamOption(values);
     const leaseTtlMs = integerOption(values, 'lease-ttl-ms', DEFAULTS.leaseTtlMs);
+    const watch = values.watch === true;
+    const intervalMs = intervalOption(values);
+    const json = values.json === true;
+    const tty = (io.stdout as { readonly isTTY?: boolean }).isTTY === true;
     const settings = clientSettings(values);
     const kinesis = kinesisClient(settings);
     const dynamodb = dynamodbClient(settings);
+    const view = { stream: stream.streamArn ?? stream.streamName, app, leaseTtlMs, json, pretty: !watch };
+    const refresh = async () => renderStatus(await readGroup({ stream: new KinesisStream(kinesis, stream), dynamo: new Dynamo(dynamodb), app, leaseTtlMs }), view);
     try {
-      const shards = await firstValueFrom(new KinesisStream(kinesis, stream).listShards());
-      const corrupt = new Map<string, string>();
-      const store = new DynamoLeaseStore({
-        dynamo: new Dynamo(dynamodb), table: tableNames(app).checkpoints, clientId: 'kinsumer-cli', clientName: 'kinsumer-cli',
-        leaseTtlMs, now: Date.now, onCorruptRow: (error: CorruptCheckpointError) => corrupt.set(error.shardId, error.message),
-      });
-      const rows = await firstValueFrom(store.readMany(shards.map((s) => s.shardId)));
-      const statuses = shardStatuses(shards, rows, corrupt, Date.now(), leaseTtlMs);
-      if (values.json === true) {
-        io.stdout.write(`${JSON.stringify({ stream: stream.streamArn ?? stream.streamName, app, shards: statuses.map(statusJson) }, null, 2)}\n`);
-      } else {
-        const open = statuses.filter((s) => s.shard.open).length;
-        const held = statuses.filter((s) => s.ownerLive).length;
-        io.stdout.write(`stream ${stream.streamArn ?? stream.streamName}, app ${app}: ${statuses.length} shards (${open} open), ${held} leased by live clients\n\n`);
-        io.stdout.write(statusTable(statuses));
+      // The first read decides: a missing table or stream is an error, not something to watch.
+      const first = await refresh();
+      if (!watch) {
+        io.stdout.write(first);
+        return EXIT.ok;
       }
+      // A terminal is redrawn in place; a pipe gets one block after another (blank-line separated; JSON one per line).
+      await watchLoop(io, first, refresh, intervalMs, tty && !json ? { redraw: true } : { redraw: false, separator: json ? '' : '\n' });
       return EXIT.ok;
     } finally {
       kinesis.destroy();
@@ -141,3 +328,34 @@ export const statusCommand: Command = {
     }
   },
 };
+
+// Until the command's signal aborts (Ctrl-C, SIGTERM, a closed pipe). A failed read later on is
+// printed and read again at the next tick: a watch outlives a throttled call.
+async function watchLoop(
+  io: CliIo, first: string, refresh: () => Promise<string>, intervalMs: number, output: { readonly redraw: true } | { readonly redraw: false; readonly separator: string },
+): Promise<void> {
+  let block = first;
+  for (let n = 0; ; n += 1) {
+    if (output.redraw) io.stdout.write(`${CLEAR_SCREEN}${block}`);
+    else io.stdout.write(`${n === 0 ? '' : output.separator}${block}`);
+    try {
+      await sleep(intervalMs, undefined, { signal: io.signal });
+    } catch {
+      return;
+    }
+    try {
+      block = await refresh();
+    } catch (error) {
+      if (io.signal.aborted) return;
+      block = `kinsumer status: ${error instanceof Error ? error.message : String(error)} (reading again in ${intervalMs / 1000}s)\n`;
+    }
+  }
+}
+
+function intervalOption(values: Parameters<Command['run']>[0]): number {
+  const text = textOption(values, 'interval');
+  if (text === undefined) return 2000;
+  const seconds = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(seconds >= 0.1)) throw new UsageError(`--interval must be a number of seconds, at least 0.1, not '${text}'`);
+  return Math.round(seconds * 1000);
+}

@@ -1,0 +1,91 @@
+// One client's OpenTelemetry metrics. Counts that change per record (delivered, acked) and the
+// per-shard gauges are read when the reader collects (observable instruments fed by status() and
+// the shard tallies), so recording costs nothing on the record path; checkpoints and AWS retries
+// are counted from the events as they happen.
+import type { Attributes, BatchObservableResult, Counter, Meter } from '@opentelemetry/api';
+import type { ShardCount } from '../shard-tally.js';
+import type { KinsumerEvent, KinsumerStatus } from '../types.js';
+import { ATTRIBUTE, METRIC, SCOPE } from './names.js';
+import type { OtelApiModule } from './otel-api.js';
+import type { MeterProviderLike } from './providers.js';
+
+/** What the metrics read at each collection. */
+export interface MetricsSource {
+  /** The client's `status()`. */
+  status(): KinsumerStatus;
+  /** Per shard held so far: records delivered and acked. */
+  counts(): readonly ShardCount[];
+}
+
+/** The instruments of one client, registered on its meter until {@link ClientMetrics.close}. */
+export class ClientMetrics {
+  readonly #checkpoints: Counter;
+  readonly #retries: Counter;
+  readonly #stream: Attributes;
+  readonly #byShard = new Map<string, Attributes>();
+  #closed = false;
+
+  constructor(api: OtelApiModule, provider: MeterProviderLike | undefined, stream: string, source: MetricsSource) {
+    const meter = (provider === undefined ? api.metrics.getMeterProvider() : provider).getMeter(SCOPE) as Meter;
+    this.#stream = { [ATTRIBUTE.stream]: stream };
+    this.#checkpoints = meter.createCounter(METRIC.checkpoints, { description: 'Checkpoints written (commits and releases that stored a position)', unit: '{checkpoint}' });
+    this.#retries = meter.createCounter(METRIC.retries, { description: 'AWS requests retried after a transient fault', unit: '{retry}' });
+    const delivered = meter.createObservableCounter(METRIC.delivered, { description: 'Records emitted to the application', unit: '{record}' });
+    const acked = meter.createObservableCounter(METRIC.acked, { description: 'Records acked while their lease lasted', unit: '{record}' });
+    const behind = meter.createObservableGauge(METRIC.millisBehindLatest, { description: 'How far the last read of the shard was behind its tip (MillisBehindLatest)', unit: 'ms' });
+    const pending = meter.createObservableGauge(METRIC.pending, { description: 'Records emitted and not yet under the checkpoint', unit: '{record}' });
+    const leases = meter.createObservableGauge(METRIC.leasesHeld, { description: 'Shard leases this client holds', unit: '{lease}' });
+    const observe = (result: BatchObservableResult): void => {
+      const status = source.status();
+      const held = new Set<string>();
+      for (const shard of status.shards) {
+        held.add(shard.shardId);
+        const attributes = this.#shard(shard.shardId);
+        if (shard.millisBehindLatest !== undefined) result.observe(behind, shard.millisBehindLatest, attributes);
+        result.observe(pending, shard.pending, attributes);
+      }
+      result.observe(leases, status.shards.length, this.#stream);
+      for (const count of source.counts()) {
+        const attributes = this.#shard(count.shardId);
+        result.observe(delivered, count.delivered, attributes);
+        result.observe(acked, count.acked, attributes);
+        // The SDK keeps reporting the last value of a series nobody observes any more: a shard
+        // given up shows nothing pending here rather than what was pending when it left.
+        if (!held.has(count.shardId)) result.observe(pending, 0, attributes);
+      }
+      // Closed: this was the final observation (no lease held, the final totals); the next
+      // collection finds the instruments gone.
+      if (this.#closed) queueMicrotask(() => meter.removeBatchObservableCallback(observe, instruments));
+    };
+    const instruments = [delivered, acked, behind, pending, leases];
+    meter.addBatchObservableCallback(observe, instruments);
+  }
+
+  /** Counts what an event tells: a checkpoint written, an AWS request retried. */
+  observe(event: KinsumerEvent): void {
+    if ((event.type === 'checkpoint' || event.type === 'lease-released') && event.checkpoint !== undefined) {
+      this.#checkpoints.add(1, this.#shard(event.shardId));
+    } else if (event.type === 'retrying') {
+      const base = event.shardId === undefined ? this.#stream : this.#shard(event.shardId);
+      this.#retries.add(1, { ...base, [ATTRIBUTE.operation]: event.operation });
+    }
+  }
+
+  /**
+   * The client stopped: the next collection reports its final values (no lease held, nothing
+   * pending, the final totals); then the client observes nothing more (the SDK goes on exporting
+   * those final values; a new client of the same shards in this process reports its own).
+   */
+  close(): void {
+    this.#closed = true;
+  }
+
+  #shard(shardId: string): Attributes {
+    let attributes = this.#byShard.get(shardId);
+    if (attributes === undefined) {
+      attributes = { ...this.#stream, [ATTRIBUTE.shardId]: shardId };
+      this.#byShard.set(shardId, attributes);
+    }
+    return attributes;
+  }
+}

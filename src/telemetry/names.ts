@@ -1,0 +1,33 @@
+// The names of kinsumer's OpenTelemetry instruments, attributes and spans (design §7.4: binding).
+import type { StreamRef } from '../options.js';
+
+/** Instrumentation scope of kinsumer's meter and tracer. */
+export const SCOPE = 'kinsumer';
+
+/** Metric names. */
+export const METRIC = {
+  delivered: 'kinsumer.records.delivered',
+  acked: 'kinsumer.records.acked',
+  checkpoints: 'kinsumer.checkpoints.written',
+  retries: 'kinsumer.aws.retries',
+  millisBehindLatest: 'kinsumer.shard.millis_behind_latest',
+  pending: 'kinsumer.shard.pending',
+  leasesHeld: 'kinsumer.leases.held',
+} as const;
+
+/** Attribute names. */
+export const ATTRIBUTE = {
+  shardId: 'kinsumer.shard_id',
+  stream: 'kinsumer.stream',
+  /** On `kinsumer.aws.retries`: what was retried (`commit`, `getRecords`, `prepare`, ...). */
+  operation: 'kinsumer.operation',
+  /** On handler spans: the handler call's attempt (1 for the first). */
+  attempt: 'kinsumer.attempt',
+} as const;
+
+/** The stream's name (the tail of an ARN): the value of `kinsumer.stream` and of span names. */
+export function streamName(stream: StreamRef): string {
+  if (stream.streamName !== undefined) return stream.streamName;
+  const arn = stream.streamArn;
+  return arn.slice(arn.lastIndexOf('/') + 1);
+}

@@ -1,0 +1,183 @@
+import { expect } from 'chai';
+import { type CheckerSettings, InvariantChecker, type ProcessView } from './checker.js';
+
+// The checker's rules on hand-made observations: each rule fires on the history that breaks it,
+// and stays quiet on the nearest history that does not.
+
+const T0 = 1_000_000;
+const SETTINGS: CheckerSettings = {
+  startMs: T0, leaseTtlMs: 3000, renewIntervalMs: 1000, maxInFlightRecords: 3, start: 'TRIM_HORIZON', startTimestampMs: T0, ownershipBoundMs: 10_000,
+};
+
+class Proc implements ProcessView {
+  state: ReturnType<ProcessView['status']> = 'running';
+  constructor(readonly label: string, readonly clientId = label.split('#')[0] ?? label, readonly skewMs = 0) {}
+  status(): ReturnType<ProcessView['status']> {
+    return this.state;
+  }
+}
+
+const SEQ = (n: number) => `4959${String(n).padStart(52, '0')}`;
+
+function world(settings: Partial<CheckerSettings> = {}): { checker: InvariantChecker; put: (n: number, atMs?: number) => void } {
+  const checker = new InvariantChecker({ ...SETTINGS, ...settings });
+  checker.shardCreated('s0', []);
+  return { checker, put: (n, atMs = T0) => checker.recordPut('s0', SEQ(n), atMs) };
+}
+
+const names = (checker: InvariantChecker) => checker.violations.map((v) => v.invariant);
+
+/** `process` captures s0 with `counter` and opens its session at `atMs`. */
+function hold(checker: InvariantChecker, process: Proc, counter: number, atMs: number): void {
+  checker.captured(process, 's0', counter, atMs);
+  checker.sessionOpened(process, 's0', counter, atMs);
+}
+
+describe('simulation checker rules', () => {
+  it('fenced-write: a write accepted under a counter a later capture replaced', () => {
+    const { checker } = world();
+    const [a, b] = [new Proc('a#1'), new Proc('b#1')];
+    hold(checker, a, 1, T0);
+    a.state = 'frozen';
+    hold(checker, b, 2, T0 + 100);
+    checker.wrote(b, 's0', 'renew', 2, undefined, false, T0 + 200);
+    expect(names(checker)).to.deep.equal([]);
+    checker.wrote(a, 's0', 'renew', 1, undefined, false, T0 + 300);
+    expect(names(checker)).to.deep.equal(['fenced-write']);
+  });
+
+  it('fenced-write: a write accepted from the owner of before an operator reset', () => {
+    const { checker } = world();
+    const a = new Proc('a#1');
+    hold(checker, a, 1, T0);
+    checker.reset('s0', { type: 'TRIM_HORIZON' }, false);
+    checker.wrote(a, 's0', 'commit', 1, { type: 'position', sequence: 5n }, false, T0 + 10);
+    expect(names(checker)).to.deep.equal(['fenced-write']);
+  });
+
+  it('live-lease-taken: only from an owner that runs and renewed within the TTL', () => {
+    const { checker } = world();
+    const [a, b, c] = [new Proc('a#1'), new Proc('b#1'), new Proc('c#1')];
+    hold(checker, a, 1, T0);
+    a.state = 'frozen';
+    hold(checker, b, 2, T0 + 100);
+    expect(names(checker), 'from a frozen owner').to.deep.equal([]);
+    hold(checker, c, 3, T0 + 100 + 3000);
+    expect(names(checker), 'from an owner silent for a whole TTL').to.deep.equal([]);
+    checker.wrote(c, 's0', 'renew', 3, undefined, false, T0 + 4000);
+    hold(checker, b, 4, T0 + 4500);
+    expect(names(checker)).to.deep.equal(['live-lease-taken']);
+  });
+
+  it('duplicate-client-capture: a second process of one clientId takes the live first one\'s lease', () => {
+    const { checker } = world();
+    hold(checker, new Proc('a#1', 'a'), 1, T0);
+    hold(checker, new Proc('a#2', 'a'), 2, T0 + 100);
+    expect(names(checker)).to.deep.equal(['duplicate-client-capture']);
+  });
+
+  it('backlog-bound: one never-acked record, the next ones acked, one more than maxInFlightRecords delivered', () => {
+    const { checker, put } = world();
+    const a = new Proc('a#1');
+    for (let n = 1; n <= 5; n += 1) put(n);
+    hold(checker, a, 1, T0);
+    checker.delivered(a, 's0', SEQ(1), T0);
+    for (let n = 2; n <= 3; n += 1) checker.acked(checker.delivered(a, 's0', SEQ(n), T0), T0);
+    expect(names(checker)).to.deep.equal([]);
+    checker.delivered(a, 's0', SEQ(4), T0);
+    expect(names(checker)).to.deep.equal(['backlog-bound']);
+  });
+
+  it('graceful-redelivery: a record acked before a release is delivered to the next owner; not one acked after', () => {
+    const { checker, put } = world();
+    const [a, b] = [new Proc('a#1'), new Proc('b#1')];
+    put(1);
+    put(2);
+    hold(checker, a, 1, T0);
+    const one = checker.delivered(a, 's0', SEQ(1), T0);
+    const two = checker.delivered(a, 's0', SEQ(2), T0);
+    checker.acked(two, T0 + 10);
+    checker.wrote(a, 's0', 'release', 1, undefined, false, T0 + 30, T0 + 20);
+    checker.acked(one, T0 + 25);
+    hold(checker, b, 2, T0 + 100);
+    checker.delivered(b, 's0', SEQ(1), T0 + 100);
+    expect(names(checker), 'acked after the release was built').to.deep.equal([]);
+    checker.delivered(b, 's0', SEQ(2), T0 + 100);
+    expect(names(checker)).to.deep.equal(['graceful-redelivery']);
+  });
+
+  it('committed-redelivery: the lease holder delivers a record under a committed checkpoint', () => {
+    const { checker, put } = world();
+    const [a, b] = [new Proc('a#1'), new Proc('b#1')];
+    put(1);
+    put(2);
+    hold(checker, a, 1, T0);
+    checker.acked(checker.delivered(a, 's0', SEQ(1), T0), T0);
+    checker.wrote(a, 's0', 'commit', 1, { type: 'position', sequence: BigInt(SEQ(1)) }, false, T0 + 10);
+    a.state = 'crashed';
+    hold(checker, b, 2, T0 + 5000);
+    checker.delivered(b, 's0', SEQ(2), T0 + 5000);
+    expect(names(checker)).to.deep.equal([]);
+    checker.delivered(b, 's0', SEQ(1), T0 + 5001);
+    expect(names(checker)).to.include('committed-redelivery');
+  });
+
+  it('order, first-delivery-order and parents-first', () => {
+    const { checker, put } = world();
+    checker.shardCreated('child', ['s0']);
+    checker.recordPut('child', SEQ(9), T0);
+    const a = new Proc('a#1');
+    for (let n = 1; n <= 3; n += 1) put(n);
+    hold(checker, a, 1, T0);
+    checker.delivered(a, 's0', SEQ(2), T0);
+    checker.delivered(a, 's0', SEQ(1), T0);
+    checker.captured(a, 'child', 1, T0);
+    checker.sessionOpened(a, 'child', 1, T0);
+    checker.delivered(a, 'child', SEQ(9), T0);
+    expect(names(checker)).to.deep.equal(['order', 'first-delivery-order', 'parents-first']);
+  });
+
+  it('zombie-emission: a fenced owner delivers two renewal intervals after its last write', () => {
+    const { checker, put } = world();
+    const [a, b] = [new Proc('a#1'), new Proc('b#1')];
+    put(1);
+    put(2);
+    hold(checker, a, 1, T0);
+    a.state = 'frozen';
+    hold(checker, b, 2, T0 + 3500);
+    a.state = 'running';
+    checker.delivered(a, 's0', SEQ(1), T0 + 1999);
+    expect(names(checker)).to.deep.equal([]);
+    checker.delivered(a, 's0', SEQ(2), T0 + 3600);
+    expect(names(checker)).to.deep.equal(['zombie-emission']);
+  });
+
+  it('lost-record: TRIM_HORIZON owes every record; LATEST only those after its first read', () => {
+    const trim = world();
+    trim.put(1);
+    trim.checker.checkNothingLost(T0);
+    expect(names(trim.checker)).to.deep.equal(['lost-record']);
+
+    const latest = world({ start: 'LATEST' });
+    latest.put(1);
+    latest.checker.iteratorIssued('s0', 1);
+    latest.checker.checkNothingLost(T0);
+    expect(names(latest.checker), 'a record before the first read').to.deep.equal([]);
+    latest.put(2);
+    latest.checker.checkNothingLost(T0);
+    expect(names(latest.checker)).to.deep.equal(['lost-record']);
+  });
+
+  it('unowned-shard: once calm, a readable shard without a live owner for longer than the bound', () => {
+    const { checker } = world();
+    const a = new Proc('a#1');
+    hold(checker, a, 1, T0);
+    a.state = 'crashed';
+    checker.calm(T0 + 1000);
+    checker.checkOwnership(T0 + 1000);
+    checker.checkOwnership(T0 + 11_000);
+    expect(names(checker)).to.deep.equal([]);
+    checker.checkOwnership(T0 + 11_001);
+    expect(names(checker)).to.deep.equal(['unowned-shard']);
+  });
+});

@@ -1,0 +1,270 @@
+// The schedule a simulation runs: the group's configuration and a list of commands, each after a
+// wait. Plain data, so fast-check can generate it from a seed and shrink it, and a failing one can
+// be printed and replayed. Indices (which client, which shard) are resolved against the world at
+// the moment the command runs, so any sublist of a schedule is still a valid schedule.
+import fc from 'fast-check';
+
+/** The kinds of trouble a run may contain; each can be switched on and off from the command line. */
+export const FAULT_KINDS = {
+  membership: 'clients join and leave gracefully (stop()) beyond the initial group',
+  crash: 'a client freezes for good (every call hangs, no timer runs) and may be restarted with its clientId',
+  pause: 'a client freezes for 0.5-4 lease TTLs, then resumes (a zombie)',
+  skew: "a client's wall clock is off by up to ±5 minutes (timers stay on the shared timeline)",
+  reset: "operator resets through the lease store, as the CLI does (forced or not, one shard or all)",
+  reshard: 'splits and merges of open shards',
+  fault: 'windows of transient faults on store and stream calls (before or after the call took effect)',
+  hang: 'windows of calls that never answer (before or after the call took effect)',
+  slow: 'handlers that ack each record only after a delay, one at a time per shard',
+  'ooo-ack': 'handlers that ack out of order (random delays)',
+  'never-ack': 'handlers that never ack one record (until the schedule calms)',
+  fail: "handlers whose pipeline errors (that Kinsumer stops; a new one with the same clientId starts later)",
+  latest: "groups that start at 'LATEST'",
+  timestamp: 'groups that start at a timestamp in the past',
+  'dup-id': 'two live Kinsumers with one clientId',
+} as const;
+
+export type FaultKind = keyof typeof FAULT_KINDS;
+export const ALL_KINDS = Object.keys(FAULT_KINDS) as FaultKind[];
+
+/** How a client's handler treats the records it receives. */
+export type HandlerSpec =
+  | { readonly mode: 'sync' }
+  | { readonly mode: 'slow'; readonly delayMs: number }
+  | { readonly mode: 'ooo'; readonly maxDelayMs: number }
+  | { readonly mode: 'never'; readonly nth: number }
+  | { readonly mode: 'fail'; readonly nth: number; readonly restartTenths: number };
+
+/** The group's timings (the same for every client, as in a real fleet). */
+export interface SimTimings {
+  readonly throttleDelayMs: number;
+  readonly commitFrequencyMs: number;
+  readonly shardCheckFrequencyMs: number;
+  readonly leaderActionFrequencyMs: number;
+  readonly leaseTtlMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly maxInFlightRecords: number;
+}
+
+export type StartKind = 'TRIM_HORIZON' | 'LATEST' | 'AT_TIMESTAMP';
+
+/** What the group looks like at the start. */
+export interface SimConfig {
+  /** Seeds every random choice inside the run (faults, jitter, producer keys). */
+  readonly rngSeed: number;
+  /** Clients started at time 0 (ids c0, c1, ...). */
+  readonly clients: number;
+  /** Open shards at the start. */
+  readonly shards: number;
+  readonly start: StartKind;
+  /** For AT_TIMESTAMP: how long before the start the timestamp lies. */
+  readonly startAgoMs: number;
+  /** Records in the stream before the start (half of them before the timestamp of an AT_TIMESTAMP group). */
+  readonly preRecords: number;
+  /** The steady producer's rate. */
+  readonly recordsPerSecond: number;
+  readonly timings: SimTimings;
+  /** Latency of every store call (the capture's read and write are that far apart). */
+  readonly storeLatencyMs: number;
+  /** Clock skew of the host of each client id c0..c9. */
+  readonly skewsMs: readonly number[];
+  /** Handlers of the initial clients. */
+  readonly handlers: readonly HandlerSpec[];
+}
+
+export type Command = { readonly waitTenths: number } & (
+  | { readonly type: 'produce'; readonly count: number }
+  | { readonly type: 'join'; readonly client: number; readonly handler: HandlerSpec }
+  | { readonly type: 'leave'; readonly client: number }
+  | { readonly type: 'crash'; readonly client: number }
+  | { readonly type: 'pause'; readonly client: number; readonly tenths: number }
+  | { readonly type: 'reset'; readonly shard: number | 'all'; readonly to: StartKind; readonly agoTenths: number; readonly force: boolean }
+  | { readonly type: 'split'; readonly shard: number }
+  | { readonly type: 'merge'; readonly shard: number }
+  | { readonly type: 'faults'; readonly client: number | 'all'; readonly percent: number; readonly tenths: number }
+  | { readonly type: 'hangs'; readonly client: number | 'all'; readonly percent: number; readonly tenths: number }
+);
+
+/** A whole run: configuration, then the commands in order. */
+export interface Schedule {
+  readonly config: SimConfig;
+  readonly commands: readonly Command[];
+}
+
+/** Client ids are c0..c9: a small pool, so joins meet restarts and duplicates. */
+export const CLIENT_POOL = 10;
+
+const SKEWS_MS = [1000, 5000, 20_000, 90_000, 300_000];
+
+function handlerArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<HandlerSpec> {
+  const options: fc.WeightedArbitrary<HandlerSpec>[] = [{ arbitrary: fc.constant({ mode: 'sync' as const }), weight: 4 }];
+  if (kinds.has('slow')) options.push({ arbitrary: fc.record({ mode: fc.constant('slow' as const), delayMs: fc.integer({ min: 10, max: 3000 }) }), weight: 1 });
+  if (kinds.has('ooo-ack')) options.push({ arbitrary: fc.record({ mode: fc.constant('ooo' as const), maxDelayMs: fc.integer({ min: 10, max: 2000 }) }), weight: 1 });
+  if (kinds.has('never-ack')) options.push({ arbitrary: fc.record({ mode: fc.constant('never' as const), nth: fc.integer({ min: 0, max: 60 }) }), weight: 1 });
+  if (kinds.has('fail')) {
+    options.push({
+      arbitrary: fc.record({ mode: fc.constant('fail' as const), nth: fc.integer({ min: 0, max: 200 }), restartTenths: fc.integer({ min: 0, max: 30 }) }),
+      weight: 1,
+    });
+  }
+  return fc.oneof(...options);
+}
+
+function timingsArb(): fc.Arbitrary<SimTimings> {
+  return fc.record({
+    shardCheck: fc.constantFrom(500, 1000, 2000),
+    ttlFactor: fc.integer({ min: 2, max: 6 }),
+    leaderFactor: fc.integer({ min: 1, max: 3 }),
+    commitFrequencyMs: fc.integer({ min: 50, max: 1000 }),
+    throttleDelayMs: fc.integer({ min: 200, max: 400 }),
+    shutdownTimeoutMs: fc.integer({ min: 2000, max: 10_000 }),
+    maxInFlightRecords: fc.integer({ min: 3, max: 100 }),
+  }).map((t) => {
+    const leaseTtlMs = t.shardCheck * t.ttlFactor;
+    return {
+      throttleDelayMs: t.throttleDelayMs,
+      commitFrequencyMs: Math.min(t.commitFrequencyMs, leaseTtlMs - 1),
+      shardCheckFrequencyMs: t.shardCheck,
+      leaderActionFrequencyMs: t.shardCheck * t.leaderFactor,
+      leaseTtlMs,
+      shutdownTimeoutMs: t.shutdownTimeoutMs,
+      maxInFlightRecords: t.maxInFlightRecords,
+    };
+  });
+}
+
+function startArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<StartKind> {
+  const starts: StartKind[] = ['TRIM_HORIZON'];
+  if (kinds.has('latest')) starts.push('LATEST');
+  if (kinds.has('timestamp')) starts.push('AT_TIMESTAMP');
+  return fc.constantFrom(...starts);
+}
+
+function skewArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<number> {
+  if (!kinds.has('skew')) return fc.constant(0);
+  return fc.oneof(
+    fc.constant(0),
+    fc.record({ size: fc.constantFrom(...SKEWS_MS), ahead: fc.boolean() }).map(({ size, ahead }) => (ahead ? size : -size)),
+  );
+}
+
+/** The group's configuration, for the enabled kinds. */
+export function configArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<SimConfig> {
+  return fc.record({
+    rngSeed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+    clients: fc.integer({ min: 1, max: 8 }),
+    shards: fc.integer({ min: 1, max: 32 }),
+    start: startArb(kinds),
+    startAgoMs: fc.integer({ min: 0, max: 60_000 }),
+    preRecords: fc.integer({ min: 0, max: 100 }),
+    recordsPerSecond: fc.integer({ min: 0, max: 50 }),
+    timings: timingsArb(),
+    storeLatencyMs: fc.integer({ min: 0, max: 20 }),
+    skewsMs: fc.array(skewArb(kinds), { minLength: CLIENT_POOL, maxLength: CLIENT_POOL }),
+    handlers: fc.array(handlerArb(kinds), { minLength: 8, maxLength: 8 }),
+  });
+}
+
+const clientArb = fc.integer({ min: 0, max: CLIENT_POOL - 1 });
+const shardArb = fc.integer({ min: 0, max: 63 });
+const waitArb = fc.integer({ min: 0, max: 20 });
+
+/** One command, for the enabled kinds (producing records is always possible). */
+export function commandArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<Command> {
+  const options: fc.WeightedArbitrary<Command>[] = [
+    { arbitrary: fc.record({ waitTenths: waitArb, type: fc.constant('produce' as const), count: fc.integer({ min: 1, max: 200 }) }), weight: 2 },
+  ];
+  const add = (weight: number, arbitrary: fc.Arbitrary<Command>) => options.push({ arbitrary, weight });
+  const joins = kinds.has('membership') || kinds.has('crash') || kinds.has('dup-id') || kinds.has('fail');
+  if (joins) add(3, fc.record({ waitTenths: waitArb, type: fc.constant('join' as const), client: clientArb, handler: handlerArb(kinds) }));
+  if (kinds.has('membership')) add(2, fc.record({ waitTenths: waitArb, type: fc.constant('leave' as const), client: clientArb }));
+  if (kinds.has('crash')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('crash' as const), client: clientArb }));
+  if (kinds.has('pause')) add(2, fc.record({ waitTenths: waitArb, type: fc.constant('pause' as const), client: clientArb, tenths: fc.integer({ min: 5, max: 40 }) }));
+  if (kinds.has('reset')) {
+    add(2, fc.record({
+      waitTenths: waitArb,
+      type: fc.constant('reset' as const),
+      shard: fc.oneof(fc.constant('all' as const), shardArb),
+      to: fc.constantFrom<StartKind>('TRIM_HORIZON', 'LATEST', 'AT_TIMESTAMP'),
+      agoTenths: fc.integer({ min: 0, max: 100 }),
+      force: fc.boolean(),
+    }));
+  }
+  if (kinds.has('reshard')) {
+    add(1, fc.record({ waitTenths: waitArb, type: fc.constant('split' as const), shard: shardArb }));
+    add(1, fc.record({ waitTenths: waitArb, type: fc.constant('merge' as const), shard: shardArb }));
+  }
+  const target = fc.oneof(fc.constant('all' as const), clientArb);
+  if (kinds.has('fault')) {
+    add(2, fc.record({ waitTenths: waitArb, type: fc.constant('faults' as const), client: target, percent: fc.integer({ min: 1, max: 50 }), tenths: fc.integer({ min: 1, max: 40 }) }));
+  }
+  if (kinds.has('hang')) {
+    add(1, fc.record({ waitTenths: waitArb, type: fc.constant('hangs' as const), client: target, percent: fc.integer({ min: 1, max: 10 }), tenths: fc.integer({ min: 1, max: 20 }) }));
+  }
+  return fc.oneof(...options);
+}
+
+/** A whole schedule of at most `maxCommands` commands. */
+export function scheduleArb(kinds: ReadonlySet<FaultKind>, maxCommands: number): fc.Arbitrary<Schedule> {
+  return fc.record({
+    config: configArb(kinds),
+    commands: fc.array(commandArb(kinds), { minLength: 0, maxLength: maxCommands }),
+  });
+}
+
+function handlerText(handler: HandlerSpec): string {
+  switch (handler.mode) {
+    case 'sync': return 'acks at once';
+    case 'slow': return `acks each after ${handler.delayMs} ms, one at a time per shard`;
+    case 'ooo': return `acks out of order (0-${handler.maxDelayMs} ms)`;
+    case 'never': return `never acks its record #${handler.nth}`;
+    case 'fail': return `errors at its record #${handler.nth}, restarted ${handler.restartTenths / 10} TTL later`;
+  }
+}
+
+/** One line per command, with its time offset, for a human reading a failure. */
+export function describeSchedule(schedule: Schedule): string[] {
+  const { config } = schedule;
+  const t = config.timings;
+  const lines = [
+    `group: ${config.clients} clients, ${config.shards} shards, start ${config.start}${config.start === 'AT_TIMESTAMP' ? ` (${config.startAgoMs} ms ago)` : ''}, `
+    + `${config.preRecords} records before, ${config.recordsPerSecond} records/s, store latency ${config.storeLatencyMs} ms, rngSeed ${config.rngSeed}`,
+    `timings: throttle ${t.throttleDelayMs}, commit ${t.commitFrequencyMs}, shard check ${t.shardCheckFrequencyMs}, leader ${t.leaderActionFrequencyMs}, `
+    + `TTL ${t.leaseTtlMs}, shutdown ${t.shutdownTimeoutMs} ms; maxInFlightRecords ${t.maxInFlightRecords}`,
+  ];
+  // Only the ids that can run: the initial clients and the ones joins name.
+  const used = new Set([...Array.from({ length: config.clients }, (_, i) => i), ...schedule.commands.flatMap((c) => (c.type === 'join' ? [c.client] : []))]);
+  const skews = config.skewsMs.map((s, i) => (s === 0 || !used.has(i) ? '' : `c${i} ${s > 0 ? '+' : ''}${s / 1000} s`)).filter((s) => s !== '');
+  if (skews.length > 0) lines.push(`clock skew: ${skews.join(', ')}`);
+  for (let i = 0; i < config.clients; i += 1) {
+    const handler = config.handlers[i] ?? { mode: 'sync' };
+    if (handler.mode !== 'sync') lines.push(`c${i}: ${handlerText(handler)}`);
+  }
+  let tenths = 0;
+  for (const command of schedule.commands) {
+    tenths += command.waitTenths;
+    lines.push(`+${(tenths / 10).toFixed(1)} TTL  ${commandText(command)}`);
+  }
+  return lines;
+}
+
+function clientText(client: number | 'all'): string {
+  return client === 'all' ? 'every client' : `c${client}`;
+}
+
+function commandText(command: Command): string {
+  switch (command.type) {
+    case 'produce': return `produce ${command.count} records`;
+    case 'join': return `join c${command.client} (${handlerText(command.handler)})`;
+    case 'leave': return `c${command.client} leaves (stop())`;
+    case 'crash': return `c${command.client} crashes`;
+    case 'pause': return `c${command.client} freezes for ${command.tenths / 10} TTL`;
+    case 'reset': {
+      const to = command.to === 'AT_TIMESTAMP' ? `AT_TIMESTAMP ${command.agoTenths / 10} TTL ago` : command.to;
+      return `operator resets ${command.shard === 'all' ? 'every shard' : `shard #${command.shard}`} to ${to}${command.force ? ' --force' : ''}`;
+    }
+    case 'split': return `split open shard #${command.shard}`;
+    case 'merge': return `merge open shard #${command.shard} with its neighbour`;
+    case 'faults': return `${command.percent}% transient faults on ${clientText(command.client)} for ${command.tenths / 10} TTL`;
+    case 'hangs': return `${command.percent}% hung calls on ${clientText(command.client)} for ${command.tenths / 10} TTL`;
+  }
+}

@@ -1,0 +1,334 @@
+// The simulated world of one run: the stream, the three tables, the producer, the operator and the
+// fleet of processes, all on one virtual timeline. It applies the schedule's commands and, once
+// they are done, calms everything down and lets the group recover before the final checks.
+import { type Observable, lastValueFrom } from 'rxjs';
+import type { StoredCheckpoint } from '../../src/ports.js';
+import { MemoryCoordinationTables } from '../../src/testing/memory-coordination.js';
+import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
+import { MemoryStream } from '../../src/testing/memory-stream.js';
+import { seededRandom } from '../support/seeded-random.js';
+import { type CheckerSettings, InvariantChecker } from './checker.js';
+import { FaultPlan } from './faults.js';
+import { SimProcess, describeError, observedCheckpoint } from './process.js';
+import { CLIENT_POOL, type Command, type FaultKind, type HandlerSpec, type SimConfig } from './schedule.js';
+import { SimScheduler } from './sim-scheduler.js';
+
+/** Virtual time of the group's start (any fixed date: runs must not depend on the wall clock). */
+export const START_MS = 1_764_000_000_000;
+/** The stream exists this long before the start, so records can arrive before an AT_TIMESTAMP start. */
+const PRELUDE_MS = 61_000;
+const PRODUCER_TICK_MS = 100;
+/** The longest backoff of a retried call (DEFAULT_BACKOFF.maxMs): a fault just before calm may delay a renewal this long. */
+const MAX_BACKOFF_MS = 10_000;
+/** The longest the calm phase waits for a slow group to read everything. */
+const MAX_CALM_MS = 3_600_000;
+/** The client id the CLI's lease store uses for resets. */
+const OPERATOR_ID = 'kinsumer-cli';
+
+/** Ways to break the world on purpose, to prove the checker fails a broken group. */
+export type Sabotage = 'drop-record' | 'ignore-fence';
+
+export interface WorldOptions {
+  readonly kinds: ReadonlySet<FaultKind>;
+  readonly sabotage?: Sabotage;
+}
+
+/**
+ * How long a readable shard may stay without a live owner once the schedule has calmed: an owner
+ * that crashed just before expires after one TTL; its client row too, and the survivors' next
+ * check (at most one shard check) reassigns; a capture poll follows. A new child shard waits for
+ * the leader's list refresh; a hand-off for the drain; a renewal delayed by a fault's backoff for
+ * the longest backoff. Generous on purpose: this bounds a hand-off, it does not time it.
+ */
+export function ownershipBoundMs(config: SimConfig): number {
+  const t = config.timings;
+  const drainMs = 0.75 * Math.min(t.shutdownTimeoutMs, t.leaseTtlMs);
+  return 2 * t.leaseTtlMs + 2 * t.shardCheckFrequencyMs + t.leaderActionFrequencyMs + 4 * t.throttleDelayMs + drainMs + MAX_BACKOFF_MS;
+}
+
+/** The group, its stream, its tables and the checker watching them. */
+export class World {
+  readonly scheduler = new SimScheduler(START_MS - PRELUDE_MS);
+  readonly stream: MemoryStream;
+  readonly checkpoints = new MemoryCheckpointTable();
+  readonly coordination = new MemoryCoordinationTables();
+  readonly checker: InvariantChecker;
+  readonly faults: FaultPlan;
+  readonly processes: SimProcess[] = [];
+  readonly random: () => number;
+  /** Operator resets refused because a lease was held (as the CLI refuses). */
+  refusedResets = 0;
+  /** What each command did, resolved against the world (`12.300 s: c1#1 freezes for 1300 ms`). */
+  readonly log: string[] = [];
+  readonly #incarnations = new Map<number, number>();
+  readonly #operator: MemoryLeaseStore;
+  readonly #startTimestampMs: number;
+  #produced = 0;
+  #producing = true;
+  #dropped: string | undefined;
+
+  constructor(readonly config: SimConfig, readonly options: WorldOptions) {
+    this.random = seededRandom(config.rngSeed);
+    const t = config.timings;
+    const now = () => this.scheduler.now();
+    this.stream = new MemoryStream({ shardCount: config.shards, clock: now });
+    this.faults = new FaultPlan(this.random, now);
+    this.#startTimestampMs = START_MS - config.startAgoMs;
+    const settings: CheckerSettings = {
+      startMs: START_MS,
+      leaseTtlMs: t.leaseTtlMs,
+      renewIntervalMs: Math.max(1, Math.floor(t.leaseTtlMs / 3)),
+      maxInFlightRecords: t.maxInFlightRecords,
+      start: config.start,
+      startTimestampMs: this.#startTimestampMs,
+      ownershipBoundMs: ownershipBoundMs(config),
+    };
+    this.checker = new InvariantChecker(settings);
+    for (const shardId of this.stream.shardIds()) this.checker.shardCreated(shardId, []);
+    this.#operator = new MemoryLeaseStore({ clientId: OPERATOR_ID, clientName: OPERATOR_ID, leaseTtlMs: t.leaseTtlMs, now, table: this.checkpoints });
+  }
+
+  /** Records before the start (some before an AT_TIMESTAMP start), the initial clients, the producer. */
+  async start(): Promise<void> {
+    const { config } = this;
+    const early = Math.floor(config.preRecords / 2);
+    this.produce(early);
+    await this.scheduler.runUntil(Math.max(this.scheduler.now() + 1, this.#startTimestampMs + 1));
+    this.produce(config.preRecords - early);
+    await this.scheduler.runUntil(START_MS);
+    for (let i = 0; i < config.clients; i += 1) this.#startProcess(i, config.handlers[i] ?? { mode: 'sync' });
+    const tick = () => {
+      if (!this.#producing) return;
+      const expected = (config.recordsPerSecond * PRODUCER_TICK_MS) / 1000;
+      const count = Math.floor(expected) + (this.random() < expected % 1 ? 1 : 0);
+      if (count > 0) this.produce(count);
+    };
+    this.scheduler.schedule(function () {
+      tick();
+      this.schedule(undefined, PRODUCER_TICK_MS);
+    }, PRODUCER_TICK_MS);
+  }
+
+  /** Moves virtual time on, checking ownership after every step once calm. */
+  advance(ms: number): Promise<void> {
+    return this.scheduler.runUntil(this.scheduler.now() + ms, () => this.checker.checkOwnership(this.scheduler.now()));
+  }
+
+  async apply(command: Command): Promise<void> {
+    const ttl = this.config.timings.leaseTtlMs;
+    switch (command.type) {
+      case 'produce':
+        this.produce(command.count);
+        return;
+      case 'join':
+        this.#join(command.client, command.handler);
+        return;
+      case 'leave': {
+        const process = this.#pick(command.client, (p) => p.status() === 'running');
+        this.#note(process === undefined ? 'leave: no running process' : `${process.label} stops`);
+        void process?.stop();
+        return;
+      }
+      case 'crash': {
+        const process = this.#pick(command.client, (p) => p.alive);
+        this.#note(process === undefined ? 'crash: no live process' : `${process.label} crashes`);
+        process?.crash();
+        return;
+      }
+      case 'pause': {
+        const process = this.#pick(command.client, (p) => p.status() === 'running' || p.status() === 'stopping');
+        const ms = (command.tenths * ttl) / 10;
+        this.#note(process === undefined ? 'pause: no running process' : `${process.label} freezes for ${ms} ms`);
+        if (process === undefined) return;
+        process.freeze();
+        this.scheduler.schedule(() => process.thaw(), ms);
+        return;
+      }
+      case 'reset':
+        await this.#reset(command.shard, command.to, command.agoTenths, command.force);
+        return;
+      case 'split': {
+        const open = this.stream.openShardIds();
+        const parent = open[command.shard % open.length];
+        if (parent === undefined || this.stream.shardIds().length > 200) return;
+        const children = this.stream.split(parent);
+        for (const child of children) this.checker.shardCreated(child, [parent]);
+        this.#note(`${parent} splits into ${children.join(', ')}`);
+        return;
+      }
+      case 'merge':
+        this.#merge(command.shard);
+        return;
+      case 'faults':
+      case 'hangs':
+        this.faults.open(command.client === 'all' ? 'all' : `c${command.client}`, command.type === 'faults' ? 'fault' : 'hang', command.percent, (command.tenths * ttl) / 10);
+        return;
+    }
+  }
+
+  /**
+   * The schedule is over: faults stop, frozen processes resume (crashed ones stay dead),
+   * handlers ack everything, at least one process runs. Then the group has until the
+   * ownership bound to own every shard, and a while longer to read everything.
+   */
+  async calm(): Promise<void> {
+    this.#note('the schedule calms');
+    this.faults.clear();
+    for (const process of this.processes) process.thaw();
+    for (const process of this.processes) if (process.alive) process.calm();
+    if (!this.processes.some((p) => p.status() === 'running')) {
+      const free = Array.from({ length: CLIENT_POOL }, (_, i) => i).find((i) => !this.#aliveOf(i).length) ?? 0;
+      this.#startProcess(free, { mode: 'sync' });
+    }
+    const calmedAt = this.scheduler.now();
+    this.checker.calm(calmedAt);
+    const ttl = this.config.timings.leaseTtlMs;
+    const bound = ownershipBoundMs(this.config);
+    // Read until nothing is owed; a slow group (small maxInFlightRecords, fast producer) may take
+    // long, so only a stall (nothing owed got acked for a whole bound) or an hour ends the wait early.
+    let owed = Number.POSITIVE_INFINITY;
+    let progressAt = calmedAt;
+    for (;;) {
+      await this.advance(ttl);
+      const now = this.scheduler.now();
+      const elapsed = now - calmedAt;
+      // The producer goes on while the group recovers, then stops so the group can finish reading.
+      if (elapsed >= bound) this.#producing = false;
+      if (elapsed < bound + ttl) continue;
+      const left = [...this.checker.missing().values()].reduce((sum, seqs) => sum + seqs.length, 0);
+      if (left < owed) {
+        owed = left;
+        progressAt = now;
+      }
+      if (left === 0 || now - progressAt > bound + ttl || elapsed > MAX_CALM_MS) break;
+    }
+    this.checker.checkBalance(this.scheduler.now(), this.processes.filter((p) => p.status() === 'running'));
+    this.checker.checkNothingLost(this.scheduler.now());
+  }
+
+  /** Puts `count` records with random partition keys. */
+  produce(count: number): void {
+    if (count <= 0) return;
+    const inputs = Array.from({ length: count }, () => {
+      this.#produced += 1;
+      return { partitionKey: `k${Math.floor(this.random() * 1_000_000)}`, data: `r${this.#produced}` };
+    });
+    const now = this.scheduler.now();
+    for (const result of this.stream.putRecords(inputs)) this.checker.recordPut(result.shardId, result.sequenceNumber, now);
+  }
+
+  /** The one record the 'drop-record' sabotage hides from every reader. */
+  dropped(seq: string): boolean {
+    if (this.options.sabotage !== 'drop-record') return false;
+    this.#dropped ??= seq;
+    return this.#dropped === seq;
+  }
+
+  #note(text: string): void {
+    this.log.push(`${((this.scheduler.now() - START_MS) / 1000).toFixed(3)} s: ${text}`);
+  }
+
+  #join(client: number, handler: HandlerSpec): void {
+    const duplicates = this.options.kinds.has('dup-id');
+    // Without duplicates, a join of a live id goes to the next id with no live process.
+    const id = duplicates ? client : Array.from({ length: CLIENT_POOL }, (_, k) => (client + k) % CLIENT_POOL).find((i) => this.#aliveOf(i).length === 0);
+    if (id !== undefined) this.#startProcess(id, handler);
+  }
+
+  #startProcess(client: number, handler: HandlerSpec): SimProcess {
+    const incarnation = (this.#incarnations.get(client) ?? 0) + 1;
+    this.#incarnations.set(client, incarnation);
+    const process = new SimProcess(`c${client}#${incarnation}`, `c${client}`, this.config.skewsMs[client] ?? 0, handler, {
+      scheduler: this.scheduler,
+      stream: this.stream,
+      checkpoints: this.checkpoints,
+      coordination: this.coordination,
+      checker: this.checker,
+      faults: this.faults,
+      config: this.config,
+      random: seededRandom(Math.floor(this.random() * 2 ** 32)),
+      startTimestampMs: this.#startTimestampMs,
+      sabotage: this.options.sabotage,
+      hidden: (seq) => this.dropped(seq),
+      hasTwin: (process) => this.processes.some((p) => p !== process && p.clientId === process.clientId && p.alive),
+      onFailed: (failed, byHandler) => this.#restartLater(client, failed, byHandler),
+    });
+    this.processes.push(process);
+    this.#note(`${process.label} starts${process.skewMs === 0 ? '' : ` (clock ${process.skewMs > 0 ? '+' : ''}${process.skewMs / 1000} s)`}`);
+    return process;
+  }
+
+  /** A failed process's supervisor starts a new one with the same clientId, once the old one is gone (unless duplicates are allowed). */
+  #restartLater(client: number, failed: SimProcess, byHandler: boolean): void {
+    const t = this.config.timings;
+    const handler = failed.handlerSpec;
+    const delayMs = byHandler && handler.mode === 'fail' ? (handler.restartTenths * t.leaseTtlMs) / 10 : t.leaseTtlMs;
+    const attempt = (): boolean => {
+      if (!this.options.kinds.has('dup-id') && this.#aliveOf(client).length > 0) return false;
+      this.#startProcess(client, { mode: 'sync' });
+      return true;
+    };
+    this.scheduler.schedule(function () {
+      if (!attempt()) this.schedule(undefined, PRODUCER_TICK_MS);
+    }, delayMs);
+  }
+
+  #aliveOf(client: number): SimProcess[] {
+    return this.processes.filter((p) => p.clientId === `c${client}` && p.alive);
+  }
+
+  /** The `index`-th (modulo) of the processes that match, in label order. */
+  #pick(index: number, matches: (process: SimProcess) => boolean): SimProcess | undefined {
+    const candidates = this.processes.filter(matches).sort((a, b) => (a.label < b.label ? -1 : 1));
+    return candidates[index % Math.max(1, candidates.length)];
+  }
+
+  #merge(index: number): void {
+    const shards = syncValue(this.stream.listShards()).filter((s) => s.open);
+    const a = shards[index % Math.max(1, shards.length)];
+    if (a === undefined) return;
+    const b = shards.find((s) => BigInt(s.startingHashKey) === BigInt(a.endingHashKey) + 1n)
+      ?? shards.find((s) => BigInt(s.endingHashKey) + 1n === BigInt(a.startingHashKey));
+    if (b === undefined || this.stream.shardIds().length > 200) return;
+    const child = this.stream.merge(a.shardId, b.shardId);
+    this.checker.shardCreated(child, [a.shardId, b.shardId]);
+    this.#note(`${a.shardId} and ${b.shardId} merge into ${child}`);
+  }
+
+  /** What `kinsumer reset` does: refuse while a live owner holds a target (unless forced), then reset each. */
+  async #reset(target: number | 'all', to: 'LATEST' | 'TRIM_HORIZON' | 'AT_TIMESTAMP', agoTenths: number, force: boolean): Promise<void> {
+    const now = this.scheduler.now();
+    const ttl = this.config.timings.leaseTtlMs;
+    const all = this.stream.shardIds();
+    const targets = target === 'all' ? all : [all[target % all.length] as string];
+    const checkpoint: StoredCheckpoint = to === 'AT_TIMESTAMP' ? { type: 'AT_TIMESTAMP', timestamp: new Date(now - (agoTenths * ttl) / 10) } : { type: to };
+    const rows = await lastValueFrom(this.#operator.readMany(targets), { defaultValue: [] });
+    const cutoffNs = BigInt(now - ttl) * 1_000_000n;
+    const held = rows.filter((row) => row.ownerId !== undefined && row.lastUpdateNs !== undefined && row.lastUpdateNs > cutoffNs);
+    if (held.length > 0 && !force) {
+      this.refusedResets += 1;
+      this.#note(`reset of ${targets.length} shards refused: ${held.length} leased by live clients`);
+      return;
+    }
+    this.#note(`operator resets ${targets.join(', ')} to ${to}${force ? ' --force' : ''}`);
+    for (const shardId of targets) {
+      try {
+        await lastValueFrom(this.#operator.resetCheckpoint(shardId, checkpoint, { force }), { defaultValue: undefined });
+      } catch (error) {
+        // Captured between the check and the write: the CLI reports it and goes on.
+        if (error instanceof Error && error.name === 'LeaseHeldError') continue;
+        this.checker.libraryError(now, `operator reset of ${shardId}: ${describeError(error)}`);
+        continue;
+      }
+      this.checker.reset(shardId, observedCheckpoint(checkpoint), this.checkpoints.row(shardId)?.finished ?? false);
+    }
+  }
+}
+
+/** The value of an Observable that answers synchronously (the in-memory stream's). */
+function syncValue<T>(source: Observable<T>): T {
+  let value: T | undefined;
+  source.subscribe({ next: (v) => { value = v; } });
+  if (value === undefined) throw new Error('expected a synchronous answer');
+  return value;
+}
