@@ -54,10 +54,31 @@ describe('lean GetRecords (the deserialize middleware)', () => {
     }
   });
 
+  it('a body of several chunks that is not the answer expected reaches the SDK as bytes of its own, untouched by the next answer', async () => {
+    // Bodies of several chunks are put together in a buffer reused from answer to answer.
+    const text = '{"Records": "not a list", "padding": "' + 'x'.repeat(2000) + '"}';
+    const bytes = Buffer.from(text);
+    const first = await through({ statusCode: 200, headers: {}, body: Readable.from([bytes.subarray(0, 10), bytes.subarray(10)]) });
+    const next = json({ ...answer, NextShardIterator: 'B'.repeat(300) });
+    const second = await through({ statusCode: 200, headers: {}, body: Readable.from([next.subarray(0, 5), next.subarray(5)]) });
+    expect(Buffer.from(first.sdkBody as Uint8Array).toString()).to.equal(text);
+    expect([first.page, second.page?.nextShardIterator]).to.deep.equal([undefined, 'B'.repeat(300)]);
+  });
+
   it('leaves a CBOR answer to the SDK', async () => {
     const body = Readable.from([Buffer.from([0xa0])]);
     const { sdkBody, page } = await through({ statusCode: 200, headers: { 'content-type': 'application/x-amz-cbor-1.1' }, body });
     expect([sdkBody === body, page]).to.deep.equal([true, undefined]);
+  });
+
+  it('reads text outside ASCII (raw UTF-8 in the body) exactly as UTF-8, and an ASCII body to the same text', () => {
+    // The body is decoded the cheap way when it is all ASCII; one byte outside it must take the UTF-8 way.
+    const keys = ['ключ', '🔑 key', 'ü', 'plain', 'é'.repeat(3000)];
+    const body = json({ Records: keys.map((key, i) => ({ SequenceNumber: `${100 + i}`, ApproximateArrivalTimestamp: 1, Data: '', PartitionKey: key })) });
+    expect(decodeGetRecords(body)?.records.map((r) => r.partitionKey)).to.deep.equal(keys);
+    // All ASCII, with a JSON escape for a character outside it: the text JSON.parse makes of it.
+    const ascii = Buffer.from('{"Records":[{"SequenceNumber":"1","ApproximateArrivalTimestamp":1,"Data":"aGk=","PartitionKey":"k\\u00fc"}]}');
+    expect(decodeGetRecords(ascii)?.records.map((r) => [r.partitionKey, r.dataBase64])).to.deep.equal([['k\u00fc', 'aGk=']]);
   });
 
   it('names the children at the end of a closed shard, and none when the list is empty', () => {
