@@ -7,9 +7,9 @@
 //
 //   npx tsx bench/overhead.ts [--quick]
 //
-// Kinsumer reads a shard at most 5 times a second (10,000 records a call): the stream has 32
-// shards so that this cap (1.6 M records/s) stays far above what one core can process, and the
-// figure measures CPU, not the cap. Rates are medians of alternating rounds.
+// Kinsumer reads a shard at most 5 times a second (10,000 records a call): the stream has 64
+// shards so that this cap (3.2 M records/s) stays above what one core can process (32 shards,
+// 1.6 M/s, was nearly reached once the record path was lean), and the figure measures CPU, not the cap. Rates are medians of alternating rounds.
 import { type Observable, type OperatorFunction, Subject, concatMap, firstValueFrom, mergeMap } from 'rxjs';
 import type { KinsumerRecord } from '../src/types.js';
 import { type Figure, type Metric, type RunOptions, cpuMsSince, log, main, median, nowMs, round, sleep } from './support/harness.js';
@@ -26,8 +26,8 @@ interface Settings {
 
 function settingsFor(options: RunOptions): Settings {
   if (options.tiny === true) return { shards: 4, sizes: [100], rounds: 1, warmupMs: 150, trialMs: 250 };
-  if (options.quick) return { shards: 32, sizes: [100, 1024], rounds: Number(process.env.R ?? 1), warmupMs: 500, trialMs: Number(process.env.T ?? 1000) };
-  return { shards: 32, sizes: [100, 1024], rounds: 3, warmupMs: 1500, trialMs: 3000 };
+  if (options.quick) return { shards: 64, sizes: [100, 1024], rounds: Number(process.env.R ?? 1), warmupMs: 500, trialMs: Number(process.env.T ?? 1000) };
+  return { shards: 64, sizes: [100, 1024], rounds: 3, warmupMs: 1500, trialMs: 3000 };
 }
 
 /** What every consumer does with a record: read its bytes and its sequence number. */
@@ -171,6 +171,7 @@ export const overhead: Figure = {
     const settings = settingsFor(options);
     const metrics: Metric[] = [];
     const details: Record<string, unknown> = {};
+    const keyed: Record<string, number> = {};
     for (const size of settings.sizes) {
       const stream = new SyntheticStream({ shardCount: settings.shards, recordBytes: size });
       const trials = new Map<Variant, Trial[]>(VARIANTS.map((v) => [v, []]));
@@ -206,6 +207,23 @@ export const overhead: Figure = {
           ratio: round(rateOf(variant) / rateOf(matched)),
         });
       }
+      const library = cpuPerRecordUs('kinsumer subscribe') - cpuPerRecordUs('bare');
+      metrics.push({
+        name: `${size} B: CPU per record, kinsumer subscribe + ack`,
+        value: round(cpuPerRecordUs('kinsumer subscribe')),
+        unit: 'µs',
+        baseline: { name: 'bare loop', value: round(cpuPerRecordUs('bare')), unit: 'µs' },
+        ratio: round(cpuPerRecordUs('kinsumer subscribe') / cpuPerRecordUs('bare')),
+        note: 'process CPU (all threads, GC included) per record',
+      });
+      metrics.push({
+        name: `${size} B: library time per record (CPU of subscribe + ack minus the bare loop's)`,
+        value: round(library),
+        unit: 'µs',
+        target: '<= 0.5 µs',
+        met: library <= 0.5,
+      });
+      if (size === 100) keyed['overhead.libraryMicrosPerRecord'] = round(library);
       metrics.push({
         name: `${size} B: CPU per record, kinsumer concatMap`,
         value: round(cpuPerRecordUs('kinsumer concatMap')),
@@ -225,7 +243,9 @@ export const overhead: Figure = {
     return {
       settings: { ...settings, recordsPerPage: 10_000, kinsumerOptions: 'defaults (throttleDelayMs 250, commitFrequencyMs 1000, maxInFlightRecords 10000)' },
       metrics,
+      keyed,
       notes: [
+        'Library time is the CPU per record of records$ + ack() (subscribe variant) minus the bare loop\'s, both over the same in-memory port (summary key overhead.libraryMicrosPerRecord: the 100 B figure).',
         'Single process, one JavaScript thread; GC runs on helper threads too (process CPU per record counts them).',
         'Every page is made fresh for each call (new record objects, a copy of the payload, a Date per record), the same for the baseline and the library.',
         `Kinsumer's cap here is ${settings.shards} shards x 5 calls/s x 10,000 records; details give the calls per shard per second actually made (below 5: CPU-bound, not cap-bound).`,

@@ -21,6 +21,7 @@ const RUNNER = join(HERE, 'support', 'run-figure.ts');
 const FIGURES: ReadonlyArray<{ readonly name: string; readonly file: string; readonly optional?: boolean }> = [
   { name: 'overhead', file: 'overhead.ts' },
   { name: 'kinesis', file: 'kinesis.ts' },
+  { name: 'cpu', file: 'cpu.ts' },
   { name: 'memory', file: 'memory.ts' },
   { name: 'failover', file: 'failover.ts' },
   { name: 'dynamo-cost', file: 'dynamo-cost.ts' },

@@ -2,12 +2,13 @@
 // feeds it acks and asks it what to write; tests drive it directly.
 import { capAckedRanges } from './acked-ranges.js';
 import type { AckedRange, CheckpointWrite, StoredCheckpoint } from './ports.js';
-import { comparePositions, isSequenceNumber, type Position } from './sequence-number.js';
+import { comparePositions, compareSequenceKeys, type Position, sequenceKey } from './sequence-number.js';
 
-/** A record registered with {@link CheckpointState.track}; the record keeps it so its ack costs O(1). */
-export interface TrackedRecord {
-  readonly position: Position;
-}
+/**
+ * A record registered with {@link CheckpointState.track}: a ticket, the record's place in the
+ * shard's tracking order. The record keeps it, so its ack costs O(1) and makes nothing.
+ */
+export type TrackedRecord = number;
 
 /** What a commit (or release) should write, snapshotted from the state before the write starts. */
 export interface CommitDecision {
@@ -21,24 +22,30 @@ export interface CommitDecision {
 // A plain record stands for its whole aggregate, so it sorts after every sub-record (as in comparePositions).
 const WHOLE = Number.POSITIVE_INFINITY;
 
-class Entry implements TrackedRecord {
-  acked = false;
+// A sequence number is checked in full when its prefix (all but these last digits) differs from
+// the last one checked; the next records of a shard usually share it (see CheckpointState#follows).
+const BLOCK_DIGITS = 16;
+const NINES = '9'.repeat(BLOCK_DIGITS);
 
-  constructor(readonly position: Position, readonly sequence: bigint, readonly sub: number) {}
-}
-
-function compare(aSequence: bigint, aSub: number, bSequence: bigint, bSub: number): number {
-  if (aSequence !== bSequence) return aSequence < bSequence ? -1 : 1;
+// Sequence numbers as canonical digits (sequenceKey): ordered by length, then as text, exactly as BigInt would.
+function compare(aSequence: string, aSub: number, bSequence: string, bSub: number): number {
+  const bySequence = compareSequenceKeys(aSequence, bSequence);
+  if (bySequence !== 0) return bySequence;
   return aSub < bSub ? -1 : aSub > bSub ? 1 : 0;
 }
 
-/** A range a previous owner acked, with its ends as numbers. */
+/** A range a previous owner acked, with its ends as canonical digits. */
 interface Inherited {
   readonly range: AckedRange;
-  readonly fromSequence: bigint;
+  readonly fromSequence: string;
   readonly fromSub: number;
-  readonly toSequence: bigint;
+  readonly toSequence: string;
   readonly toSub: number;
+}
+
+/** A position as plain data, whatever object carried it (a delivered record is one). */
+function plainPosition({ sequenceNumber, subSequenceNumber }: Position): Position {
+  return subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
 }
 
 /**
@@ -51,19 +58,32 @@ interface Inherited {
  * ranges (§7.3); ranges a previous owner wrote are inherited: their records are {@link skip}ped.
  */
 export class CheckpointState {
-  #position: StoredCheckpoint | undefined;
-  // The position as numbers, so comparisons on the hot path parse no strings.
-  #sequence: bigint | undefined;
+  // The checkpoint to store while no record was acked under this lease (as captured, or the kept start).
+  #initial: StoredCheckpoint | undefined;
+  // The watermark: the last record acked together with every record before it (undefined: none yet),
+  // and its sequence number as canonical digits and sub-sequence number, for comparisons.
+  #watermark: Position | undefined;
+  #sequence: string | undefined;
   #sub = WHOLE;
+  // The watermark as a StoredCheckpoint, made when asked (once per write, not once per ack).
+  #stored: StoredCheckpoint | undefined;
   #version = 0;
   #committedVersion = 0;
   // The version a write must reach for the start given to the constructor to be stored (0: none to store).
   #startVersion = 0;
-  // Tracked records beyond the watermark, oldest first; entries before #head are already released.
-  #queue: (Entry | undefined)[] = [];
+  // Tracked records beyond the watermark, oldest first, and whether each is acked; entries before
+  // #head are released. The ticket of #queue[i] is #offset + i.
+  #queue: (Position | undefined)[] = [];
+  #acked: boolean[] = [];
   #head = 0;
+  #offset = 0;
   #unacked = 0;
-  #lastTracked: Entry | undefined;
+  // The last record tracked (or skipped): its position, canonical sequence number and sub-sequence number.
+  #last: Position | undefined;
+  #lastSequence = '';
+  #lastSub = WHOLE;
+  // The highest sequence number sharing the last fully checked one's prefix (see #follows).
+  #ceiling = '';
   #finished = false;
   #final: Position | undefined;
   #finishedWritten = false;
@@ -79,16 +99,19 @@ export class CheckpointState {
    * @param options.finished the row is `Finished` already: it is never written again.
    * @param options.acked the ranges stored with `initial` (acked by a previous owner): their records
    * are skipped, and written again until the watermark passes them.
+   * @throws RangeError when `initial` is a position that is not a sequence number.
    */
   constructor(initial: StoredCheckpoint | undefined, options: {
     readonly start?: StoredCheckpoint | undefined; readonly finished?: boolean; readonly acked?: readonly AckedRange[] | undefined;
   } = {}) {
     const { start, finished = false, acked = [] } = options;
     this.#finishedWritten = finished;
-    this.#position = initial;
-    if (initial?.type === 'position') this.#cache(initial.position);
-    else if (start !== undefined && !sameStart(start, initial)) {
-      this.#position = start;
+    this.#initial = initial;
+    if (initial?.type === 'position') {
+      this.#sequence = keyOf(initial.position);
+      this.#sub = initial.position.subSequenceNumber ?? WHOLE;
+    } else if (start !== undefined && !sameStart(start, initial)) {
+      this.#initial = start;
       this.#version = 1;
       this.#startVersion = 1;
     }
@@ -97,7 +120,9 @@ export class CheckpointState {
 
   /** The checkpoint to store: the watermark, or the initial checkpoint until something was acked. */
   get position(): StoredCheckpoint | undefined {
-    return this.#position;
+    if (this.#watermark === undefined) return this.#initial;
+    this.#stored ??= { type: 'position', position: plainPosition(this.#watermark) };
+    return this.#stored;
   }
 
   /** The position moved since the last successful write. */
@@ -127,7 +152,8 @@ export class CheckpointState {
   get finishable(): boolean {
     if (!this.#finished || this.pending > 0) return false;
     if (this.#final === undefined) return true;
-    return this.#position?.type === 'position' && comparePositions(this.#position.position, this.#final) === 0;
+    const position = this.position;
+    return position?.type === 'position' && comparePositions(position.position, this.#final) === 0;
   }
 
   /** Tracked records not yet acked. */
@@ -142,7 +168,8 @@ export class CheckpointState {
 
   /** The oldest record beyond the watermark (always unacked: it is what holds the watermark back); `undefined` when none. */
   get oldest(): Position | undefined {
-    return this.#queue[this.#head]?.position;
+    const oldest = this.#queue[this.#head];
+    return oldest === undefined ? undefined : plainPosition(oldest);
   }
 
   /**
@@ -153,44 +180,65 @@ export class CheckpointState {
    * next owner never begins before what this one delivered. Returns `true` when it changed the start.
    */
   narrowStart(first: Position, arrivedAt: Date): boolean {
-    if (this.#lastTracked !== undefined || this.#position?.type !== 'AT_TIMESTAMP') return false;
+    if (this.#last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
     const after = { sequenceNumber: (BigInt(first.sequenceNumber) - 1n).toString() };
-    const current = this.#position;
+    const current = this.#initial;
     if (current.timestamp.getTime() === arrivedAt.getTime() && current.after?.sequenceNumber === after.sequenceNumber) return false;
-    this.#position = { type: 'AT_TIMESTAMP', timestamp: arrivedAt, after };
+    this.#initial = { type: 'AT_TIMESTAMP', timestamp: arrivedAt, after };
     this.#version += 1;
     this.#startVersion = this.#version;
     return true;
   }
 
   /**
-   * Registers a record about to be emitted. Positions must strictly increase, and start after the
-   * current position: a record at or before the checkpoint was consumed already.
+   * Registers a record about to be emitted and returns its ticket (for {@link ack}). Positions
+   * must strictly increase, and start after the current position: a record at or before the
+   * checkpoint was consumed already. The state keeps `position` (a delivered record may be it)
+   * until the watermark passes it.
    *
    * The first record of a timestamp start (a `LATEST` start kept as a timestamp) narrows that start
-   * to `arrivedAt`, its arrival time on the stream's own clock: nothing after the start came before
-   * it, so the start no longer depends on the client's clock.
+   * to its arrival time on the stream's own clock (`arrivedAt`, else the position's
+   * `approximateArrivalTimestamp`, read then only): nothing after the start came before it, so the
+   * start no longer depends on the client's clock.
    * @throws RangeError on a malformed or out-of-order position, or after {@link finish}.
    */
-  track(position: Position, arrivedAt?: Date): TrackedRecord {
+  track(position: Position & { readonly approximateArrivalTimestamp?: Date }, arrivedAt?: Date): TrackedRecord {
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
-    if (!isSequenceNumber(position.sequenceNumber)) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
     const sub = position.subSequenceNumber ?? WHOLE;
     if (sub !== WHOLE && !(Number.isSafeInteger(sub) && sub >= 0)) throw new RangeError(`not a sub-sequence number: ${sub}`);
-    const sequence = BigInt(position.sequenceNumber);
-    this.#checkOrder(position, sequence, sub);
-    if (this.#lastTracked === undefined && arrivedAt !== undefined && this.#position?.type === 'AT_TIMESTAMP'
-      && this.#position.timestamp.getTime() !== arrivedAt.getTime()) {
-      this.#position = { ...this.#position, timestamp: arrivedAt };
-      this.#version += 1;
+    const raw = position.sequenceNumber;
+    let sequence: string;
+    if (this.#follows(raw)) {
+      // Checked by #follows: digits, in the block of the last record, and after it.
+      sequence = raw;
+    } else if (this.#last !== undefined && raw === this.#last.sequenceNumber) {
+      // The next sub-record of the same aggregate: only the sub-sequence number has to grow.
+      sequence = this.#lastSequence;
+      this.#checkOrder(position, sequence, sub);
+    } else {
+      const key = sequenceKey(raw);
+      if (key === undefined) throw new RangeError(`not a sequence number: ${String(raw)}`);
+      this.#checkOrder(position, key, sub);
+      sequence = key;
+      this.#enterBlock(key);
     }
-    const entry = new Entry(position, sequence, sub);
+    if (this.#last === undefined && this.#watermark === undefined && this.#initial?.type === 'AT_TIMESTAMP') {
+      const arrival = arrivedAt ?? position.approximateArrivalTimestamp;
+      if (arrival !== undefined && this.#initial.timestamp.getTime() !== arrival.getTime()) {
+        this.#initial = { ...this.#initial, timestamp: arrival };
+        this.#version += 1;
+      }
+    }
     // A record inside an inherited range that is tracked rather than skipped: the rest of that range is dropped.
-    this.#passInherited(sequence, sub, true);
-    this.#queue.push(entry);
+    if (this.#inheritedHead < this.#inherited.length) this.#passInherited(sequence, sub, true);
+    const ticket = this.#offset + this.#queue.length;
+    this.#queue.push(position);
+    this.#acked.push(false);
     this.#unacked += 1;
-    this.#lastTracked = entry;
-    return entry;
+    this.#last = position;
+    this.#lastSequence = sequence;
+    this.#lastSub = sub;
+    return ticket;
   }
 
   /**
@@ -202,28 +250,33 @@ export class CheckpointState {
   skip(position: Position): boolean {
     if (this.#inheritedHead >= this.#inherited.length) return false;
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
-    if (!isSequenceNumber(position.sequenceNumber)) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+    const sequence = sequenceKey(position.sequenceNumber);
+    if (sequence === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
     const sub = position.subSequenceNumber ?? WHOLE;
-    const sequence = BigInt(position.sequenceNumber);
     this.#checkOrder(position, sequence, sub);
     if (!this.#passInherited(sequence, sub, false)) return false;
-    const entry = new Entry(position, sequence, sub);
-    entry.acked = true;
-    this.#queue.push(entry);
-    this.#lastTracked = entry;
-    if (this.#queue[this.#head] === entry) this.#advance();
+    this.#enterBlock(sequence);
+    this.#queue.push(position);
+    this.#acked.push(true);
+    this.#last = position;
+    this.#lastSequence = sequence;
+    this.#lastSub = sub;
+    if (this.#queue.length - 1 === this.#head) this.#advance();
     return true;
   }
 
   /**
-   * Acks a tracked record; idempotent. Returns `true` when this call changed something
-   * (the first ack of that record), whether or not the watermark moved.
+   * Acks a tracked record by its ticket; idempotent. Returns `true` when this call changed
+   * something (the first ack of that record), whether or not the watermark moved.
    */
   ack(record: TrackedRecord): boolean {
-    if (!(record instanceof Entry) || record.acked) return false;
-    record.acked = true;
+    const index = record - this.#offset;
+    // Only a ticket of a record still tracked and unacked finds `false`: one below #head was
+    // released (acked), one this state did not hand out finds nothing.
+    if (this.#acked[index] !== false) return false;
+    this.#acked[index] = true;
     this.#unacked -= 1;
-    if (this.#queue[this.#head] === record) this.#advance();
+    if (index === this.#head) this.#advance();
     // Acked behind a gap: the watermark stays, but the ranges to write changed.
     else this.#version += 1;
     return true;
@@ -232,14 +285,15 @@ export class CheckpointState {
   /** The shard is closed; `last` is its last record read since the capture (`undefined`: none). */
   finish(last: Position | undefined): void {
     this.#finished = true;
-    this.#final = last;
+    this.#final = last === undefined ? undefined : plainPosition(last);
   }
 
   /** The write to make now. Snapshot it before the write starts; a later ack must not be swallowed. */
   decide(): CommitDecision {
     const finished = this.finishable && !this.#finishedWritten;
-    const acked = capAckedRanges(this.#position, this.ackedRanges());
-    const write: CheckpointWrite = acked.length === 0 ? { checkpoint: this.#position, finished } : { checkpoint: this.#position, finished, acked };
+    const position = this.position;
+    const acked = capAckedRanges(position, this.ackedRanges());
+    const write: CheckpointWrite = acked.length === 0 ? { checkpoint: position, finished } : { checkpoint: position, finished, acked };
     return { write, changed: this.dirty || finished, version: this.#version };
   }
 
@@ -253,26 +307,26 @@ export class CheckpointState {
     let from: Position | undefined;
     let to: Position | undefined;
     for (let i = this.#head; i < this.#queue.length; i += 1) {
-      const entry = this.#queue[i] as Entry;
-      if (entry.acked) {
-        from ??= entry.position;
-        to = entry.position;
+      const position = this.#queue[i] as Position;
+      if (this.#acked[i] === true) {
+        from ??= position;
+        to = position;
       } else if (from !== undefined && to !== undefined) {
-        ranges.push({ from, to });
+        ranges.push({ from: plainPosition(from), to: plainPosition(to) });
         from = undefined;
       }
     }
     let next = this.#inheritedHead;
     const holding = this.#inherited[next];
-    const last = this.#lastTracked;
+    const last = this.#last;
     // The last tracked record lies inside an inherited range only when it was skipped (acked).
-    if (holding !== undefined && last !== undefined && compare(holding.fromSequence, holding.fromSub, last.sequence, last.sub) <= 0) {
+    if (holding !== undefined && last !== undefined && compare(holding.fromSequence, holding.fromSub, this.#lastSequence, this.#lastSub) <= 0) {
       // Under the watermark already (nothing pending): the range goes on from that record.
-      ranges.push({ from: from ?? last.position, to: holding.range.to });
+      ranges.push({ from: plainPosition(from ?? last), to: holding.range.to });
       from = undefined;
       next += 1;
     }
-    if (from !== undefined && to !== undefined) ranges.push({ from, to });
+    if (from !== undefined && to !== undefined) ranges.push({ from: plainPosition(from), to: plainPosition(to) });
     for (; next < this.#inherited.length; next += 1) ranges.push((this.#inherited[next] as Inherited).range);
     return ranges;
   }
@@ -284,37 +338,64 @@ export class CheckpointState {
   }
 
   #advance(): void {
-    let last: Entry | undefined;
-    for (let entry = this.#queue[this.#head]; entry?.acked === true; entry = this.#queue[this.#head]) {
-      last = entry;
-      this.#queue[this.#head] = undefined;
-      this.#head += 1;
-    }
-    // Release memory as the watermark moves: cheap reset when drained, else compact once half is dead.
-    if (this.#head === this.#queue.length) {
-      this.#queue.length = 0;
+    const queue = this.#queue;
+    const acked = this.#acked;
+    let head = this.#head;
+    while (head < queue.length && acked[head] === true) head += 1;
+    if (head === this.#head) return;
+    const last = queue[head - 1] as Position;
+    // Release memory as the watermark moves, a thousand entries at a time (emptying the arrays on
+    // every drain would free and regrow their storage for each record of a consumer acking at once).
+    if (head >= 1024 && head === queue.length) {
+      this.#offset += queue.length;
+      queue.length = 0;
+      acked.length = 0;
       this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#head);
+    } else if (head >= 1024 && head * 2 >= queue.length) {
+      this.#offset += head;
+      this.#queue = queue.slice(head);
+      this.#acked = acked.slice(head);
       this.#head = 0;
+    } else {
+      for (let i = this.#head; i < head; i += 1) queue[i] = undefined;
+      this.#head = head;
     }
-    if (last === undefined) return;
-    if (this.#sequence !== undefined && compare(last.sequence, last.sub, this.#sequence, this.#sub) <= 0) return;
-    this.#position = { type: 'position', position: last.position };
-    this.#sequence = last.sequence;
-    this.#sub = last.sub;
+    // Records are tracked after the position and released in order: the last one released is
+    // beyond the watermark (its key is not needed again: order is checked against the last tracked).
+    this.#watermark = last;
+    this.#stored = undefined;
     this.#version += 1;
   }
 
-  #cache(position: Position): void {
-    this.#sequence = BigInt(position.sequenceNumber);
-    this.#sub = position.subSequenceNumber ?? WHOLE;
+  /**
+   * `raw` is a sequence number after the last one tracked and in its block: canonical digits of
+   * the same length, between it and the block's ceiling (so it shares the block's prefix, checked
+   * when the block was entered), its last {@link BLOCK_DIGITS} digits checked here. The usual
+   * next record of a shard, checked without a look at its first forty digits.
+   */
+  #follows(raw: unknown): raw is string {
+    if (typeof raw !== 'string' || this.#last === undefined) return false;
+    const last = this.#lastSequence;
+    const { length } = raw;
+    if (length !== last.length || !(raw > last) || !(raw <= this.#ceiling)) return false;
+    for (let i = length - BLOCK_DIGITS; i < length; i += 1) {
+      const code = raw.charCodeAt(i);
+      if (code < 48 || code > 57) return false;
+    }
+    return true;
   }
 
-  #checkOrder(position: Position, sequence: bigint, sub: number): void {
-    const before = this.#lastTracked ?? (this.#sequence === undefined ? undefined : { sequence: this.#sequence, sub: this.#sub });
-    if (before !== undefined && compare(sequence, sub, before.sequence, before.sub) <= 0) {
-      throw new RangeError(`record ${describe(position)} is not after ${this.#lastTracked === undefined ? 'the checkpoint' : 'the previous record'}`);
+  /** A sequence number checked in full: the block its successors are checked against. */
+  #enterBlock(sequence: string): void {
+    this.#ceiling = sequence.length > BLOCK_DIGITS ? sequence.slice(0, sequence.length - BLOCK_DIGITS) + NINES : '';
+  }
+
+  #checkOrder(position: Position, sequence: string, sub: number): void {
+    const tracked = this.#last !== undefined;
+    const beforeSequence = tracked ? this.#lastSequence : this.#sequence;
+    if (beforeSequence === undefined) return;
+    if (compare(sequence, sub, beforeSequence, tracked ? this.#lastSub : this.#sub) <= 0) {
+      throw new RangeError(`record ${describe(position)} is not after ${tracked ? 'the previous record' : 'the checkpoint'}`);
     }
   }
 
@@ -323,17 +404,16 @@ export class CheckpointState {
     const inherited: Inherited[] = [];
     for (const range of acked) {
       const { from, to } = range;
-      if (!isSequenceNumber(from.sequenceNumber) || !isSequenceNumber(to.sequenceNumber)) return;
-      const item: Inherited = {
-        range, fromSequence: BigInt(from.sequenceNumber), fromSub: from.subSequenceNumber ?? WHOLE,
-        toSequence: BigInt(to.sequenceNumber), toSub: to.subSequenceNumber ?? WHOLE,
-      };
+      const fromSequence = sequenceKey(from.sequenceNumber);
+      const toSequence = sequenceKey(to.sequenceNumber);
+      if (fromSequence === undefined || toSequence === undefined) return;
+      const item: Inherited = { range, fromSequence, fromSub: from.subSequenceNumber ?? WHOLE, toSequence, toSub: to.subSequenceNumber ?? WHOLE };
       const previous = inherited.at(-1);
       if (compare(item.fromSequence, item.fromSub, item.toSequence, item.toSub) > 0) return;
       if (previous !== undefined && compare(item.fromSequence, item.fromSub, previous.toSequence, previous.toSub) <= 0) return;
       if (this.#sequence !== undefined && compare(item.toSequence, item.toSub, this.#sequence, this.#sub) <= 0) continue;
       // Reaching back under the checkpoint: those records are acked anyway, the range starts at the checkpoint.
-      const position = this.#position?.type === 'position' ? this.#position.position : undefined;
+      const position = this.#initial?.type === 'position' ? this.#initial.position : undefined;
       if (position !== undefined && this.#sequence !== undefined && compare(item.fromSequence, item.fromSub, this.#sequence, this.#sub) < 0) {
         inherited.push({ ...item, range: { from: position, to }, fromSequence: this.#sequence, fromSub: this.#sub });
         continue;
@@ -348,7 +428,7 @@ export class CheckpointState {
    * `sub`), and says whether the next one holds it. `drop`: a record tracked as not acked, so a
    * range holding it is dropped too. A range ending at the record is passed once it is reached.
    */
-  #passInherited(sequence: bigint, sub: number, drop: boolean): boolean {
+  #passInherited(sequence: string, sub: number, drop: boolean): boolean {
     for (let range = this.#inherited[this.#inheritedHead]; range !== undefined; range = this.#inherited[this.#inheritedHead]) {
       const endsBefore = compare(range.toSequence, range.toSub, sequence, sub) < 0;
       if (!endsBefore && compare(range.fromSequence, range.fromSub, sequence, sub) > 0) return false;
@@ -363,6 +443,13 @@ export class CheckpointState {
     }
     return false;
   }
+}
+
+/** The canonical digits of a position's sequence number; a malformed one is a RangeError. */
+function keyOf(position: Position): string {
+  const key = sequenceKey(position.sequenceNumber);
+  if (key === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+  return key;
 }
 
 function sameStart(a: StoredCheckpoint, b: StoredCheckpoint | undefined): boolean {

@@ -6,8 +6,8 @@
 // lease, W2), the release once, by close(). A fenced write means another client took the lease:
 // that shard stops with LeaseLostError, the consumer carries on.
 import {
-  type Observable, type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, defer, endWith, filter, first,
-  identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, share, startWith, switchMap, take, takeUntil,
+  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, defer, endWith, filter, first,
+  identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, Observable, share, startWith, switchMap, take, takeUntil,
   tap, throttle, throttleTime, throwError,
 } from 'rxjs';
 import { retryTransient } from './backoff.js';
@@ -16,6 +16,7 @@ import { KinsumerError, LeaseLostError } from './errors.js';
 import { DEFAULTS } from './options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from './ports.js';
 import type { Position } from './sequence-number.js';
+import { StallClock } from './stall-clock.js';
 import type { CheckpointPosition, KinsumerEvent, StatReceiver } from './types.js';
 
 /** Transient failures of the final release retried before close() gives up (the lease then expires on its own). */
@@ -96,14 +97,25 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const { shardId } = lease;
   const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished, acked: lease.acked });
   const phase = new BehaviorSubject<Phase>({ kind: 'open' });
-  // Each ack that changed something: wakes a reader waiting for room, and asks for a commit.
+  // Each ack that changed something, for whoever waits on acks$ (a reader out of room, a drain).
+  // Passed on only while someone listens: a Subject's next() makes garbage, at an ack's rate.
   const acks = new Subject<void>();
-  // A commit worth asking for without an ack: finish(), or a first record narrowing the kept start.
+  // Asks the lane for a commit: after acks, or finish(), or a first record narrowing the kept start.
   const commitWanted = new Subject<void>();
+  // An ack asked for a commit the lane has not decided yet: later acks are in that decision (it
+  // snapshots the state when it is made), so they need not ask again until it is made.
+  let commitAsked = false;
+  const acked = (): void => {
+    if (!commitAsked) {
+      commitAsked = true;
+      commitWanted.next();
+    }
+    if (acks.observed) acks.next();
+  };
   // Each write that confirmed the lease: restarts the renewal clock, wakes a reader held back by leaseConfirmed().
   const confirmed = new Subject<void>();
-  // The watermark moved, or records became pending: restarts the stall clock.
-  const progress = new Subject<void>();
+  // The watermark moved with records still pending, or records became pending: restarts the stall clock.
+  const progress = new StallClock(scheduler);
   // When the last write that confirmed the lease was sent (its LastUpdate is no earlier); the
   // capture has just confirmed it. Renewals come every renewIntervalMs (a third of the TTL): two
   // intervals without a confirmation leave the lease a third of its TTL from being takeable.
@@ -191,6 +203,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const write = (request: Request): Observable<never> => defer(() => {
     if (request === 'release') return phase.value.kind === 'closing' ? release() : EMPTY;
     if (phase.value.kind !== 'open') return EMPTY;
+    commitAsked = false;
     const decision = state.decide();
     if (decision.changed) return confirm('commit', () => store.commit(lease, decision.write), () => committed(decision));
     if (renewDue) return confirm('renew', () => store.renew(lease), () => undefined);
@@ -198,25 +211,31 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   });
 
   // Records pending and the watermark stuck for stallWarningMs: a record that was never acked.
-  const stalls$ = progress.pipe(
-    startWith(undefined),
-    switchMap(() => {
-      if (state.pending === 0) return EMPTY;
-      const sinceMs = scheduler.now();
-      return interval(stallWarningMs, scheduler).pipe(tap(() => {
-        const oldest = state.oldest;
-        if (oldest !== undefined) emit({ type: 'shard-stalled', shardId, oldest: positionOf(oldest), pending: state.pending, sinceMs: scheduler.now() - sinceMs });
-      }));
-    }),
-  );
+  // One timer, re-armed as it fires (never per record): at the end of the stretch without
+  // progress, or a stallWarningMs on when nothing is pending.
+  const stalls$ = new Observable<never>(() => {
+    let action = scheduler.schedule(check, Math.max(0, progress.sinceMs + stallWarningMs - scheduler.now()));
+    function check(): void {
+      const now = scheduler.now();
+      const sinceMs = progress.sinceMs;
+      const oldest = state.oldest;
+      let dueMs = now + stallWarningMs;
+      if (oldest !== undefined && now - sinceMs < stallWarningMs) dueMs = sinceMs + stallWarningMs;
+      else if (oldest !== undefined) emit({ type: 'shard-stalled', shardId, oldest: positionOf(oldest), pending: state.pending, sinceMs: now - sinceMs });
+      action = scheduler.schedule(check, dueMs - now);
+    }
+    return () => action.unsubscribe();
+  });
 
   const run$ = defer(() => {
     const current = phase.value;
     if (current.kind === 'lost' || current.kind === 'failed') return throwError(() => current.error);
     if (current.kind === 'closed') return EMPTY;
+    // A request asked of a lane that no longer runs was never decided: this lane decides afresh.
+    commitAsked = false;
     const closing$ = phase.pipe(filter((p) => p.kind !== 'open'), take(1));
     // Acks from before the lane started, and a kept start, still deserve their commit.
-    const commits$ = merge(acks, commitWanted).pipe(
+    const commits$ = commitWanted.pipe(
       state.decide().changed ? startWith(undefined) : identity,
       throttleTime(commitFrequencyMs, scheduler, { leading: true, trailing: true }),
     );
@@ -245,26 +264,27 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       // Stored before the first record is emitted (startStored gates the reader), so it is worth a write at once.
       if (state.narrowStart(first, arrivedAt)) commitWanted.next();
     },
-    track(position: Position, arrivedAt?: Date): () => void {
+    track(record: Position & { readonly approximateArrivalTimestamp?: Date }): number {
       const wasDirty = state.dirty;
-      const record = state.track(position, arrivedAt);
-      if (state.pending === 1) progress.next();
+      const ticket = state.track(record);
+      if (state.pending === 1) progress.progressed();
       // The first record narrowed a kept start: worth storing before any ack.
       if (!wasDirty && state.dirty) commitWanted.next();
-      return () => {
-        const pendingBefore = state.pending;
-        if (!state.ack(record)) return;
-        if (state.pending < pendingBefore) progress.next();
-        acks.next();
-      };
+      return ticket;
+    },
+    ack(ticket: number): void {
+      const pendingBefore = state.pending;
+      if (!state.ack(ticket)) return;
+      if (state.pending < pendingBefore && state.pending > 0) progress.progressed();
+      acked();
     },
     skip(position: Position): boolean {
-      const before = state.position;
+      const pendingBefore = state.pending;
       if (!state.skip(position)) return false;
       // At the watermark it moved it: as an ack does, that frees room and asks for a commit.
-      if (state.position !== before) {
-        progress.next();
-        acks.next();
+      if (state.pending <= pendingBefore) {
+        if (state.pending > 0) progress.progressed();
+        acked();
       }
       return true;
     },

@@ -47,7 +47,9 @@ type Step = 'pull' | 'deliver' | 'renew' | 'finish';
 function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerRecord>): Observable<Step> {
   const { shardId, fanOut, tracker, scheduler, emit, stats, maxInFlightRecords } = options;
   const renewAfterMs = options.renewAfterMs ?? DEFAULT_RENEW_AFTER_MS;
-  const delivery = new ShardDelivery({ shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough }, subscriber);
+  const delivery = new ShardDelivery({
+    shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
+  }, subscriber);
   const origin: IteratorPlan = options.skipThrough === undefined
     ? { iteratorStart: options.start }
     : { iteratorStart: options.start, skipThrough: options.skipThrough };

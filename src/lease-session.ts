@@ -1,14 +1,14 @@
 import {
   type Observable, EMPTY, NEVER, Subject, defer, filter, firstValueFrom, merge, race, share, startWith, switchMap, take, takeUntil,
-  throwError, timer, catchError, ignoreElements, finalize, tap,
+  throwError, timer, catchError, ignoreElements, finalize,
 } from 'rxjs';
 import { createCheckpointer, type Checkpointer } from './checkpointer.js';
 import { KinsumerError, LeaseLostError } from './errors.js';
 import { asError, stopsTheClient } from './failure.js';
+import { Multicast } from './multicast.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StreamPort } from './ports.js';
 import { readerFor } from './read-mode.js';
-import { setLeaseSignal } from './record-lease.js';
 import { ShardTally } from './shard-tally.js';
 import { linkLease } from './telemetry/lease-link.js';
 import { streamName } from './telemetry/names.js';
@@ -137,12 +137,11 @@ export class LeaseSession {
         emit,
         stats: options.stats,
         onFetch: ({ millisBehindLatest }) => { this.millisBehindLatest = millisBehindLatest; },
+        // Once per run of records emitted, not per record: no clock read per record.
+        onDelivered: () => { this.lastRecordAtMs = options.scheduler.now(); },
+        leaseSignal: this.leaseEnd.signal,
+        tally: this.tally,
       }).pipe(
-        tap((record) => {
-          setLeaseSignal(record, this.leaseEnd.signal);
-          this.lastRecordAtMs = options.scheduler.now();
-          this.tally.delivered += 1;
-        }),
         takeUntil(this.stopReading),
         // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the
         // shard's records$ complete when reading ends (given up, stopped, fully consumed).
@@ -156,7 +155,7 @@ export class LeaseSession {
         }),
         finalize(() => { void this.end(); }),
       );
-    }).pipe(share({ resetOnError: false, resetOnComplete: false, resetOnRefCountZero: false }));
+    }).pipe(share({ connector: () => new Multicast<KinsumerRecord>(), resetOnError: false, resetOnComplete: false, resetOnRefCountZero: false }));
 
     this.lease = {
       shardId: held.shardId,
@@ -193,7 +192,8 @@ export class LeaseSession {
     const { reading } = this.deps;
     if (reading === undefined) return checkpointer;
     return {
-      track: (position, arrivedAt) => checkpointer.track(position, arrivedAt),
+      track: (record) => checkpointer.track(record),
+      ack: (ticket) => checkpointer.ack(ticket),
       skip: (position) => checkpointer.skip?.(position) ?? false,
       narrowStart: (first, arrivedAt) => { checkpointer.narrowStart?.(first, arrivedAt); },
       inFlight: () => checkpointer.inFlight(),

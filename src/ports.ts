@@ -316,10 +316,14 @@ export interface FanOutPort {
  */
 export interface ShardTracker {
   /**
-   * Registers a record about to be emitted, in emission (sequence) order; returns its ack
-   * (idempotent). `arrivedAt` is its `ApproximateArrivalTimestamp` (the stream's clock).
+   * Registers a record about to be emitted, in emission (sequence) order, and returns its ticket
+   * for {@link ShardTracker.ack}. The record may be the emitted object itself: the tracker keeps it
+   * until it is acked and passed, and reads its `approximateArrivalTimestamp` (the stream's
+   * clock) only where it needs it (the first record of a timestamp start).
    */
-  track(position: Position, arrivedAt?: Date): () => void;
+  track(record: Position & { readonly approximateArrivalTimestamp?: Date }): number;
+  /** Acks the record `track` gave this ticket for. Idempotent; acks may come in any order. */
+  ack(ticket: number): void;
   /**
    * When a previous owner acked the record at `position` (the ranges stored with the checkpoint),
    * registers it as acked, in emission order like {@link ShardTracker.track}, and returns `true`:

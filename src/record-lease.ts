@@ -5,8 +5,11 @@
 // lease session's signal; records built elsewhere (tests, hand-made records) carry none.
 import type { KinsumerRecord } from './types.js';
 
-/** Where the signal is kept on a record: a symbol, so it shows in neither `Object.keys` nor JSON. */
-const LEASE_SIGNAL: unique symbol = Symbol('kinsumer.leaseSignal');
+/**
+ * Where the signal is kept on a record: a symbol, so it shows in neither `Object.keys` nor JSON.
+ * The record class sets it in its constructor (one object shape for every record).
+ */
+export const LEASE_SIGNAL: unique symbol = Symbol('kinsumer.leaseSignal');
 
 type Tagged = { readonly [LEASE_SIGNAL]?: AbortSignal };
 

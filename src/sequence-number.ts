@@ -6,8 +6,8 @@
 export interface Position {
   /** The Kinesis sequence number (a decimal string). */
   readonly sequenceNumber: string;
-  /** Index of the sub-record inside a KPL aggregate; absent for a plain record or a whole aggregate. */
-  readonly subSequenceNumber?: number;
+  /** Index of the sub-record inside a KPL aggregate; absent (or `undefined`) for a plain record or a whole aggregate. */
+  readonly subSequenceNumber?: number | undefined;
 }
 
 const DIGITS = /^\d{1,128}$/;
@@ -34,4 +34,30 @@ export function comparePositions(a: Position, b: Position): number {
   const subA = a.subSequenceNumber ?? Number.POSITIVE_INFINITY;
   const subB = b.subSequenceNumber ?? Number.POSITIVE_INFINITY;
   return subA < subB ? -1 : subA > subB ? 1 : 0;
+}
+
+/**
+ * The sequence number as canonical decimal digits (leading zeros dropped), or `undefined` when
+ * `value` is not a sequence number (as {@link isSequenceNumber}). Canonical digits order exactly
+ * as their values do with {@link compareSequenceKeys}, with no BigInt to make: the per-record path
+ * of a shard's checkpoint compares these.
+ */
+export function sequenceKey(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const { length } = value;
+  if (length === 0 || length > 128) return undefined;
+  for (let i = 0; i < length; i += 1) {
+    const code = value.charCodeAt(i);
+    if (code < 48 || code > 57) return undefined;
+  }
+  if (length === 1 || value.charCodeAt(0) !== 48) return value;
+  let start = 0;
+  while (start < length - 1 && value.charCodeAt(start) === 48) start += 1;
+  return value.slice(start);
+}
+
+/** Negative, zero or positive as canonical digits `a` (see {@link sequenceKey}) are below, equal to or above `b`. */
+export function compareSequenceKeys(a: string, b: string): number {
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -7,9 +7,9 @@ import { classifyAwsError } from './aws-errors.js';
 import { KinsumerError } from './errors.js';
 import type { RawRecord, ShardTracker } from './ports.js';
 import type { Position } from './sequence-number.js';
+import type { StreamRecord } from './stream-record.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from './types.js';
-import { recordJson, recordText } from './record-data.js';
-import { type UserRecord, unpackRecords } from './user-records.js';
+import { unpackRecords } from './user-records.js';
 
 /** Reading a shard failed for good (access denied, KMS, a bad request): the AWS error is the cause. */
 export class ShardReadError extends KinsumerError {
@@ -35,19 +35,26 @@ export interface ShardDeliveryOptions {
   readonly stats?: StatReceiver | undefined;
   /** Resuming inside a KPL aggregate: sub-records at or before this position are skipped. */
   readonly skipThrough?: Position | undefined;
+  /** The lease the records are read under: each record carries its signal (see `leaseSignalOf`). */
+  readonly leaseSignal?: AbortSignal | undefined;
+  /** Called after each run of records emitted (once per run, not per record). */
+  readonly onDelivered?: (() => void) | undefined;
+  /** Counts each record as it is emitted (an integer per record: read at any moment, it is exact). */
+  readonly tally?: { delivered: number } | undefined;
 }
 
 /** The records of one fetch on their way to the application, gated on acks. */
 export class ShardDelivery {
   /** The last record emitted; `undefined` before the first. */
-  last: UserRecord | undefined;
+  last: StreamRecord | undefined;
   /** What is still to skip (a resumed KPL aggregate); a reader moves it when it restarts elsewhere. */
   skipThrough: Position | undefined;
   /** Emits (once, then completes) as soon as there is room for one more record in flight. */
   readonly roomFreed$: Observable<void>;
 
   // The rest of one fetch, when it held more user records than there was room for.
-  private pending: UserRecord[] = [];
+  // Each entry is let go once emitted, so a record acked at once is garbage before the page ends.
+  private pending: (StreamRecord | undefined)[] = [];
   private head = 0;
   private retrievedAt = new Date(0);
 
@@ -81,7 +88,7 @@ export class ShardDelivery {
   load(records: readonly RawRecord[], retrievedAt: Date): void {
     const { shardId, emit } = this.options;
     this.retrievedAt = retrievedAt;
-    const unpacked = unpackRecords(records, this.skipThrough);
+    const unpacked = unpackRecords(records, this.skipThrough, { shardId, leaseSignal: this.options.leaseSignal });
     this.skipThrough = unpacked.skipThrough;
     this.pending = unpacked.records;
     this.head = 0;
@@ -98,27 +105,34 @@ export class ShardDelivery {
 
   /** Emits while there is room; a consumer that acks synchronously keeps the loop going. */
   deliver(): void {
-    const { shardId, tracker, stats } = this.options;
+    const { tracker, stats, onDelivered, tally } = this.options;
+    const timed = stats?.eventToClient !== undefined;
     // room() reads the clock (lease confirmation) and the tracker: ask again only when the room
     // counted at the last ask is used up (a consumer acking synchronously may have freed more).
     let room = 0;
+    let emitted = false;
     while (this.head < this.pending.length && !this.subscriber.closed) {
       if (room <= 0) room = this.room();
       if (room <= 0) break;
       room -= 1;
-      const next = this.pending[this.head] as UserRecord;
+      const next = this.pending[this.head] as StreamRecord;
+      this.pending[this.head] = undefined;
       this.head += 1;
       // A previous owner acked it (§7.3): counted as acked, never emitted.
-      if (tracker.skip?.(next.position) === true) {
+      if (tracker.skip?.(next) === true) {
         this.last = next;
         continue;
       }
-      const ack = tracker.track(next.position, next.approximateArrivalTimestamp);
+      next.track(tracker);
       this.last = next;
-      stats?.eventToClient?.(next.approximateArrivalTimestamp, this.retrievedAt);
-      this.subscriber.next(new ShardRecord(shardId, next, ack));
+      emitted = true;
+      // The arrival Date is made only for a receiver that times records.
+      if (timed) stats?.eventToClient?.(next.approximateArrivalTimestamp, this.retrievedAt);
+      if (tally !== undefined) tally.delivered += 1;
+      this.subscriber.next(next);
     }
     if (this.head >= this.pending.length) this.discardPending();
+    if (emitted) onDelivered?.();
   }
 
   /**
@@ -134,33 +148,6 @@ export class ShardDelivery {
         return EMPTY;
       }),
     );
-  }
-}
-
-/** A record as the application receives it; `ack` is the tracker's. */
-class ShardRecord implements KinsumerRecord {
-  readonly sequenceNumber: string;
-  readonly subSequenceNumber: number | undefined;
-  readonly partitionKey: string;
-  declare readonly explicitHashKey?: string;
-  readonly data: Uint8Array;
-  readonly approximateArrivalTimestamp: Date;
-
-  constructor(readonly shardId: string, user: UserRecord, readonly ack: () => void) {
-    this.sequenceNumber = user.position.sequenceNumber;
-    this.subSequenceNumber = user.position.subSequenceNumber;
-    this.partitionKey = user.partitionKey;
-    if (user.explicitHashKey !== undefined) this.explicitHashKey = user.explicitHashKey;
-    this.data = user.data;
-    this.approximateArrivalTimestamp = user.approximateArrivalTimestamp;
-  }
-
-  text(): string {
-    return recordText(this);
-  }
-
-  json<T = unknown>(): T {
-    return recordJson<T>(this);
   }
 }
 

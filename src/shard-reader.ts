@@ -45,6 +45,12 @@ export interface ReadShardOptions {
   readonly stats?: StatReceiver;
   /** Called with each fetch's size and lag (`MillisBehindLatest`): the figures `status()` shows. */
   readonly onFetch?: (fetch: FetchFigures) => void;
+  /** Called after each run of records emitted (once per run, not per record). */
+  readonly onDelivered?: () => void;
+  /** Counts the records emitted, one by one (the shard's delivered total). */
+  readonly tally?: { delivered: number };
+  /** The lease the shard is read under: every record carries its signal (see `leaseSignalOf`). */
+  readonly leaseSignal?: AbortSignal;
   /** A held iterator older than this is rebuilt before use. Default 270000 (Kinesis iterators live 300000). */
   readonly iteratorMaxAgeMs?: number;
   /** Backoff of transient retries. Default: `DEFAULT_BACKOFF`. */
@@ -83,7 +89,9 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     ? { iteratorStart: options.start }
     : { iteratorStart: options.start, skipThrough: options.skipThrough };
 
-  const delivery = new ShardDelivery({ shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough }, subscriber);
+  const delivery = new ShardDelivery({
+    shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
+  }, subscriber);
   const { roomFreed$ } = delivery;
   let originRequestedAt: Date | undefined;
   let iterator: string | undefined;

@@ -1,17 +1,43 @@
-// Summarises a V8 .cpuprofile (from `node --cpu-prof`): self time by function and by source
-// (kinsumer's own modules, RxJS, the benchmark's synthetic stream, Node, GC).
+// Summarises a V8 .cpuprofile (from `node --cpu-prof`, or the inspector as bench/cpu.ts takes
+// them): self time by function and by source (kinsumer's own modules, RxJS, the AWS SDK, Node,
+// GC), and "where the time goes" by category, where the decoding of GetRecords answers counts
+// everything under it (JSON.parse, base64, Dates), whoever's code that is.
 //
 //   npx tsx bench/support/cpu-profile.ts <file.cpuprofile> [top]
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 interface ProfileNode {
   readonly id: number;
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly children?: readonly number[];
 }
-interface Profile {
+
+/** A V8 CPU profile, as `--cpu-prof` or `Profiler.stop` gives it. */
+export interface Profile {
   readonly nodes: readonly ProfileNode[];
   readonly samples: readonly number[];
   readonly timeDeltas: readonly number[];
+}
+
+/** Where the busy time goes, in percent of the busy (not idle) samples. */
+export interface ProfileCategories {
+  /** The AWS SDK's own GetRecords response deserializer, everything under it (JSON.parse, base64, Dates). */
+  readonly sdkDeserializer: number;
+  /** kinsumer's lean GetRecords decoder (src/kinesis/get-records.ts), everything under it. */
+  readonly leanDecoder: number;
+  readonly garbageCollector: number;
+  /** Self time in kinsumer's modules outside the decoder. */
+  readonly kinsumer: number;
+  readonly rxjs: number;
+  /** Self time in the rest of the SDK: signing, retries, middleware, the HTTP handler. */
+  readonly sdkRequest: number;
+  /** Node's own JavaScript and V8 built-ins outside the decoders: HTTP, sockets, streams, timers. */
+  readonly node: number;
+  /** The benchmark's consumer code, the DynamoDB client's, and the rest. */
+  readonly other: number;
+  /** Busy time sampled, milliseconds. */
+  readonly busyMs: number;
 }
 
 function source(url: string, name: string): string {
@@ -20,27 +46,98 @@ function source(url: string, name: string): string {
   if (url.includes('/src/')) return `kinsumer ${url.slice(url.indexOf('/src/') + 1)}`;
   if (url.includes('/bench/')) return `bench ${url.slice(url.indexOf('/bench/') + 1)}`;
   if (url.includes('node_modules/rxjs')) return 'rxjs';
-  if (url.includes('node_modules/')) return `node_modules ${url.split('node_modules/')[1]?.split('/')[0] ?? ''}`;
+  if (url.includes('node_modules/')) {
+    const after = url.split('node_modules/').at(-1) ?? '';
+    const parts = after.split('/');
+    return `node_modules ${parts[0]?.startsWith('@') === true ? `${parts[0]}/${parts[1] ?? ''}` : parts[0] ?? ''}`;
+  }
   if (url.startsWith('node:') || url === '') return 'node / V8 built-ins';
   return url;
 }
 
-const [file, topArg] = process.argv.slice(2);
-if (file === undefined) throw new Error('usage: cpu-profile.ts <file.cpuprofile> [top]');
-const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-const selfMicros = new Map<number, number>();
-profile.samples.forEach((id, i) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
-const total = [...selfMicros.values()].reduce((a, b) => a + b, 0);
-const byFunction = new Map<string, number>();
-const bySource = new Map<string, number>();
-for (const node of profile.nodes) {
-  const micros = selfMicros.get(node.id) ?? 0;
-  const { functionName, url } = node.callFrame;
-  const name = functionName === '' ? '(anonymous)' : functionName;
-  const where = source(url, name);
-  byFunction.set(`${name}  [${where}]`, (byFunction.get(`${name}  [${where}]`) ?? 0) + micros);
-  bySource.set(where, (bySource.get(where) ?? 0) + micros);
+const SDK = /node_modules\/@(aws-sdk|smithy)\//;
+// The SDK's deserialization of a response: the schema-based deserializer (new clients) or the
+// generated de_* functions (older ones), whatever they call.
+const SDK_DESERIALIZER = /^(schemaDeserializationMiddleware|deserializerMiddleware|deserializeResponse|de_\w+|parseJsonBody|collectBody)$/;
+
+/** Busy time by category; see {@link ProfileCategories}. */
+export function categorize(profile: Profile): ProfileCategories {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const underCache = new Map<number, 'sdk' | 'lean' | 'none'>();
+  const under = (id: number): 'sdk' | 'lean' | 'none' => {
+    const known = underCache.get(id);
+    if (known !== undefined) return known;
+    const node = byId.get(id);
+    let result: 'sdk' | 'lean' | 'none' = 'none';
+    if (node !== undefined) {
+      const { url, functionName } = node.callFrame;
+      if (url.includes('/src/kinesis/get-records')) result = 'lean';
+      else if (SDK.test(url) && SDK_DESERIALIZER.test(functionName)) result = 'sdk';
+      else {
+        const up = parent.get(id);
+        result = up === undefined ? 'none' : under(up);
+      }
+    }
+    underCache.set(id, result);
+    return result;
+  };
+  const micros = { sdkDeserializer: 0, leanDecoder: 0, garbageCollector: 0, kinsumer: 0, rxjs: 0, sdkRequest: 0, node: 0, other: 0 };
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    const node = byId.get(id);
+    if (node === undefined) return;
+    const { url, functionName } = node.callFrame;
+    if (functionName === '(idle)') return;
+    if (functionName === '(garbage collector)') micros.garbageCollector += delta;
+    else if (under(id) === 'sdk') micros.sdkDeserializer += delta;
+    else if (under(id) === 'lean') micros.leanDecoder += delta;
+    else if (url.includes('/src/')) micros.kinsumer += delta;
+    else if (url.includes('node_modules/rxjs')) micros.rxjs += delta;
+    else if (SDK.test(url)) micros.sdkRequest += delta;
+    else if (url.startsWith('node:') || url === '') micros.node += delta;
+    else micros.other += delta;
+  });
+  const busy = Object.values(micros).reduce((a, b) => a + b, 0);
+  const percent = (value: number): number => (busy === 0 ? 0 : Math.round((1000 * value) / busy) / 10);
+  return {
+    sdkDeserializer: percent(micros.sdkDeserializer),
+    leanDecoder: percent(micros.leanDecoder),
+    garbageCollector: percent(micros.garbageCollector),
+    kinsumer: percent(micros.kinsumer),
+    rxjs: percent(micros.rxjs),
+    sdkRequest: percent(micros.sdkRequest),
+    node: percent(micros.node),
+    other: percent(micros.other),
+    busyMs: Math.round(busy / 1000),
+  };
 }
-const show = (map: Map<string, number>, top: number): string => [...map].sort((a, b) => b[1] - a[1]).slice(0, top)
-  .map(([key, micros]) => `${((100 * micros) / total).toFixed(1).padStart(5)} %  ${key}`).join('\n');
-console.log(`self time by source (${(total / 1e6).toFixed(1)} s sampled)\n${show(bySource, 12)}\n\nself time by function\n${show(byFunction, Number(topArg ?? 20))}`);
+
+/** Self time by source and by function, as text. */
+export function selfTimeReport(profile: Profile, top = 20): string {
+  const selfMicros = new Map<number, number>();
+  profile.samples.forEach((id, i) => selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const total = [...selfMicros.values()].reduce((a, b) => a + b, 0);
+  const byFunction = new Map<string, number>();
+  const bySource = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const micros = selfMicros.get(node.id) ?? 0;
+    const { functionName, url } = node.callFrame;
+    const name = functionName === '' ? '(anonymous)' : functionName;
+    const where = source(url, name);
+    byFunction.set(`${name}  [${where}]`, (byFunction.get(`${name}  [${where}]`) ?? 0) + micros);
+    bySource.set(where, (bySource.get(where) ?? 0) + micros);
+  }
+  const show = (map: Map<string, number>, count: number): string => [...map].sort((a, b) => b[1] - a[1]).slice(0, count)
+    .map(([key, value]) => `${((100 * value) / total).toFixed(1).padStart(5)} %  ${key}`).join('\n');
+  return `self time by source (${(total / 1e6).toFixed(1)} s sampled)\n${show(bySource, 14)}\n\nself time by function\n${show(byFunction, top)}`;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const [file, topArg] = process.argv.slice(2);
+  if (file === undefined) throw new Error('usage: cpu-profile.ts <file.cpuprofile> [top]');
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  console.log(selfTimeReport(profile, Number(topArg ?? 20)));
+  console.log(`\nbusy time by category (%)\n${JSON.stringify(categorize(profile), null, 2)}`);
+}

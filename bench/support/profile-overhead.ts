@@ -8,7 +8,7 @@ import { SyntheticStream } from './synthetic-stream.js';
 
 const variant = process.argv[2] ?? 'concatMap';
 const seconds = Number(process.argv[3] ?? 10);
-const stream = new SyntheticStream({ shardCount: 32, recordBytes: 100 });
+const stream = new SyntheticStream({ shardCount: 64, recordBytes: Number(process.env.RECORD_BYTES ?? 100) });
 let records = 0;
 let checksum = 0;
 const touch = (data: Uint8Array, sequenceNumber: string): void => {

@@ -3,7 +3,8 @@
 import {
   DeregisterStreamConsumerCommand, DescribeStreamConsumerCommand, DescribeStreamSummaryCommand, GetRecordsCommand,
   GetShardIteratorCommand, ListShardsCommand, RegisterStreamConsumerCommand, SubscribeToShardCommand,
-  type GetShardIteratorCommandInput, type KinesisClient, type ListShardsCommandOutput, type _Record as SdkRecord, type Shard,
+  type GetShardIteratorCommandInput, type KinesisClient,
+  type ListShardsCommandOutput, type _Record as SdkRecord, type Shard,
 } from '@aws-sdk/client-kinesis';
 import { type Observable, EMPTY, catchError, expand, map, of, reduce, shareReplay, switchMap, throwError } from 'rxjs';
 import { classifyAwsError } from '../aws-errors.js';
@@ -15,6 +16,7 @@ import type {
 } from '../ports.js';
 import { type RequestBound, request, withinTimeout } from '../request.js';
 import { subscription } from './event-stream.js';
+import { leanGetRecords } from './get-records.js';
 
 /** Options of {@link KinesisStream}. */
 export interface KinesisStreamOptions {
@@ -69,13 +71,22 @@ export class KinesisStream implements StreamPort {
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage> {
     // An ARN also goes on GetRecords: cross-account reading through a resource policy needs it.
     const arn = 'StreamARN' in this.streamParams ? this.streamParams : {};
-    return this.send('GetRecords', (signal) => this.client.send(new GetRecordsCommand({ ShardIterator: shardIterator, Limit: limit, ...arn }), { abortSignal: signal }))
-      .pipe(map((out) => ({
+    return this.send('GetRecords', async (signal): Promise<RecordsPage> => {
+      const command = new GetRecordsCommand({ ShardIterator: shardIterator, Limit: limit, ...arn });
+      // The answer is decoded by get-records.ts, not by the SDK, unless it is an error or unexpected.
+      const lean = leanGetRecords();
+      type Middleware = Parameters<typeof command.middlewareStack.addRelativeTo>[0];
+      command.middlewareStack.addRelativeTo(lean.middleware as unknown as Middleware, {
+        relation: 'after', toMiddleware: 'deserializerMiddleware', name: 'kinsumerLeanGetRecords',
+      });
+      const out = await this.client.send(command, { abortSignal: signal });
+      return lean.page() ?? {
         records: (out.Records ?? []).map(toRawRecord),
         nextShardIterator: out.NextShardIterator ?? undefined,
         millisBehindLatest: out.MillisBehindLatest,
         childShardIds: out.ChildShards === undefined || out.ChildShards.length === 0 ? undefined : out.ChildShards.map((c) => c.ShardId ?? ''),
-      })));
+      };
+    });
   }
 
   listShards(): Observable<ShardInfo[]> {

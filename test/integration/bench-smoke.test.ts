@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { type FigureResult, type ResultsFile, summaryValue } from '../../bench/support/harness.js';
+import { type FigureResult, type ResultsFile, SUMMARY_KEYS, summaryValue } from '../../bench/support/harness.js';
 
 const run = promisify(execFile);
 
 /** The figures bench/run.ts must always produce (bench/fan-out-latency.ts is optional). */
-const FIGURES = ['overhead', 'kinesis', 'memory', 'failover', 'dynamo-cost', 'latency', 'scale', 'operators'] as const;
+const FIGURES = ['overhead', 'kinesis', 'cpu', 'memory', 'failover', 'dynamo-cost', 'latency', 'scale', 'operators'] as const;
 
 // `npm run bench` in its tiny mode: every figure runs end to end on the real local servers and
 // worker processes, with durations cut to almost nothing. Only the shape of the results is
@@ -40,8 +40,8 @@ describe('the benchmark runner (bench/run.ts --tiny)', function () {
     expect(results.machine.node).to.match(/^v\d+/);
   });
 
-  // Stable keys other tools read (issue 19): present and numeric after every run.
-  for (const key of ['handoff.graceful.p95Ms', 'failover.crash.p95Ms', 'failover.crash.boundMs']) {
+  // The stable keys other tools read (issue 19): present and numeric after every run.
+  for (const key of SUMMARY_KEYS) {
     it(`fills the summary key ${key} with a number`, () => {
       const value = summaryValue(results.summary, key);
       expect(value, key).to.be.a('number');

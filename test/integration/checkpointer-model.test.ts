@@ -7,12 +7,18 @@ import { Dynamo } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
 import { createTables } from '../../src/dynamodb/tables.js';
 import { LeaseLostError } from '../../src/errors.js';
-import type { CheckpointRow, LeaseStore, StoredCheckpoint } from '../../src/ports.js';
+import type { CheckpointRow, LeaseStore, ShardTracker, StoredCheckpoint } from '../../src/ports.js';
 import type { Position } from '../../src/sequence-number.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import type { KinsumerEvent } from '../../src/types.js';
 import { uniqueName, useLocalAws } from '../support/local.js';
 import { advance } from '../support/virtual-time.js';
+
+/** Tracks a record and returns its ack, as a delivered record's ack() does with its ticket. */
+function tracked(tracker: Pick<ShardTracker, 'track' | 'ack'>, position: Position): () => void {
+  const ticket = tracker.track(position);
+  return () => tracker.ack(ticket);
+}
 
 // Model-based: random sequences of emit / ack (any order) / finish / time passing / transient faults
 // / a rival capturing the lease / close run against a checkpointer on virtual time and a real store,
@@ -233,7 +239,7 @@ class Emit implements Command {
     for (let i = 0; i < this.count; i += 1) {
       const position = m.positions[m.emitted];
       if (position === undefined) throw new Error('no position left');
-      r.acks.push(r.checkpointer.track(position));
+      r.acks.push(tracked(r.checkpointer, position));
       m.acked.push(false);
       m.emitted += 1;
     }

@@ -29,7 +29,11 @@ export class TestTracker implements ShardTracker {
     return this.acks.asObservable();
   });
 
-  track(position: Position): () => void {
+  track(record: Position): number {
+    // Kept as plain data: a reader may hand over the emitted record itself.
+    const position: Position = record.subSequenceNumber === undefined
+      ? { sequenceNumber: record.sequenceNumber }
+      : { sequenceNumber: record.sequenceNumber, subSequenceNumber: record.subSequenceNumber };
     const previous = this.tracked[this.tracked.length - 1];
     if (previous !== undefined && comparePositions(position, previous) <= 0) {
       throw new RangeError(`tracked ${describe(position)} after ${describe(previous)}`);
@@ -46,7 +50,11 @@ export class TestTracker implements ShardTracker {
       return true;
     };
     this.ackFns.push(ack);
-    return () => { ack(); };
+    return this.ackFns.length - 1;
+  }
+
+  ack(ticket: number): void {
+    this.ackFns[ticket]?.();
   }
 
   inFlight(): number {

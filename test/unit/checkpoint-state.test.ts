@@ -52,11 +52,12 @@ describe('CheckpointState', () => {
       expect(state.inFlight).to.equal(1);
     });
 
-    it('ignores objects it did not hand out', () => {
+    it('ignores tickets it did not hand out', () => {
       const state = new CheckpointState(undefined);
-      state.track(at(1));
-      expect(state.ack({ position: at(1) })).to.equal(false);
+      const ticket = state.track(at(1));
+      for (const other of [ticket + 1, ticket - 1, ticket + 0.5, Number.NaN]) expect(state.ack(other), String(other)).to.equal(false);
       expect(state.position).to.equal(undefined);
+      expect(state.inFlight).to.equal(1);
     });
 
     it('orders sequence numbers as BigInt beyond 2^53 (they differ only in the last digits)', () => {
@@ -211,6 +212,45 @@ describe('CheckpointState', () => {
   });
 
   describe('properties', () => {
+    it('accepts and refuses records exactly as BigInt order and the sequence-number rule say, whatever the shape of the next one', () => {
+      // Each step derives the next candidate from the last accepted one: its successor (the usual
+      // case, checked on the fast path), a jump far up or down, the same number (another
+      // sub-record), a digit replaced by a non-digit anywhere, a leading zero, a shorter or longer number.
+      const step = fc.tuple(
+        fc.constantFrom('next', 'jump', 'back', 'same', 'corrupt', 'zero', 'shorter', 'longer', 'random'),
+        fc.bigInt({ min: 1n, max: 10n ** 30n }), fc.nat({ max: 60 }), fc.constantFrom('a', ':', '/', ' ', '٣', '-'), fc.option(fc.nat({ max: 3 }), { nil: undefined }),
+      );
+      fc.assert(fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        const state = new CheckpointState(stored(at(0)));
+        let last = BASE;
+        let lastSub = Number.POSITIVE_INFINITY;
+        for (const [kind, amount, index, bad, sub] of steps) {
+          const text = last.toString();
+          const candidate = kind === 'next' ? (last + amount % 1000n + 1n).toString()
+            : kind === 'jump' ? (last + amount * 10n ** 20n).toString()
+            : kind === 'back' ? (last - amount % 100n).toString()
+            : kind === 'same' ? text
+            : kind === 'corrupt' ? `${text.slice(0, index % text.length)}${bad}${text.slice((index % text.length) + 1)}`
+            : kind === 'zero' ? `0${(last + 1n).toString()}`
+            : kind === 'shorter' ? (amount % 1000n).toString()
+            : kind === 'longer' ? `${text}${index}`
+            : `${amount}${bad}`;
+          const valid = /^\d{1,128}$/.test(candidate);
+          const value = valid ? BigInt(candidate) : undefined;
+          const subNumber = sub ?? Number.POSITIVE_INFINITY;
+          const after = value !== undefined && (value > last || (value === last && subNumber > lastSub));
+          const position = sub === undefined ? { sequenceNumber: candidate } : { sequenceNumber: candidate, subSequenceNumber: sub };
+          if (after) {
+            expect(() => state.track(position), candidate).to.not.throw();
+            last = value;
+            lastSub = subNumber;
+          } else {
+            expect(() => state.track(position), candidate).to.throw(RangeError);
+          }
+        }
+      }), { numRuns: 300 });
+    });
+
     // Aggregates of 0 (plain record) or 1..4 sub-records, at increasing sequence numbers.
     const positionsArb = fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 0, max: 4 })), { maxLength: 40 })
       .map((groups) => {
@@ -384,7 +424,8 @@ describe('CheckpointState', () => {
         let ranges: CommitDecision['write']['acked'];
         for (const [read, acks] of owners) {
           const state = new CheckpointState(checkpoint, { acked: ranges });
-          const start = checkpoint?.type === 'position' ? positions.findIndex((p) => p === (checkpoint as { position: Position }).position) + 1 : 0;
+          const row = checkpoint?.type === 'position' ? checkpoint.position : undefined;
+          const start = row === undefined ? 0 : positions.findIndex((p) => p.sequenceNumber === row.sequenceNumber && p.subSequenceNumber === row.subSequenceNumber) + 1;
           // This owner reads some records from where the row says, and acks some of those it emits.
           const end = Math.min(positions.length, start + (read % (positions.length + 1)));
           for (let i = start; i < end; i += 1) {

@@ -3,10 +3,16 @@ import { Observable, ReplaySubject, VirtualTimeScheduler, firstValueFrom, mergeM
 import { TestScheduler } from 'rxjs/testing';
 import { type Checkpointer, createCheckpointer } from '../../src/checkpointer.js';
 import { KinsumerError, LeaseLostError } from '../../src/errors.js';
-import type { CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports.js';
+import type { CheckpointWrite, HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from '../../src/ports.js';
 import type { Position } from '../../src/sequence-number.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import type { KinsumerEvent, StatReceiver } from '../../src/types.js';
+
+/** Tracks a record and returns its ack, as a delivered record's ack() does with its ticket. */
+function tracked(tracker: Pick<ShardTracker, 'track' | 'ack'>, position: Position): () => void {
+  const ticket = tracker.track(position);
+  return () => tracker.ack(ticket);
+}
 
 const SHARD = 'shardId-000000000000';
 const at = (n: number): Position => ({ sequenceNumber: `4959033827149025660855969253836157109592157598913658${String(n).padStart(4, '0')}` });
@@ -75,7 +81,7 @@ describe('checkpointer', () => {
         const events: KinsumerEvent[] = [];
         let checkpoints = 0;
         const checkpointer = checkpointerOn(scheduler, store, events, lease(), { checkpoint: () => { checkpoints += 1; } });
-        const acks = [1, 2, 3].map((n) => checkpointer.track(at(n)));
+        const acks = [1, 2, 3].map((n) => tracked(checkpointer, at(n)));
         cold('a 19ms b 29ms c').subscribe((k) => acks['abc'.indexOf(k)]?.());
         expectObservable(checkpointer.run$, '^ 1200ms !').toBe('-');
         expectObservable(writes$, '^ 1200ms !').toBe('a 99ms b 499ms c 499ms c', { a: 'commit 1', b: 'commit 3', c: 'renew' });
@@ -93,7 +99,7 @@ describe('checkpointer', () => {
       scheduler.run(({ cold, expectObservable }) => {
         const scripted = scriptedStore(() => cold('150ms (a|)', { a: undefined }));
         const checkpointer = checkpointerOn(scheduler, scripted.store, []);
-        const acks = [1, 2, 3].map((n) => checkpointer.track(at(n)));
+        const acks = [1, 2, 3].map((n) => tracked(checkpointer, at(n)));
         // ack 1 at 0 (leading commit, in flight until 150); ack 2 at 10 and ack 3 at 120 wait for it.
         cold('a 9ms b 109ms c').subscribe((k) => acks['abc'.indexOf(k)]?.());
         expectObservable(checkpointer.run$, '^ 900ms !').toBe('-');
@@ -108,8 +114,8 @@ describe('checkpointer', () => {
       scheduler.run(({ cold, expectObservable }) => {
         const { store, writes$ } = scriptedStore(() => of(undefined));
         const checkpointer = checkpointerOn(scheduler, store, []);
-        checkpointer.track(at(1));
-        const second = checkpointer.track(at(2));
+        tracked(checkpointer, at(1));
+        const second = tracked(checkpointer, at(2));
         cold('50ms a').subscribe(() => second());
         expectObservable(checkpointer.run$, '^ 1600ms !').toBe('-');
         expectObservable(writes$, '^ 1600ms !').toBe('50ms a 499ms b 499ms b 499ms b', { a: 'commit acked 2-2', b: 'renew' });
@@ -122,7 +128,7 @@ describe('checkpointer', () => {
       scheduler.run(({ cold, expectObservable }) => {
         const { store, writes$ } = scriptedStore(() => of(undefined));
         const checkpointer = checkpointerOn(scheduler, store, [], lease({ checkpoint: stored(0) }));
-        const [first, last] = [checkpointer.track(at(1)), checkpointer.track(at(2))];
+        const [first, last] = [tracked(checkpointer, at(1)), tracked(checkpointer, at(2))];
         cold('a 249ms b').subscribe((k) => (k === 'a' ? first : last)?.());
         expectObservable(checkpointer.run$, '^ 400ms !').toBe('-');
         expectObservable(cold('30ms (a|)').pipe(mergeMap(() => checkpointer.finish(at(2))))).toBe('250ms |');
@@ -146,7 +152,7 @@ describe('checkpointer', () => {
       scheduler.run(({ cold, expectObservable }) => {
         const { store, writes$ } = scriptedStore(() => of(undefined));
         const checkpointer = checkpointerOn(scheduler, store, []);
-        checkpointer.track(at(1))();
+        tracked(checkpointer, at(1))();
         expectObservable(cold('20ms (a|)').pipe(mergeMap(() => checkpointer.run$)), '^ 100ms !').toBe('-');
         expectObservable(writes$, '^ 100ms !').toBe('20ms a', { a: 'commit 1' });
       });
@@ -162,8 +168,9 @@ describe('checkpointer', () => {
       const lost = new LeaseLostError(SHARD);
       scheduler.run(({ cold, expectObservable }) => {
         scripted = scriptedStore(() => cold('10ms #', undefined, lost));
-        checkpointer = checkpointerOn(scheduler, scripted.store, events);
-        const acks = [1, 2].map((n) => checkpointer?.track(at(n)));
+        const current = checkpointerOn(scheduler, scripted.store, events);
+        checkpointer = current;
+        const acks = [1, 2].map((n) => tracked(current, at(n)));
         cold('a 199ms b').subscribe((k) => acks['ab'.indexOf(k)]?.());
         expectObservable(checkpointer.run$).toBe('10ms #', undefined, lost);
         expectObservable(checkpointer.finish(at(2))).toBe('10ms #', undefined, lost);
@@ -184,7 +191,7 @@ describe('checkpointer', () => {
         scripted = scriptedStore((op, attempt) => (op === 'commit' && attempt <= 2 ? throwError(() => throttled) : of(undefined)));
         const checkpointer = checkpointerOn(scheduler, scripted.store, events);
         const run = checkpointer.run$.subscribe({ error: (e: unknown) => { errored = e; } });
-        checkpointer.track(at(1))();
+        tracked(checkpointer, at(1))();
         scheduler.schedule(() => run.unsubscribe(), 2_000);
       });
       expect(errored).to.equal(undefined);
@@ -201,7 +208,7 @@ describe('checkpointer', () => {
         const { store } = scriptedStore(() => throwError(() => denied));
         const checkpointer = checkpointerOn(scheduler, store, []);
         checkpointer.run$.subscribe({ error: (e: unknown) => { errored = e; } });
-        checkpointer.track(at(1))();
+        tracked(checkpointer, at(1))();
       });
       expect(errored).to.be.instanceOf(KinsumerError);
       expect((errored as KinsumerError).cause).to.equal(denied);
@@ -235,7 +242,7 @@ describe('checkpointer', () => {
       const held = await firstValueFrom(store.capture(SHARD));
       if (held === undefined) throw new Error('capture failed');
       const checkpointer = createCheckpointer({ store, lease: held, start, commitFrequencyMs: 100, renewIntervalMs: 500, scheduler, emit: () => undefined });
-      checkpointer.track(at(1));
+      tracked(checkpointer, at(1));
       await checkpointer.close();
       expect(store.row(SHARD)).to.deep.include({ ownerId: undefined, checkpoint: start });
     });
@@ -255,7 +262,7 @@ describe('checkpointer', () => {
       const stalls: Stall[] = [];
       scheduler.run(({ cold }) => {
         const checkpointer = stalledOn(scheduler, stalls);
-        const acks = [1, 2, 3].map((n) => checkpointer.track(at(n)));
+        const acks = [1, 2, 3].map((n) => tracked(checkpointer, at(n)));
         const run = checkpointer.run$.subscribe();
         // 2 and 3 acked at once, 1 only at 3500 ms: the watermark is stuck from 0 to 3500.
         acks[1]?.();
@@ -276,7 +283,7 @@ describe('checkpointer', () => {
         const run = checkpointer.run$.subscribe();
         const acks: Array<() => void> = [];
         // Idle until 2500 ms, then 1 and 2 arrive; 1 is acked at 3200 ms (the watermark moves), 2 never.
-        cold('2500ms a').subscribe(() => { acks.push(checkpointer.track(at(1)), checkpointer.track(at(2))); });
+        cold('2500ms a').subscribe(() => { acks.push(tracked(checkpointer, at(1)), tracked(checkpointer, at(2))); });
         cold('3200ms a').subscribe(() => acks[0]?.());
         cold('5000ms a').subscribe(() => run.unsubscribe());
       });
@@ -291,7 +298,7 @@ describe('checkpointer', () => {
         const busy = stalledOn(scheduler, stalls);
         const runs = [idle.run$.subscribe(), busy.run$.subscribe()];
         // The busy shard always has records pending, but its oldest is acked every 600 ms.
-        const acks = Array.from({ length: 12 }, (_, i) => busy.track(at(i + 1)));
+        const acks = Array.from({ length: 12 }, (_, i) => tracked(busy, at(i + 1)));
         for (let i = 0; i < 12; i += 1) cold(`${600 * (i + 1)}ms a`).subscribe(() => acks[i]?.());
         cold('10000ms a').subscribe(() => { for (const run of runs) run.unsubscribe(); });
       });
@@ -337,7 +344,7 @@ describe('checkpointer', () => {
         const events: KinsumerEvent[] = [];
         const checkpointer = checkpointerOn(scheduler, store, events, held);
         const run = running ? checkpointer.run$.subscribe() : undefined;
-        const acks = [1, 2, 3, 4].map((n) => checkpointer.track(at(n)));
+        const acks = [1, 2, 3, 4].map((n) => tracked(checkpointer, at(n)));
         // Out of order, with a gap at 3: the latest acked position is 2.
         for (const index of [1, 0, 3]) acks[index]?.();
         await Promise.all([checkpointer.close(), checkpointer.close()]);
@@ -361,7 +368,7 @@ describe('checkpointer', () => {
       if (held === undefined) throw new Error('capture failed');
       const events: KinsumerEvent[] = [];
       const checkpointer = checkpointerOn(scheduler, store, events, held);
-      checkpointer.track(at(1))();
+      tracked(checkpointer, at(1))();
       store.failNext(Object.assign(new Error('slow down'), { name: 'ProvisionedThroughputExceededException' }), ['release']);
       const closing = checkpointer.close();
       let done = false;
@@ -385,7 +392,7 @@ describe('checkpointer', () => {
       const held = await new Promise<HeldLease | undefined>((resolve) => { store.capture(SHARD).subscribe(resolve); });
       if (held === undefined) throw new Error('capture failed');
       const checkpointer = checkpointerOn(scheduler, store, [], held);
-      checkpointer.track(at(1))();
+      tracked(checkpointer, at(1))();
       let completed = false;
       checkpointer.finish(at(1)).subscribe({ complete: () => { completed = true; } });
       await checkpointer.close();
@@ -404,8 +411,8 @@ describe('checkpointer', () => {
       const checkpointer = checkpointerOn(scheduler, store, events, held);
       let runError: unknown;
       checkpointer.run$.subscribe({ error: (e: unknown) => { runError = e; } });
-      checkpointer.track(at(1))(); // the leading commit still succeeds
-      checkpointer.track(at(2))();
+      tracked(checkpointer, at(1))(); // the leading commit still succeeds
+      tracked(checkpointer, at(2))();
       const row = table.row(SHARD);
       if (row === undefined) throw new Error('no row');
       table.put({ ...row, ownerId: 'thief', leaseCounter: 2 });

@@ -23,7 +23,8 @@ const DEFAULT_REFRESH_MS = 10_000;
 
 /** Nothing to checkpoint: every record counts as acked at once, and the end of a shard needs no wait. */
 const NO_TRACKING: ShardTracker = {
-  track: () => () => undefined,
+  track: () => 0,
+  ack: () => undefined,
   inFlight: () => 0,
   pending: () => 0,
   acks$: NEVER,

@@ -1,0 +1,239 @@
+// CPU per record on the local Kinesis server, every consumer in a process of its own: kinsumer
+// (records$ + ack(), defaults), the bare SDK GetRecords loop, and lifion-kinesis (polling, its
+// defaults, and with its poll delay at 0). From it: how many shards at Kinesis's read limit
+// (2 MiB/s per shard) one core can drain. With a CPU profile of kinsumer and of the bare loop
+// (where the time goes: the SDK's deserializer, GC, kinsumer, RxJS).
+//
+//   npx tsx bench/cpu.ts [--quick]
+//
+// One shard per record size, preloaded into kinesalite (in a child process of its own, with
+// dynalite); each run is a fresh child process reading that shard from TRIM_HORIZON under a fresh
+// application name. A run's figure is `process.cpuUsage()` of the consumer's process (user +
+// system, every thread: GC and libuv included) from the end of its warm-up (its first pages of
+// 10,000 records: compiled code, a grown heap) to its last record, divided by the records in between. Rounds rotate the order of
+// the consumers, so no consumer always runs first (or right after another's garbage).
+import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createStream, localDynamoDbClient, localKinesisClient, openShardIds, putRecords } from '../src/testing/index.js';
+import type { CpuConsumer, Job, JobResult } from './support/cpu-consumer.js';
+import { type Profile, type ProfileCategories, categorize } from './support/cpu-profile.js';
+import { type Figure, type Metric, type RunOptions, log, main, median, round, waitFor } from './support/harness.js';
+import { startServerProcess } from './support/local-servers.js';
+
+const CONSUMER = fileURLToPath(new URL('./support/cpu-consumer.ts', import.meta.url));
+
+/** Kinesis's read limit per shard: 2 MiB/s of record payload. */
+export const READ_LIMIT_BYTES_PER_SECOND = 2 * 1024 * 1024;
+
+interface Settings {
+  /** Per record size: records in the shard, and how many of them (whole pages of 10,000) are the warm-up. */
+  readonly sizes: ReadonlyArray<{ readonly bytes: number; readonly key: '100B' | '1KiB'; readonly records: number; readonly warmup: number }>;
+  readonly rounds: number;
+  readonly consumers: readonly CpuConsumer[];
+  readonly profile: boolean;
+}
+
+const CONSUMERS: readonly CpuConsumer[] = ['kinsumer', 'bareSdk', 'lifion', 'lifionPollDelay0'];
+
+/** Quick runs can be narrowed for a look at one case: CONSUMERS=kinsumer,bareSdk SIZES=1KiB. */
+function narrowed(settings: Settings): Settings {
+  const consumers = process.env.CONSUMERS?.split(',') ?? settings.consumers;
+  const sizes = process.env.SIZES?.split(',') ?? settings.sizes.map((s) => s.key);
+  return { ...settings, consumers: settings.consumers.filter((c) => consumers.includes(c)), sizes: settings.sizes.filter((s) => sizes.includes(s.key)) };
+}
+
+function settingsFor(options: RunOptions): Settings {
+  if (options.tiny === true) {
+    return { sizes: [{ bytes: 100, key: '100B', records: 300, warmup: 100 }, { bytes: 1024, key: '1KiB', records: 300, warmup: 100 }], rounds: 1, consumers: CONSUMERS, profile: false };
+  }
+  if (options.quick) {
+    // PROFILE=1 adds the profiles to a quick run (a look at where the time goes, not a measurement).
+    return narrowed({
+      sizes: [{ bytes: 100, key: '100B', records: 50_000, warmup: 20_000 }, { bytes: 1024, key: '1KiB', records: 40_000, warmup: 20_000 }],
+      rounds: Number(process.env.ROUNDS ?? 1), consumers: CONSUMERS, profile: process.env.PROFILE === '1',
+    });
+  }
+  // Steady state: the first pages warm the process up (compiled code, a grown heap); the rest is measured.
+  return {
+    sizes: [{ bytes: 100, key: '100B', records: 110_000, warmup: 30_000 }, { bytes: 1024, key: '1KiB', records: 60_000, warmup: 20_000 }],
+    rounds: 5, consumers: CONSUMERS, profile: true,
+  };
+}
+
+/** Runs one consumer in a child process of its own. */
+function runChild(job: Job): Promise<JobResult> {
+  return new Promise((resolve, reject) => {
+    // CHILD_NODE_FLAGS: V8 or Node flags for the consumer processes only (--trace-gc, ...), for a look.
+    const flags = process.env.CHILD_NODE_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
+    const child = spawn(process.execPath, [...flags, '--import', 'tsx', CONSUMER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); });
+    child.once('exit', (code, signal) => {
+      if (code !== 0) {
+        reject(new Error(`${job.consumer} failed (${signal ?? `exit code ${code}`})`));
+        return;
+      }
+      try {
+        const lines = out.trim().split('\n');
+        // Anything before the result (a --trace-gc from CHILD_NODE_FLAGS) goes on to stderr.
+        if (lines.length > 1) process.stderr.write(`${lines.slice(0, -1).join('\n')}\n`);
+        resolve(JSON.parse(lines.at(-1) ?? '') as JobResult);
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  });
+}
+
+function rotate<T>(list: readonly T[], by: number): T[] {
+  const k = by % list.length;
+  return [...list.slice(k), ...list.slice(0, k)];
+}
+
+const microsPerRecord = (run: JobResult): number => run.cpuMicros / Math.max(1, run.records);
+
+/** Shards at the read limit one core drains: records/s per core over records/s per shard at the limit. */
+export function shardsPerCore(cpuMicrosPerRecord: number, recordBytes: number): number {
+  return 1e6 / cpuMicrosPerRecord / (READ_LIMIT_BYTES_PER_SECOND / recordBytes);
+}
+
+const LABEL: Record<CpuConsumer, string> = {
+  kinsumer: 'kinsumer (records$ + ack)',
+  bareSdk: 'bare SDK GetRecords loop',
+  lifion: 'lifion-kinesis (defaults, pollDelay 250)',
+  lifionPollDelay0: 'lifion-kinesis (pollDelay 0)',
+};
+
+export const cpuFigure: Figure = {
+  name: 'cpu',
+  title: 'CPU per record on kinesalite, each consumer in its own process; shards per core at the read limit',
+  async run(options) {
+    const settings = settingsFor(options);
+    const server = await startServerProcess();
+    const kinesis = localKinesisClient(server);
+    const dynamodb = localDynamoDbClient(server);
+    const scratch = mkdtempSync(join(tmpdir(), 'kinsumer-cpu-'));
+    const metrics: Metric[] = [];
+    const keyed: Record<string, number> = {};
+    const details: Record<string, unknown> = {};
+    const loads: number[] = [loadavg()[0] ?? 0];
+    const lifionTable = `bench-cpu-lifion-${process.pid}`;
+    try {
+      // lifion-kinesis's state table (its schema), made here: lifion would create it and then wait
+      // for it with the aws-sdk v2 waiter, 20 s per poll.
+      await dynamodb.send(new CreateTableCommand({
+        TableName: lifionTable,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'consumerGroup', AttributeType: 'S' }, { AttributeName: 'streamName', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'consumerGroup', KeyType: 'HASH' }, { AttributeName: 'streamName', KeyType: 'RANGE' }],
+      }));
+      await waitFor(async () => (await dynamodb.send(new DescribeTableCommand({ TableName: lifionTable }))).Table?.TableStatus === 'ACTIVE', 'the lifion state table', 10_000);
+      const streams = new Map<number, { streamName: string; shardId: string }>();
+      for (const size of settings.sizes) {
+        const streamName = `bench-cpu-${size.bytes}-${process.pid}`;
+        await createStream(kinesis, streamName, 1);
+        const [shardId] = await openShardIds(kinesis, streamName);
+        if (shardId === undefined) throw new Error(`${streamName} has no shard`);
+        const payload = new Uint8Array(size.bytes).fill(120);
+        const started = Date.now();
+        for (let at = 0; at < size.records; at += 5000) {
+          const count = Math.min(5000, size.records - at);
+          await putRecords(kinesis, streamName, Array.from({ length: count }, (_, i) => ({ partitionKey: `k${at + i}`, data: payload })));
+        }
+        log(`${size.key}: ${size.records} records loaded in ${Date.now() - started} ms`);
+        streams.set(size.bytes, { streamName, shardId });
+      }
+      let app = 0;
+      const job = (consumer: CpuConsumer, size: Settings['sizes'][number], profile?: string): Job => {
+        app += 1;
+        const stream = streams.get(size.bytes) as { streamName: string; shardId: string };
+        return {
+          consumer, servers: { region: server.region, endpoints: server.endpoints, credentials: server.credentials },
+          ...stream, records: size.records, warmup: size.warmup, app: `bench-cpu-${process.pid}-${app}`, lifionTable,
+          ...(profile === undefined ? {} : { profile }),
+        };
+      };
+      const runs = new Map<string, JobResult[]>();
+      for (let r = 0; r < settings.rounds; r += 1) {
+        for (const size of settings.sizes) {
+          for (const consumer of rotate(settings.consumers, r + (size.bytes === 100 ? 0 : 2))) {
+            const result = await runChild(job(consumer, size));
+            const key = `${consumer}.${size.key}`;
+            runs.set(key, [...(runs.get(key) ?? []), result]);
+            loads.push(loadavg()[0] ?? 0);
+            log(`round ${r + 1}, ${size.key}, ${consumer}: ${microsPerRecord(result).toFixed(2)} µs/record (${result.records} records, ${Math.round(result.wallMs)} ms)`);
+          }
+        }
+      }
+      const cpuOf = (consumer: CpuConsumer, key: string): number => median((runs.get(`${consumer}.${key}`) ?? []).map(microsPerRecord));
+      for (const size of settings.sizes) {
+        const bare = cpuOf('bareSdk', size.key);
+        for (const consumer of settings.consumers) {
+          const value = cpuOf(consumer, size.key);
+          metrics.push({
+            name: `${size.key}: CPU per record, ${LABEL[consumer]}`,
+            value: round(value),
+            unit: 'µs',
+            ...(consumer === 'bareSdk' ? {} : { baseline: { name: 'bare SDK loop', value: round(bare), unit: 'µs' }, ratio: round(value / bare) }),
+            ...(consumer === 'kinsumer' ? { target: '< 1 × the bare SDK loop', met: value < bare } : {}),
+          });
+          keyed[`cpu.microsPerRecord.${consumer}.${size.key}`] = round(value);
+        }
+        const goal = size.bytes === 100 ? 10 : 40;
+        for (const consumer of settings.consumers) {
+          const shards = shardsPerCore(cpuOf(consumer, size.key), size.bytes);
+          metrics.push({
+            name: `${size.key}: shards per core at 2 MiB/s (${Math.round(READ_LIMIT_BYTES_PER_SECOND / size.bytes)} records/s each), ${LABEL[consumer]}`,
+            value: round(shards),
+            unit: 'shards',
+            ...(consumer === 'kinsumer' ? { target: `>= ${goal}`, met: shards >= goal } : {}),
+          });
+          if (consumer === 'kinsumer') keyed[`capacity.shardsPerCoreAtLimit.${size.key}`] = round(shards);
+        }
+      }
+      details.runs = Object.fromEntries([...runs].map(([key, list]) => [key, list.map((x) => ({ microsPerRecord: round(microsPerRecord(x)), records: x.records, wallMs: Math.round(x.wallMs) }))]));
+      if (settings.profile) {
+        const profiles: Record<string, ProfileCategories> = {};
+        for (const size of settings.sizes) {
+          for (const consumer of (['kinsumer', 'bareSdk'] as const).filter((c) => settings.consumers.includes(c))) {
+            // PROFILE_DIR keeps the profiles (for bench/support/cpu-profile.ts); by default they go with the scratch folder.
+            const file = join(process.env.PROFILE_DIR ?? scratch, `${consumer}-${size.key}.cpuprofile`);
+            await runChild(job(consumer, size, file));
+            profiles[`${consumer}.${size.key}`] = categorize(JSON.parse(readFileSync(file, 'utf8')) as Profile);
+            log(`profile ${consumer} ${size.key}: ${JSON.stringify(profiles[`${consumer}.${size.key}`])}`);
+          }
+        }
+        details.profile = profiles;
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+      kinesis.destroy();
+      dynamodb.destroy();
+      await server.stop();
+    }
+    details.loadAverage1m = { min: round(Math.min(...loads)), max: round(Math.max(...loads)) };
+    return {
+      settings: {
+        ...settings,
+        readLimitBytesPerSecond: READ_LIMIT_BYTES_PER_SECOND,
+        kinsumerOptions: 'defaults (throttleDelayMs 250, maxInFlightRecords 10000)',
+        lifionOptions: 'polling, limit 10000, auto-checkpoints, shouldParseJson false; pollDelay 250 (default) and 0',
+      },
+      metrics,
+      keyed,
+      notes: [
+        `CPU is process.cpuUsage() of the consumer's own process (user + system, all threads, GC included), from the end of its warm-up (${settings.sizes.map((s) => `${s.key}: ${s.warmup} records`).join(', ')}) to its last record (${settings.sizes.map((s) => `${s.records - s.warmup} measured`).join(', ')}); medians of rotated rounds. kinesalite and dynalite run in another process.`,
+        'Shards per core = (1e6 / CPU µs per record) / (2 MiB/s / record size): the read limit counted on the payload alone (100 B: 20,972 records/s per shard; 1 KiB: 2,048), the strictest count (a partition key or the wire\'s base64 would lower the records per second at the limit).',
+        'kinesalite answers MillisBehindLatest 0: kinsumer and lifion-kinesis wait their poll delay between pages, the bare loop does not; the CPU of that waiting (timers, lease renewals, checkpoints) is the consumer\'s and is counted.',
+        `Load average (1 min) over the run: ${round(Math.min(...loads))}–${round(Math.max(...loads))} on ${cpus().length} cores (other work shares the machine).`,
+      ],
+      details,
+    };
+  },
+};
+
+main(cpuFigure, import.meta.url);

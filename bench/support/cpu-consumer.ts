@@ -1,0 +1,204 @@
+// One consumer reading one preloaded shard of kinesalite, alone in its process, for the CPU figure
+// (bench/cpu.ts): it counts the CPU time of this process (`process.cpuUsage`: every thread, GC
+// included) between the end of the first page and the last record, and prints it as one JSON line.
+//
+//   node --import tsx bench/support/cpu-consumer.ts '<json Job>'
+//
+// The first pages (`warmup` records, whole pages of 10,000) are the warm-up: the per-record code is
+// compiled and the heap grown by then, and start-up (tables, registration, capture, lifion's lease
+// acquisition) lies before it.
+import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { createRequire } from 'node:module';
+import { Kinsumer, createTables } from '../../src/index.js';
+import { localDynamoDbClient, localKinesisClient } from '../../src/testing/index.js';
+import type { LocalAwsConfig } from '../../src/testing/index.js';
+
+/** The consumers measured. */
+export type CpuConsumer = 'kinsumer' | 'bareSdk' | 'lifion' | 'lifionPollDelay0';
+
+/** What the figure asks one child for. */
+export interface Job {
+  readonly consumer: CpuConsumer;
+  readonly servers: LocalAwsConfig;
+  readonly streamName: string;
+  readonly shardId: string;
+  /** Records in the shard. */
+  readonly records: number;
+  /** Records of the warm-up (whole pages): the measurement starts when this many arrived. */
+  readonly warmup: number;
+  /** Application name (kinsumer) or consumer group (lifion): fresh for every run. */
+  readonly app: string;
+  /** lifion-kinesis's state table, created by the figure (so lifion does not wait 20 s for it). */
+  readonly lifionTable: string;
+  /** Write a CPU profile of the measured window (the inspector's sampler, 100 µs) to this file. */
+  readonly profile?: string;
+}
+
+/** What a child prints. */
+export interface JobResult {
+  readonly records: number;
+  readonly cpuMicros: number;
+  readonly wallMs: number;
+  readonly checksum: number;
+}
+
+let checksum = 0;
+function touch(data: Uint8Array | undefined, sequenceNumber: string | undefined): void {
+  checksum = (checksum + (data?.length ?? 0) + (sequenceNumber?.length ?? 0)) | 0;
+}
+
+/** Counts records; takes the CPU reading at the end of the warm-up and at the last record. */
+class Meter {
+  private seen = 0;
+  private startCpu: NodeJS.CpuUsage | undefined;
+  private startWall = 0;
+  private result: JobResult | undefined;
+  private resolveDone!: (result: JobResult) => void;
+  readonly done = new Promise<JobResult>((resolve) => { this.resolveDone = resolve; });
+
+  private readonly session: Session | undefined;
+
+  constructor(private readonly job: Job) {
+    if (job.profile !== undefined) {
+      this.session = new Session();
+      this.session.connect();
+      this.session.post('Profiler.enable');
+      this.session.post('Profiler.setSamplingInterval', { interval: 100 });
+    }
+  }
+
+  count(n: number): void {
+    this.seen += n;
+    if (this.startCpu === undefined && this.seen >= this.job.warmup) {
+      this.session?.post('Profiler.start');
+      this.startCpu = process.cpuUsage();
+      this.startWall = performance.now();
+    }
+    if (this.result === undefined && this.startCpu !== undefined && this.seen >= this.job.records) {
+      const used = process.cpuUsage(this.startCpu);
+      const result = { records: this.seen - this.job.warmup, cpuMicros: used.user + used.system, wallMs: performance.now() - this.startWall, checksum };
+      this.result = result;
+      const { session } = this;
+      const path = this.job.profile;
+      if (session === undefined || path === undefined) {
+        this.resolveDone(result);
+        return;
+      }
+      session.post('Profiler.stop', (error, answer) => {
+        if (error === null) writeFileSync(path, JSON.stringify(answer.profile));
+        this.resolveDone(result);
+      });
+    }
+  }
+}
+
+async function bareSdk(job: Job, meter: Meter): Promise<() => Promise<void>> {
+  const kinesis = localKinesisClient(job.servers);
+  let iterator = (await kinesis.send(new GetShardIteratorCommand({ StreamName: job.streamName, ShardId: job.shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+  let read = 0;
+  while (read < job.records && iterator !== undefined) {
+    const page = await kinesis.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 10_000 }));
+    const records = page.Records ?? [];
+    for (const record of records) touch(record.Data, record.SequenceNumber);
+    read += records.length;
+    meter.count(records.length);
+    iterator = page.NextShardIterator;
+  }
+  return () => Promise.resolve(kinesis.destroy());
+}
+
+async function kinsumer(job: Job, meter: Meter): Promise<() => Promise<void>> {
+  const kinesis = localKinesisClient(job.servers);
+  const dynamodb = localDynamoDbClient(job.servers);
+  await createTables({ dynamodb, applicationName: job.app });
+  const consumer = new Kinsumer({ streamName: job.streamName, applicationName: job.app, kinesis, dynamodb, clientId: `${job.app}-client` });
+  const subscription = consumer.records$.subscribe((record) => {
+    touch(record.data, record.sequenceNumber);
+    record.ack();
+    meter.count(1);
+  });
+  return async () => {
+    await consumer.stop().catch(() => undefined);
+    subscription.unsubscribe();
+  };
+}
+
+interface LifionRecord {
+  readonly data?: Uint8Array;
+  readonly sequenceNumber?: string;
+}
+interface LifionConsumer {
+  on(event: 'data', listener: (chunk: { records: LifionRecord[] }) => void): void;
+  on(event: 'error', listener: (error: unknown) => void): void;
+  startConsumer(): Promise<void>;
+  stopConsumer(): void;
+}
+type LifionConstructor = new (options: Record<string, unknown>) => LifionConsumer;
+
+async function lifion(job: Job, meter: Meter, pollDelay: number | undefined): Promise<() => Promise<void>> {
+  const require = createRequire(import.meta.url);
+  const Lifion = require('lifion-kinesis') as LifionConstructor;
+  const { servers } = job;
+  const consumer = new Lifion({
+    streamName: job.streamName,
+    consumerGroup: job.app,
+    createStreamIfNeeded: false,
+    initialPositionInStream: 'TRIM_HORIZON',
+    useEnhancedFanOut: false,
+    useAutoCheckpoints: true,
+    // Bytes, as kinsumer and the SDK hand them over (its default 'auto' would try JSON.parse).
+    shouldParseJson: false,
+    ...(pollDelay === undefined ? {} : { pollDelay }),
+    endpoint: servers.endpoints.kinesis,
+    region: servers.region,
+    accessKeyId: servers.credentials.accessKeyId,
+    secretAccessKey: servers.credentials.secretAccessKey,
+    dynamoDb: {
+      endpoint: servers.endpoints.dynamodb,
+      region: servers.region,
+      accessKeyId: servers.credentials.accessKeyId,
+      secretAccessKey: servers.credentials.secretAccessKey,
+      tableName: job.lifionTable,
+    },
+  });
+  const errors: unknown[] = [];
+  consumer.on('error', (error) => errors.push(error));
+  consumer.on('data', (chunk) => {
+    for (const record of chunk.records) touch(record.data, record.sequenceNumber);
+    meter.count(chunk.records.length);
+  });
+  await consumer.startConsumer();
+  void meter.done.catch(() => undefined);
+  return () => {
+    consumer.stopConsumer();
+    if (errors.length > 0) process.stderr.write(`lifion-kinesis errors: ${errors.map(String).join('; ')}\n`);
+    return Promise.resolve();
+  };
+}
+
+async function run(job: Job): Promise<JobResult> {
+  const meter = new Meter(job);
+  const stop = job.consumer === 'bareSdk'
+    ? await bareSdk(job, meter)
+    : job.consumer === 'kinsumer'
+      ? await kinsumer(job, meter)
+      : await lifion(job, meter, job.consumer === 'lifionPollDelay0' ? 0 : undefined);
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${job.consumer}: no ${job.records} records within 240 s`)), 240_000).unref());
+  const result = await Promise.race([meter.done, timeout]);
+  await stop();
+  return result;
+}
+
+if (process.argv[2] !== undefined && import.meta.url.endsWith(process.argv[1]?.split('/').pop() ?? '\0')) {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  process.env.AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE = '1';
+  run(JSON.parse(process.argv[2]) as Job).then((result) => {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    process.exit(0);
+  }, (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
