@@ -14,13 +14,14 @@
 //
 // kinesalite and dynalite run in a child process (bench/support/local-servers.ts), so the local
 // servers' CPU is not charged to the consumer; both still share the machine's cores.
+import { createRequire } from 'node:module';
 import { GetRecordsCommand, GetShardIteratorCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createRequire } from 'node:module';
 import { Kinsumer, createTables } from '../src/index.js';
 import { createStream, localDynamoDbClient, localKinesisClient, openShardIds, putRecords } from '../src/testing/index.js';
 import { type Figure, type Metric, type RunOptions, log, main, median, nowMs, round, waitFor } from './support/harness.js';
 import { type ServerProcess, startServerProcess } from './support/local-servers.js';
+import { lifionConsumer } from './support/lifion.js';
 
 interface Settings {
   /** Streams to run on: shard count and records preloaded into each shard. */
@@ -129,18 +130,6 @@ async function kinsumerRun(server: ServerProcess, dynamodb: DynamoDBClient, stre
   }
 }
 
-interface LifionRecord {
-  readonly data?: Uint8Array;
-  readonly sequenceNumber?: string;
-}
-interface LifionConsumer {
-  on(event: 'data', listener: (chunk: { records: LifionRecord[] }) => void): void;
-  on(event: 'error', listener: (error: unknown) => void): void;
-  startConsumer(): Promise<void>;
-  stopConsumer(): void;
-}
-type LifionConstructor = new (options: Record<string, unknown>) => LifionConsumer;
-
 // The 'send' event hands over the response, whose request names the operation.
 interface AwsV2Request {
   readonly request?: { readonly operation?: string };
@@ -150,11 +139,9 @@ interface AwsV2 {
 }
 
 async function lifionRun(server: ServerProcess, streamName: string, total: number, app: string): Promise<Run> {
-  const require = createRequire(import.meta.url);
-  const Lifion = require('lifion-kinesis') as LifionConstructor;
   // lifion-kinesis resolves the same aws-sdk (v2) module; its global events see every request.
-  const awsV2 = require('aws-sdk') as AwsV2;
-  const consumer = new Lifion({
+  const awsV2 = createRequire(import.meta.url)('aws-sdk') as AwsV2;
+  const consumer = lifionConsumer({
     streamName,
     consumerGroup: app,
     createStreamIfNeeded: false,

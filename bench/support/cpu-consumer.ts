@@ -10,10 +10,10 @@
 import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import { createRequire } from 'node:module';
 import { Kinsumer, createTables } from '../../src/index.js';
 import { localDynamoDbClient, localKinesisClient } from '../../src/testing/index.js';
 import type { LocalAwsConfig } from '../../src/testing/index.js';
+import { lifionConsumer } from './lifion.js';
 
 /** The consumers measured. */
 export type CpuConsumer = 'kinsumer' | 'bareSdk' | 'lifion' | 'lifionPollDelay0';
@@ -125,23 +125,9 @@ async function kinsumer(job: Job, meter: Meter): Promise<() => Promise<void>> {
   };
 }
 
-interface LifionRecord {
-  readonly data?: Uint8Array;
-  readonly sequenceNumber?: string;
-}
-interface LifionConsumer {
-  on(event: 'data', listener: (chunk: { records: LifionRecord[] }) => void): void;
-  on(event: 'error', listener: (error: unknown) => void): void;
-  startConsumer(): Promise<void>;
-  stopConsumer(): void;
-}
-type LifionConstructor = new (options: Record<string, unknown>) => LifionConsumer;
-
 async function lifion(job: Job, meter: Meter, pollDelay: number | undefined): Promise<() => Promise<void>> {
-  const require = createRequire(import.meta.url);
-  const Lifion = require('lifion-kinesis') as LifionConstructor;
   const { servers } = job;
-  const consumer = new Lifion({
+  const consumer = lifionConsumer({
     streamName: job.streamName,
     consumerGroup: job.app,
     createStreamIfNeeded: false,
