@@ -11,10 +11,10 @@
 // second: the figure checks the reader adds nothing to that, not AWS's ~70 ms propagation.
 import { PutRecordCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
 import { type Observable, type Subscription, asyncScheduler } from 'rxjs';
-import { readFanOut } from '../src/fan-out-reader.js';
+import { readFanOut } from '../src/reading/fan-out-reader.js';
 import { KinesisStream } from '../src/kinesis/kinesis.js';
-import { readShard } from '../src/shard-reader.js';
-import { ensureConsumer } from '../src/stream-consumer.js';
+import { readShard } from '../src/reading/shard-reader.js';
+import { ensureConsumer } from '../src/reading/stream-consumer.js';
 import { createStream, localKinesisClient, openShardIds, startKinesisLocal } from '../src/testing/index.js';
 import type { KinsumerRecord } from '../src/types.js';
 import { TestTracker } from '../test/support/test-tracker.js';

@@ -7,15 +7,15 @@ export { Kinsumer, kinsumer } from './kinsumer.js';
 export { createTables, deleteTables, type TablesOptions } from './dynamodb/tables.js';
 export {
   resetCheckpoints, type ResetCheckpointsOptions, type ResetCheckpointsResult, type ShardReset,
-} from './reset-checkpoints.js';
+} from './reset/reset-checkpoints.js';
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
   RequestTimeoutError, StartTimeoutError,
   CorruptCheckpointError,
-} from './errors.js';
-export { EndpointError, type AwsService } from './endpoint-errors.js';
-export { ShardReadError } from './shard-reader.js';
-export { RecordDecodeError, type RecordFormat } from './record-data.js';
+} from './errors/kinsumer-errors.js';
+export { EndpointError, type AwsService } from './errors/endpoint-error.js';
+export { ShardReadError } from './reading/shard-reader.js';
+export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';
 export type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
 export type {

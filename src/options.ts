@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
-import { ConfigError } from './errors.js';
+import { ConfigError } from './errors/kinsumer-errors.js';
 import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
 

@@ -1,7 +1,7 @@
 // Kinsumer clients on in-memory coordination and checkpoint stores: the real client code with only
 // the AWS adapters replaced (as test/support/memory-group.ts does, on the real clock).
 import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
-import type { LeaseStore, StreamPort } from '../../src/ports.js';
+import type { LeaseStore, StreamPort } from '../../src/ports/ports.js';
 import { MemoryCheckpointTable, MemoryCoordinationTables, MemoryLeaseStore, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/index.js';
 
 /** Shared in-memory tables of one consumer group. */

@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { compareIds } from '../compare-ids.js';
+import { compareIds } from '../group/compare-ids.js';
 import type { Item } from './dynamo.js';
 
 // The attribute formats of the Go kinsumer's tables, read and written exactly: timestamps are

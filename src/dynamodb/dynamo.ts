@@ -8,8 +8,8 @@ import {
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { type Observable, expand, EMPTY, map, reduce } from 'rxjs';
-import { explainErrors } from '../endpoint-errors.js';
-import { type RequestBound, request } from '../request.js';
+import { explainErrors } from '../errors/endpoint-error.js';
+import { type RequestBound, request } from '../ports/request-timeout.js';
 
 /** A DynamoDB item as the SDK spells it. */
 export type Item = Record<string, AttributeValue>;

@@ -12,15 +12,15 @@ import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
   reduce, tap, throwError, timer,
 } from 'rxjs';
-import { classifyAwsError } from '../aws-errors.js';
-import { LeaseObservations } from '../capture-rule.js';
-import { backoffDelay } from '../backoff.js';
-import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors.js';
-import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
-import { isSequenceNumber, type Position } from '../sequence-number.js';
-import { withResetFloor } from '../start-position.js';
-import { advances } from '../checkpoint-advance.js';
-import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
+import { classifyAwsError } from '../errors/aws-error-kind.js';
+import { LeaseObservations } from '../lease/capture-rule.js';
+import { backoffDelay } from '../errors/retry-backoff.js';
+import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/ports.js';
+import { isSequenceNumber, type Position } from '../checkpoint/sequence-number.js';
+import { withResetFloor } from '../reading/start-position.js';
+import { advances } from '../checkpoint/checkpoint-advance.js';
+import { decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
 import { AttributeFormatError, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';

@@ -13,10 +13,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type Observable, catchError, concatMap, defer, map, of, throwError } from 'rxjs';
-import { compareIds } from '../compare-ids.js';
-import { classifyAwsError } from '../aws-errors.js';
-import type { CachedShard, Leader, MetadataStore, ShardCache } from '../coordination-ports.js';
-import { RowObserver, observedExpired } from '../row-observer.js';
+import { compareIds } from '../group/compare-ids.js';
+import { classifyAwsError } from '../errors/aws-error-kind.js';
+import type { CachedShard, Leader, MetadataStore, ShardCache } from '../ports/coordination.js';
+import { RowObserver, observedExpired } from '../lease/row-observer.js';
 import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, rfc1123z, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';

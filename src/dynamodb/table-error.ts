@@ -1,6 +1,6 @@
 import { type Observable, throwError } from 'rxjs';
-import { classifyAwsError } from '../aws-errors.js';
-import { TableNotFoundError } from '../errors.js';
+import { classifyAwsError } from '../errors/aws-error-kind.js';
+import { TableNotFoundError } from '../errors/kinsumer-errors.js';
 
 /** Rethrows `error`, as `TableNotFoundError` naming `table` when DynamoDB says the table is missing. */
 export function tableError(table: string, error: unknown): Observable<never> {

@@ -2,10 +2,10 @@ import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb'
 import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, defer, first, firstValueFrom, map, of, repeat, tap, throwError, timeout, timer,
 } from 'rxjs';
-import { classifyAwsError } from '../aws-errors.js';
-import { ConfigError, KinsumerError, TableNotFoundError } from '../errors.js';
+import { classifyAwsError } from '../errors/aws-error-kind.js';
+import { ConfigError, KinsumerError, TableNotFoundError } from '../errors/kinsumer-errors.js';
 import { checkApplicationName, tableNames } from '../options.js';
-import type { RequestBound } from '../request.js';
+import type { RequestBound } from '../ports/request-timeout.js';
 import { Dynamo } from './dynamo.js';
 
 /** Options of {@link createTables} and {@link deleteTables}. */

@@ -11,7 +11,7 @@
 // functions over the shapes the SDK's middleware stack passes.
 import { isAscii } from 'node:buffer';
 import type { Readable } from 'node:stream';
-import { WireRecord } from '../wire-record.js';
+import { WireRecord } from './wire-record.js';
 
 /** A GetRecords answer, decoded the lean way. */
 export interface LeanPage {

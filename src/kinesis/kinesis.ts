@@ -7,14 +7,14 @@ import {
   type ListShardsCommandOutput, type _Record as SdkRecord, type Shard,
 } from '@aws-sdk/client-kinesis';
 import { type Observable, EMPTY, catchError, expand, map, of, reduce, shareReplay, switchMap, throwError } from 'rxjs';
-import { classifyAwsError } from '../aws-errors.js';
-import { explainErrors } from '../endpoint-errors.js';
-import { StreamNotFoundError } from '../errors.js';
+import { classifyAwsError } from '../errors/aws-error-kind.js';
+import { explainErrors } from '../errors/endpoint-error.js';
+import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
 import type { StreamRef } from '../options.js';
 import type {
   FanOutPort, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort,
-} from '../ports.js';
-import { type RequestBound, request, withinTimeout } from '../request.js';
+} from '../ports/ports.js';
+import { type RequestBound, request, withinTimeout } from '../ports/request-timeout.js';
 import { subscription } from './event-stream.js';
 import { leanGetRecords } from './get-records.js';
 

@@ -1,7 +1,7 @@
 // processBatches: the RxJS composition around the pure batch window (when a shard's next batch is
 // cut) and the per-batch settle loop. One batch at a time per shard, shards in parallel.
 import { Observable, type OperatorFunction, type Subscription } from 'rxjs';
-import { leaseSignalOf } from '../record-lease.js';
+import { leaseSignalOf } from '../reading/lease-signal.js';
 import type { KinsumerRecord } from '../types.js';
 import { BatchWindow } from './batch-window.js';
 import { resolveBatchesOptions } from './process-options.js';

@@ -1,7 +1,7 @@
 // Checks the options of processRecords and processBatches synchronously (where the pipeline is
 // built, not where it runs) and fills in the defaults; a bad option throws ConfigError naming it.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../errors/kinsumer-errors.js';
 import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions } from './process-types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './record-retry.js';
 

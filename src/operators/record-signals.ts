@@ -2,7 +2,7 @@
 // the operator is unsubscribed (or errors). One combined signal per lease, made once and kept
 // while the lease lives, instead of one per record.
 import { setMaxListeners } from 'node:events';
-import { leaseSignalOf } from '../record-lease.js';
+import { leaseSignalOf } from '../reading/lease-signal.js';
 import type { KinsumerRecord } from '../types.js';
 
 /** Signals of one operator subscription. */

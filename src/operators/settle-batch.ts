@@ -4,7 +4,7 @@
 // sequence order. Emits one ProcessedBatch and completes; completes without emitting when the
 // batch's signal aborts (records acked before that stay acked); errors like settleRecord$.
 import { Observable, type Subscription } from 'rxjs';
-import { KinsumerError } from '../errors.js';
+import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { KinsumerRecord } from '../types.js';
 import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';

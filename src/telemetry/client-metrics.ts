@@ -3,7 +3,7 @@
 // the shard tallies), so recording costs nothing on the record path; checkpoints and AWS retries
 // are counted from the events as they happen.
 import type { Attributes, BatchObservableResult, Counter, Meter } from '@opentelemetry/api';
-import type { ShardCount } from '../shard-tally.js';
+import type { ShardCount } from '../checkpoint/shard-tally.js';
 import type { KinsumerEvent, KinsumerStatus } from '../types.js';
 import { ATTRIBUTE, METRIC, SCOPE } from './names.js';
 import type { OtelApiModule } from './otel-api.js';

@@ -2,13 +2,13 @@
 // LATEST, Finished kept on release, LastOwnerID, acked ranges through the same encoding and cap),
 // for model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
-import { decodeAckedRanges, encodeAckedRanges } from '../acked-ranges.js';
-import { LeaseObservations } from '../capture-rule.js';
-import { withResetFloor } from '../start-position.js';
-import { advances } from '../checkpoint-advance.js';
+import { decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
+import { LeaseObservations } from '../lease/capture-rule.js';
+import { withResetFloor } from '../reading/start-position.js';
+import { advances } from '../checkpoint/checkpoint-advance.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
-import { LeaseHeldError, LeaseLostError } from '../errors.js';
-import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports.js';
+import { LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/ports.js';
 
 /** The rows of one checkpoints table, shared by the stores of several simulated clients. */
 export class MemoryCheckpointTable {

@@ -3,8 +3,8 @@
 // operation is a slice or a binary search, never a scan of the shard).
 import { createHash } from 'node:crypto';
 import { type Observable, type SchedulerLike, defer, mergeMap, of, throwError, timer } from 'rxjs';
-import { StreamNotFoundError } from '../errors.js';
-import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports.js';
+import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
+import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports/ports.js';
 
 /** The operations of a {@link MemoryStream}, as fault injection and call counters name them. */
 export type StreamOperation = 'getShardIterator' | 'getRecords' | 'listShards';

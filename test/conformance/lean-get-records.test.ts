@@ -3,16 +3,16 @@ import {
 } from '@aws-sdk/client-kinesis';
 import { expect } from 'chai';
 import { firstValueFrom } from 'rxjs';
-import { classifyAwsError } from '../../src/aws-errors.js';
-import { StreamNotFoundError } from '../../src/errors.js';
+import { classifyAwsError } from '../../src/errors/aws-error-kind.js';
+import { StreamNotFoundError } from '../../src/errors/kinsumer-errors.js';
 import { KinesisStream } from '../../src/kinesis/kinesis.js';
-import type { RawRecord, RecordsPage } from '../../src/ports.js';
+import type { RawRecord, RecordsPage } from '../../src/ports/ports.js';
 import {
   type LocalAwsConfig, type RunningServer, createStream, localKinesisClient, openShardIds, putRecords, startKinesalite, startKinesisLocal,
   waitForStreamStatus,
 } from '../../src/testing/index.js';
-import { unpackRecords } from '../../src/user-records.js';
-import { WireRecord } from '../../src/wire-record.js';
+import { unpackRecords } from '../../src/reading/unpack-page.js';
+import { WireRecord } from '../../src/kinesis/wire-record.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { aggregate } from '../support/kpl-aggregate.js';
 import { uniqueName } from '../support/local.js';

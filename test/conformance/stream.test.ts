@@ -1,10 +1,10 @@
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { expect } from 'chai';
 import { type Observable, asyncScheduler, firstValueFrom } from 'rxjs';
-import { StreamNotFoundError } from '../../src/errors.js';
+import { StreamNotFoundError } from '../../src/errors/kinsumer-errors.js';
 import { KinesisStream } from '../../src/kinesis/kinesis.js';
-import type { RecordsPage } from '../../src/ports.js';
-import { readShard } from '../../src/shard-reader.js';
+import type { RecordsPage } from '../../src/ports/ports.js';
+import { readShard } from '../../src/reading/shard-reader.js';
 import {
   createStream, localKinesisClient, openShardIds, putRecords, splitShard, startLocalAws, type LocalAws,
 } from '../../src/testing/index.js';

@@ -8,7 +8,7 @@ import {
   ListShardsCommand, ProvisionedThroughputExceededException,
 } from '@aws-sdk/client-kinesis';
 import { expect } from 'chai';
-import { classifyAwsError } from '../../src/aws-errors.js';
+import { classifyAwsError } from '../../src/errors/aws-error-kind.js';
 import { createTables } from '../../src/index.js';
 import { createStream, localDynamoDbClient, localKinesisClient, openShardIds } from '../../src/testing/index.js';
 import { type FaultProxy, type FaultProxyCounts, startFaultProxy } from '../support/fault-proxy.js';

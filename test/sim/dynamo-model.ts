@@ -18,7 +18,7 @@
 // a recording stand-in for the DynamoDB client (below), never re-typed here.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, defer, lastValueFrom, of } from 'rxjs';
-import type { CachedShard } from '../../src/coordination-ports.js';
+import type { CachedShard } from '../../src/ports/coordination.js';
 import type { Dynamo, Item } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
 import { DynamoMembershipStore } from '../../src/dynamodb/membership-store.js';

@@ -3,8 +3,8 @@
 // should have fenced. Used by the simulation's own tests only.
 import { type Observable, catchError, defer, map, of, throwError } from 'rxjs';
 import { nanosFromMillis } from '../../src/dynamodb/codec.js';
-import { LeaseLostError } from '../../src/errors.js';
-import type { CheckpointWrite, HeldLease, LeaseStore, RecordsPage, StreamPort } from '../../src/ports.js';
+import { LeaseLostError } from '../../src/errors/kinsumer-errors.js';
+import type { CheckpointWrite, HeldLease, LeaseStore, RecordsPage, StreamPort } from '../../src/ports/ports.js';
 import type { MemoryCheckpointTable } from '../../src/testing/memory-lease-store.js';
 
 /** A stream whose GetRecords never returns the records `hidden` picks. */

@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { BehaviorSubject, type Observable, config as rxjsConfig, defer } from 'rxjs';
 import { Kinsumer } from '../../src/index.js';
-import type { CachedShard } from '../../src/coordination-ports.js';
+import type { CachedShard } from '../../src/ports/coordination.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { seededRandom } from '../support/seeded-random.js';

@@ -3,7 +3,7 @@
 // tested with cannot drift from what DynamoDB does.
 import { expect } from 'chai';
 import { type Observable, firstValueFrom } from 'rxjs';
-import type { CachedShard, MembershipStore, MetadataStore } from '../../src/coordination-ports.js';
+import type { CachedShard, MembershipStore, MetadataStore } from '../../src/ports/coordination.js';
 import { nanosFromMillis } from '../../src/dynamodb/codec.js';
 import { readFileSync } from 'node:fs';
 

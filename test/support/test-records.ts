@@ -1,5 +1,5 @@
-import { recordJson, recordText } from '../../src/record-data.js';
-import { setLeaseSignal } from '../../src/record-lease.js';
+import { recordJson, recordText } from '../../src/reading/payload-decoding.js';
+import { setLeaseSignal } from '../../src/reading/lease-signal.js';
 import type { KinsumerRecord } from '../../src/types.js';
 
 /** A hand-made record that counts its acks (and when they came, by `clock`). */

@@ -9,11 +9,11 @@ import { DynamoLeaseStore } from '../../dynamodb/lease-store.js';
 import { decodeClientRow } from '../../dynamodb/membership-store.js';
 import { METADATA_ATTRIBUTES, decodeLeader } from '../../dynamodb/metadata-store.js';
 import { tableError } from '../../dynamodb/table-error.js';
-import type { Leader, LiveClient } from '../../coordination-ports.js';
-import type { CorruptCheckpointError } from '../../errors.js';
+import type { Leader, LiveClient } from '../../ports/coordination.js';
+import type { CorruptCheckpointError } from '../../errors/kinsumer-errors.js';
 import type { KinesisStream } from '../../kinesis/kinesis.js';
 import { tableNames } from '../../options.js';
-import type { CheckpointRow, ShardInfo } from '../../ports.js';
+import type { CheckpointRow, ShardInfo } from '../../ports/ports.js';
 
 /** A row of the clients table as `status` shows it. */
 export type ClientRow = Omit<LiveClient, 'unchangedForMs'>;

@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { firstValueFrom } from 'rxjs';
-import { classifyAwsError } from '../../aws-errors.js';
+import { classifyAwsError } from '../../errors/aws-error-kind.js';
 import { Dynamo } from '../../dynamodb/dynamo.js';
 import { createTables, deleteTables } from '../../dynamodb/tables.js';
 import { tableNames } from '../../options.js';

@@ -5,11 +5,11 @@
 import {
   EMPTY, NEVER, type Observable, asyncScheduler, defer, exhaustMap, fromEvent, mergeMap, of, take, takeUntil, tap, timer,
 } from 'rxjs';
-import { retryTransient } from '../../backoff.js';
+import { retryTransient } from '../../errors/retry-backoff.js';
 import { KinesisStream } from '../../kinesis/kinesis.js';
 import { DEFAULTS } from '../../options.js';
-import type { IteratorStart, ShardInfo, ShardTracker, StreamPort } from '../../ports.js';
-import { readShard } from '../../shard-reader.js';
+import type { IteratorStart, ShardInfo, ShardTracker, StreamPort } from '../../ports/ports.js';
+import { readShard } from '../../reading/shard-reader.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../types.js';
 import { clientSettings, kinesisClient } from '../clients.js';
 import { EXIT, UsageError, type Command, type CliIo } from '../command.js';

@@ -1,0 +1,462 @@
+// The checkpoint of one leased shard, as pure state: no I/O, no RxJS, no clock. The checkpointer
+// feeds it acks and asks it what to write; tests drive it directly.
+import { capAckedRanges } from './acked-ranges.js';
+import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/ports.js';
+import { comparePositions, compareSequenceKeys, type Position, sequenceKey } from './sequence-number.js';
+
+/**
+ * A record registered with {@link CheckpointState.track}: a ticket, the record's place in the
+ * shard's tracking order. The record keeps it, so its ack costs O(1) and makes nothing.
+ */
+export type TrackedRecord = number;
+
+/** What a commit (or release) should write, snapshotted from the state before the write starts. */
+export interface CommitDecision {
+  readonly write: CheckpointWrite;
+  /** Something new to write: the position or the acked ranges changed since the last successful write, or `Finished` is due. */
+  readonly changed: boolean;
+  /** The state's version at the snapshot; {@link CheckpointState.committed} compares it. */
+  readonly version: number;
+}
+
+// A plain record stands for its whole aggregate, so it sorts after every sub-record (as in comparePositions).
+const WHOLE = Number.POSITIVE_INFINITY;
+
+// A sequence number is checked in full when its prefix (all but these last digits) differs from
+// the last one checked; the next records of a shard usually share it (see CheckpointState#follows).
+const BLOCK_DIGITS = 16;
+const NINES = '9'.repeat(BLOCK_DIGITS);
+
+// Sequence numbers as canonical digits (sequenceKey): ordered by length, then as text, exactly as BigInt would.
+function compare(aSequence: string, aSub: number, bSequence: string, bSub: number): number {
+  const bySequence = compareSequenceKeys(aSequence, bSequence);
+  if (bySequence !== 0) return bySequence;
+  return aSub < bSub ? -1 : aSub > bSub ? 1 : 0;
+}
+
+/** A range a previous owner acked, with its ends as canonical digits. */
+interface Inherited {
+  readonly range: AckedRange;
+  readonly fromSequence: string;
+  readonly fromSub: number;
+  readonly toSequence: string;
+  readonly toSub: number;
+}
+
+/** A position as plain data, whatever object carried it (a delivered record is one). */
+function plainPosition({ sequenceNumber, subSequenceNumber }: Position): Position {
+  return subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
+}
+
+/**
+ * A shard's checkpoint: the contiguous-ack watermark, the records acked beyond it, `dirty` and the
+ * Go kinsumer's Finished rule.
+ *
+ * Records are tracked in emission (sequence) order and acked in any order; the position only
+ * advances to the highest record whose predecessors are all acked, so a gap holds it back.
+ * The position never moves backwards through acks. What is acked beyond it is written too, as
+ * ranges (§7.3); ranges a previous owner wrote are inherited: their records are {@link skip}ped.
+ */
+export class CheckpointState {
+  // The checkpoint to store while no record was acked under this lease (as captured, or the kept start).
+  #initial: StoredCheckpoint | undefined;
+  // The watermark: the last record acked together with every record before it (undefined: none yet),
+  // and its sequence number as canonical digits and sub-sequence number, for comparisons.
+  #watermark: Position | undefined;
+  #sequence: string | undefined;
+  #sub = WHOLE;
+  // The watermark as a StoredCheckpoint, made when asked (once per write, not once per ack).
+  #stored: StoredCheckpoint | undefined;
+  #version = 0;
+  #committedVersion = 0;
+  // The version a write must reach for the start given to the constructor to be stored (0: none to store).
+  #startVersion = 0;
+  // Tracked records beyond the watermark, oldest first, and whether each is acked; entries before
+  // #head are released. The ticket of #queue[i] is #offset + i.
+  #queue: (Position | undefined)[] = [];
+  #acked: boolean[] = [];
+  #head = 0;
+  #offset = 0;
+  #unacked = 0;
+  // The last record tracked (or skipped): its position, canonical sequence number and sub-sequence number.
+  #last: Position | undefined;
+  #lastSequence = '';
+  #lastSub = WHOLE;
+  // The highest sequence number sharing the last fully checked one's prefix (see #follows).
+  #ceiling = '';
+  #finished = false;
+  #final: Position | undefined;
+  #finishedWritten = false;
+  // Ranges a previous owner acked, in order; those before #inheritedHead lie behind the last tracked record.
+  #inherited: Inherited[] = [];
+  #inheritedHead = 0;
+
+  /**
+   * @param initial the checkpoint stored at capture.
+   * @param options.start where reading really starts, when the stored checkpoint does not say it
+   * (a `LATEST` or timestamp start, see `startToKeep`): it replaces an `initial` that is not a
+   * position and is dirty, so the first write stores it and a hand-off before the first ack keeps it.
+   * @param options.finished the row is `Finished` already: it is never written again.
+   * @param options.acked the ranges stored with `initial` (acked by a previous owner): their records
+   * are skipped, and written again until the watermark passes them.
+   * @throws RangeError when `initial` is a position that is not a sequence number.
+   */
+  constructor(initial: StoredCheckpoint | undefined, options: {
+    readonly start?: StoredCheckpoint | undefined; readonly finished?: boolean; readonly acked?: readonly AckedRange[] | undefined;
+  } = {}) {
+    const { start, finished = false, acked = [] } = options;
+    this.#finishedWritten = finished;
+    this.#initial = initial;
+    if (initial?.type === 'position') {
+      this.#sequence = keyOf(initial.position);
+      this.#sub = initial.position.subSequenceNumber ?? WHOLE;
+    } else if (start !== undefined && !sameStart(start, initial)) {
+      this.#initial = start;
+      this.#version = 1;
+      this.#startVersion = 1;
+    }
+    this.#inherit(acked);
+  }
+
+  /** The checkpoint to store: the watermark, or the initial checkpoint until something was acked. */
+  get position(): StoredCheckpoint | undefined {
+    if (this.#watermark === undefined) return this.#initial;
+    this.#stored ??= { type: 'position', position: plainPosition(this.#watermark) };
+    return this.#stored;
+  }
+
+  /** The position moved since the last successful write. */
+  get dirty(): boolean {
+    return this.#version !== this.#committedVersion;
+  }
+
+  /** The start given to the constructor is stored (a write of it succeeded), or there was none to store. */
+  get startStored(): boolean {
+    return this.#committedVersion >= this.#startVersion;
+  }
+
+  /** {@link finish} was called: the shard is closed. */
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** `Finished` is stored: the row was `Finished` at capture, or a commit or release with `finished: true` succeeded. */
+  get finishedWritten(): boolean {
+    return this.#finishedWritten;
+  }
+
+  /**
+   * The Go rule allows writing `Finished`: the shard is closed, every tracked record is acked,
+   * and the position is the final record (or nothing was read since the capture).
+   */
+  get finishable(): boolean {
+    if (!this.#finished || this.pending > 0) return false;
+    if (this.#final === undefined) return true;
+    const position = this.position;
+    return position?.type === 'position' && comparePositions(position.position, this.#final) === 0;
+  }
+
+  /** Tracked records not yet acked. */
+  get inFlight(): number {
+    return this.#unacked;
+  }
+
+  /** Tracked records beyond the watermark (not yet acked, or acked behind a gap). */
+  get pending(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** The oldest record beyond the watermark (always unacked: it is what holds the watermark back); `undefined` when none. */
+  get oldest(): Position | undefined {
+    const oldest = this.#queue[this.#head];
+    return oldest === undefined ? undefined : plainPosition(oldest);
+  }
+
+  /**
+   * The first record about to be delivered since the capture narrows a start kept as a timestamp:
+   * to its arrival time (the stream's own clock), with a floor just below it (records before it
+   * arrived before the group's start: a LATEST iterator did not return them). The narrowed start
+   * must be stored before the record is emitted ({@link startStored} is `false` until then), so a
+   * next owner never begins before what this one delivered. Returns `true` when it changed the start.
+   */
+  narrowStart(first: Position, arrivedAt: Date): boolean {
+    if (this.#last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
+    const after = { sequenceNumber: (BigInt(first.sequenceNumber) - 1n).toString() };
+    const current = this.#initial;
+    if (current.timestamp.getTime() === arrivedAt.getTime() && current.after?.sequenceNumber === after.sequenceNumber) return false;
+    this.#initial = { type: 'AT_TIMESTAMP', timestamp: arrivedAt, after };
+    this.#version += 1;
+    this.#startVersion = this.#version;
+    return true;
+  }
+
+  /**
+   * Registers a record about to be emitted and returns its ticket (for {@link ack}). Positions
+   * must strictly increase, and start after the current position: a record at or before the
+   * checkpoint was consumed already. The state keeps `position` (a delivered record may be it)
+   * until the watermark passes it.
+   *
+   * The first record of a timestamp start (a `LATEST` start kept as a timestamp) narrows that start
+   * to its arrival time on the stream's own clock (`arrivedAt`, else the position's
+   * `approximateArrivalTimestamp`, read then only): nothing after the start came before it, so the
+   * start no longer depends on the client's clock.
+   * @throws RangeError on a malformed or out-of-order position, or after {@link finish}.
+   */
+  track(position: Position & { readonly approximateArrivalTimestamp?: Date }, arrivedAt?: Date): TrackedRecord {
+    if (this.#finished) throw new RangeError('cannot track a record after finish()');
+    const sub = position.subSequenceNumber ?? WHOLE;
+    if (sub !== WHOLE && !(Number.isSafeInteger(sub) && sub >= 0)) throw new RangeError(`not a sub-sequence number: ${sub}`);
+    const raw = position.sequenceNumber;
+    let sequence: string;
+    if (this.#follows(raw)) {
+      // Checked by #follows: digits, in the block of the last record, and after it.
+      sequence = raw;
+    } else if (this.#last !== undefined && raw === this.#last.sequenceNumber) {
+      // The next sub-record of the same aggregate: only the sub-sequence number has to grow.
+      sequence = this.#lastSequence;
+      this.#checkOrder(position, sequence, sub);
+    } else {
+      const key = sequenceKey(raw);
+      if (key === undefined) throw new RangeError(`not a sequence number: ${String(raw)}`);
+      this.#checkOrder(position, key, sub);
+      sequence = key;
+      this.#enterBlock(key);
+    }
+    if (this.#last === undefined && this.#watermark === undefined && this.#initial?.type === 'AT_TIMESTAMP') {
+      const arrival = arrivedAt ?? position.approximateArrivalTimestamp;
+      if (arrival !== undefined && this.#initial.timestamp.getTime() !== arrival.getTime()) {
+        this.#initial = { ...this.#initial, timestamp: arrival };
+        this.#version += 1;
+      }
+    }
+    // A record inside an inherited range that is tracked rather than skipped: the rest of that range is dropped.
+    if (this.#inheritedHead < this.#inherited.length) this.#passInherited(sequence, sub, true);
+    const ticket = this.#offset + this.#queue.length;
+    this.#queue.push(position);
+    this.#acked.push(false);
+    this.#unacked += 1;
+    this.#last = position;
+    this.#lastSequence = sequence;
+    this.#lastSub = sub;
+    return ticket;
+  }
+
+  /**
+   * When an inherited range holds `position` (a previous owner acked it), registers the record as
+   * tracked and acked — in order, like {@link track}, so the watermark passes it when it gets
+   * there — and returns `true`: it is not emitted. Otherwise registers nothing and returns `false`.
+   * @throws RangeError as {@link track} does.
+   */
+  skip(position: Position): boolean {
+    if (this.#inheritedHead >= this.#inherited.length) return false;
+    if (this.#finished) throw new RangeError('cannot track a record after finish()');
+    const sequence = sequenceKey(position.sequenceNumber);
+    if (sequence === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+    const sub = position.subSequenceNumber ?? WHOLE;
+    this.#checkOrder(position, sequence, sub);
+    if (!this.#passInherited(sequence, sub, false)) return false;
+    this.#enterBlock(sequence);
+    this.#queue.push(position);
+    this.#acked.push(true);
+    this.#last = position;
+    this.#lastSequence = sequence;
+    this.#lastSub = sub;
+    if (this.#queue.length - 1 === this.#head) this.#advance();
+    return true;
+  }
+
+  /**
+   * Acks a tracked record by its ticket; idempotent. Returns `true` when this call changed
+   * something (the first ack of that record), whether or not the watermark moved.
+   */
+  ack(record: TrackedRecord): boolean {
+    const index = record - this.#offset;
+    // Only a ticket of a record still tracked and unacked finds `false`: one below #head was
+    // released (acked), one this state did not hand out finds nothing.
+    if (this.#acked[index] !== false) return false;
+    this.#acked[index] = true;
+    this.#unacked -= 1;
+    if (index === this.#head) this.#advance();
+    // Acked behind a gap: the watermark stays, but the ranges to write changed.
+    else this.#version += 1;
+    return true;
+  }
+
+  /** The shard is closed; `last` is its last record read since the capture (`undefined`: none). */
+  finish(last: Position | undefined): void {
+    this.#finished = true;
+    this.#final = last === undefined ? undefined : plainPosition(last);
+  }
+
+  /** The write to make now. Snapshot it before the write starts; a later ack must not be swallowed. */
+  decide(): CommitDecision {
+    const finished = this.finishable && !this.#finishedWritten;
+    const position = this.position;
+    const acked = capAckedRanges(position, this.ackedRanges());
+    const write: CheckpointWrite = acked.length === 0 ? { checkpoint: position, finished } : { checkpoint: position, finished, acked };
+    return { write, changed: this.dirty || finished, version: this.#version };
+  }
+
+  /**
+   * Every record known to be acked beyond the watermark, as ranges in order (uncapped): runs of
+   * acked tracked records, each ended by an unacked one, and the inherited ranges not yet reached.
+   * A run that ends with a skipped record goes on to the end of the inherited range holding it.
+   */
+  ackedRanges(): AckedRange[] {
+    const ranges: AckedRange[] = [];
+    let from: Position | undefined;
+    let to: Position | undefined;
+    for (let i = this.#head; i < this.#queue.length; i += 1) {
+      const position = this.#queue[i] as Position;
+      if (this.#acked[i] === true) {
+        from ??= position;
+        to = position;
+      } else if (from !== undefined && to !== undefined) {
+        ranges.push({ from: plainPosition(from), to: plainPosition(to) });
+        from = undefined;
+      }
+    }
+    let next = this.#inheritedHead;
+    const holding = this.#inherited[next];
+    const last = this.#last;
+    // The last tracked record lies inside an inherited range only when it was skipped (acked).
+    if (holding !== undefined && last !== undefined && compare(holding.fromSequence, holding.fromSub, this.#lastSequence, this.#lastSub) <= 0) {
+      // Under the watermark already (nothing pending): the range goes on from that record.
+      ranges.push({ from: plainPosition(from ?? last), to: holding.range.to });
+      from = undefined;
+      next += 1;
+    }
+    if (from !== undefined && to !== undefined) ranges.push({ from: plainPosition(from), to: plainPosition(to) });
+    for (; next < this.#inherited.length; next += 1) ranges.push((this.#inherited[next] as Inherited).range);
+    return ranges;
+  }
+
+  /** A write of `decision` succeeded: clears `dirty` only if the position did not move since the snapshot. */
+  committed(decision: CommitDecision): void {
+    if (decision.version > this.#committedVersion) this.#committedVersion = decision.version;
+    if (decision.write.finished) this.#finishedWritten = true;
+  }
+
+  #advance(): void {
+    const queue = this.#queue;
+    const acked = this.#acked;
+    let head = this.#head;
+    while (head < queue.length && acked[head] === true) head += 1;
+    if (head === this.#head) return;
+    const last = queue[head - 1] as Position;
+    // Release memory as the watermark moves, a thousand entries at a time (emptying the arrays on
+    // every drain would free and regrow their storage for each record of a consumer acking at once).
+    if (head >= 1024 && head === queue.length) {
+      this.#offset += queue.length;
+      queue.length = 0;
+      acked.length = 0;
+      this.#head = 0;
+    } else if (head >= 1024 && head * 2 >= queue.length) {
+      this.#offset += head;
+      this.#queue = queue.slice(head);
+      this.#acked = acked.slice(head);
+      this.#head = 0;
+    } else {
+      for (let i = this.#head; i < head; i += 1) queue[i] = undefined;
+      this.#head = head;
+    }
+    // Records are tracked after the position and released in order: the last one released is
+    // beyond the watermark (its key is not needed again: order is checked against the last tracked).
+    this.#watermark = last;
+    this.#stored = undefined;
+    this.#version += 1;
+  }
+
+  /**
+   * `raw` is a sequence number after the last one tracked and in its block: canonical digits of
+   * the same length, between it and the block's ceiling (so it shares the block's prefix, checked
+   * when the block was entered), its last {@link BLOCK_DIGITS} digits checked here. The usual
+   * next record of a shard, checked without a look at its first forty digits.
+   */
+  #follows(raw: unknown): raw is string {
+    if (typeof raw !== 'string' || this.#last === undefined) return false;
+    const last = this.#lastSequence;
+    const { length } = raw;
+    if (length !== last.length || !(raw > last) || !(raw <= this.#ceiling)) return false;
+    for (let i = length - BLOCK_DIGITS; i < length; i += 1) {
+      const code = raw.charCodeAt(i);
+      if (code < 48 || code > 57) return false;
+    }
+    return true;
+  }
+
+  /** A sequence number checked in full: the block its successors are checked against. */
+  #enterBlock(sequence: string): void {
+    this.#ceiling = sequence.length > BLOCK_DIGITS ? sequence.slice(0, sequence.length - BLOCK_DIGITS) + NINES : '';
+  }
+
+  #checkOrder(position: Position, sequence: string, sub: number): void {
+    const tracked = this.#last !== undefined;
+    const beforeSequence = tracked ? this.#lastSequence : this.#sequence;
+    if (beforeSequence === undefined) return;
+    if (compare(sequence, sub, beforeSequence, tracked ? this.#lastSub : this.#sub) <= 0) {
+      throw new RangeError(`record ${describe(position)} is not after ${tracked ? 'the previous record' : 'the checkpoint'}`);
+    }
+  }
+
+  /** Keeps the inherited ranges that reach beyond the checkpoint, in order; drops them all if they are not in order. */
+  #inherit(acked: readonly AckedRange[]): void {
+    const inherited: Inherited[] = [];
+    for (const range of acked) {
+      const { from, to } = range;
+      const fromSequence = sequenceKey(from.sequenceNumber);
+      const toSequence = sequenceKey(to.sequenceNumber);
+      if (fromSequence === undefined || toSequence === undefined) return;
+      const item: Inherited = { range, fromSequence, fromSub: from.subSequenceNumber ?? WHOLE, toSequence, toSub: to.subSequenceNumber ?? WHOLE };
+      const previous = inherited.at(-1);
+      if (compare(item.fromSequence, item.fromSub, item.toSequence, item.toSub) > 0) return;
+      if (previous !== undefined && compare(item.fromSequence, item.fromSub, previous.toSequence, previous.toSub) <= 0) return;
+      if (this.#sequence !== undefined && compare(item.toSequence, item.toSub, this.#sequence, this.#sub) <= 0) continue;
+      // Reaching back under the checkpoint: those records are acked anyway, the range starts at the checkpoint.
+      const position = this.#initial?.type === 'position' ? this.#initial.position : undefined;
+      if (position !== undefined && this.#sequence !== undefined && compare(item.fromSequence, item.fromSub, this.#sequence, this.#sub) < 0) {
+        inherited.push({ ...item, range: { from: position, to }, fromSequence: this.#sequence, fromSub: this.#sub });
+        continue;
+      }
+      inherited.push(item);
+    }
+    this.#inherited = inherited;
+  }
+
+  /**
+   * Moves past the inherited ranges that end before a record about to be tracked at (`sequence`,
+   * `sub`), and says whether the next one holds it. `drop`: a record tracked as not acked, so a
+   * range holding it is dropped too. A range ending at the record is passed once it is reached.
+   */
+  #passInherited(sequence: string, sub: number, drop: boolean): boolean {
+    for (let range = this.#inherited[this.#inheritedHead]; range !== undefined; range = this.#inherited[this.#inheritedHead]) {
+      const endsBefore = compare(range.toSequence, range.toSub, sequence, sub) < 0;
+      if (!endsBefore && compare(range.fromSequence, range.fromSub, sequence, sub) > 0) return false;
+      if (endsBefore || drop) {
+        this.#inheritedHead += 1;
+        if (endsBefore) continue;
+        return false;
+      }
+      // Held by this range; passed when the record is its last.
+      if (compare(range.toSequence, range.toSub, sequence, sub) === 0) this.#inheritedHead += 1;
+      return true;
+    }
+    return false;
+  }
+}
+
+/** The canonical digits of a position's sequence number; a malformed one is a RangeError. */
+function keyOf(position: Position): string {
+  const key = sequenceKey(position.sequenceNumber);
+  if (key === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+  return key;
+}
+
+function sameStart(a: StoredCheckpoint, b: StoredCheckpoint | undefined): boolean {
+  if (a.type === 'AT_TIMESTAMP' && b?.type === 'AT_TIMESTAMP') return a.timestamp.getTime() === b.timestamp.getTime();
+  return a.type === b?.type && a.type !== 'position';
+}
+
+function describe(position: Position): string {
+  return position.subSequenceNumber === undefined ? position.sequenceNumber : `${position.sequenceNumber}/${position.subSequenceNumber}`;
+}

@@ -1,0 +1,334 @@
+// One leased shard's checkpointer. Acks move the pure CheckpointState; every write of the lease —
+// commit, renewal, release — goes through one lane, one at a time: `throttle` with the write as
+// its duration sends a request at once when the lane is free and keeps the latest request that
+// came meanwhile for the moment it is free again. Commits are asked for at most every
+// commitFrequencyMs, renewals after renewIntervalMs without a write (an idle shard keeps its
+// lease, W2), the release once, by close(). A fenced write means another client took the lease:
+// that shard stops with LeaseLostError, the consumer carries on.
+import {
+  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, defer, endWith, filter, first,
+  identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, Observable, share, startWith, switchMap, take, takeUntil,
+  tap, throttle, throttleTime, throwError,
+} from 'rxjs';
+import { retryTransient } from '../errors/retry-backoff.js';
+import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
+import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import { DEFAULTS } from '../options.js';
+import type { HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from '../ports/ports.js';
+import type { Position } from './sequence-number.js';
+import { StallClock } from './stall-clock.js';
+import type { CheckpointPosition, KinsumerEvent, StatReceiver } from '../types.js';
+
+/** Transient failures of the final release retried before close() gives up (the lease then expires on its own). */
+const RELEASE_RETRIES = 5;
+
+/** Options of {@link createCheckpointer}. */
+export interface CheckpointerOptions {
+  readonly store: LeaseStore;
+  /** The lease as captured: its counter fences every write. */
+  readonly lease: HeldLease;
+  /**
+   * Where reading really starts when the stored checkpoint does not say it (a LATEST or timestamp
+   * start, see `startToKeep`): written with the first write, and by a release with nothing acked.
+   * No record is emitted before it is stored.
+   */
+  readonly start?: StoredCheckpoint;
+  /** Least time between two commits of this shard. */
+  readonly commitFrequencyMs: number;
+  /** Renew the lease after this long without a write (well within leaseTtlMs; the coordination layer passes leaseTtlMs / 3). */
+  readonly renewIntervalMs: number;
+  /** Report `shard-stalled` after this long with records pending and the watermark not moving, and again as often. Default 60000. */
+  readonly stallWarningMs?: number;
+  readonly scheduler: SchedulerLike;
+  /** Receives `checkpoint`, `lease-released`, `lease-lost`, `shard-stalled`, `retrying` and `error` events. */
+  readonly emit: (event: KinsumerEvent) => void;
+  readonly stats?: StatReceiver;
+}
+
+/** A {@link ShardTracker} that also runs the write lane and releases the lease. */
+export interface Checkpointer extends ShardTracker {
+  readonly shardId: string;
+  /**
+   * The write lane (commits, renewals, the release) and the stall clock, while subscribed (shared:
+   * one lane however many subscribers). Never emits; completes after the release; errors with
+   * `LeaseLostError` when a write (the release included) is fenced, or with a `KinsumerError` on
+   * a fatal store error. Transient errors are retried.
+   */
+  readonly run$: Observable<never>;
+  /**
+   * Idempotent: the release goes through the lane after the write in flight, writing the latest
+   * acked position (and `Finished` when the Go rule allows). Does nothing once the lease was lost
+   * or a write failed. Never rejects: failures are reported as events.
+   */
+  close(): Promise<void>;
+  /** The latest acked checkpoint (the watermark, or the start kept until the first ack), written or not. */
+  checkpoint(): StoredCheckpoint | undefined;
+  /** `Finished` is stored for this shard. */
+  finishedWritten(): boolean;
+  /**
+   * The position stored for the shard (as captured, or as this lease last wrote it) and when this
+   * lease last wrote one (`scheduler.now()`, `undefined` before its first). For `status()`.
+   */
+  stored(): { readonly checkpoint: CheckpointPosition | undefined; readonly atMs: number | undefined };
+}
+
+/** Where the lease stands: the one state machine of the lane, close() and finish(). */
+type Phase =
+  /** Holding the lease: commits and renewals go out. */
+  | { readonly kind: 'open' }
+  /** close() was called: no more commits or renewals, the release is the last write. */
+  | { readonly kind: 'closing' }
+  /** Released, or the release failed for good (reported; the lease then expires on its own). */
+  | { readonly kind: 'closed' }
+  /** A write was fenced: another client holds the lease. */
+  | { readonly kind: 'lost'; readonly error: LeaseLostError }
+  /** A write failed for good (access denied, a missing table). */
+  | { readonly kind: 'failed'; readonly error: KinsumerError };
+
+/** What goes through the lane. `write`: a commit if something changed, else a renewal if one is due. */
+type Request = 'write' | 'release';
+
+/** Creates the checkpointer of a freshly captured lease. */
+export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
+  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, stallWarningMs = DEFAULTS.stallWarningMs } = options;
+  if (!(commitFrequencyMs >= 0)) throw new RangeError('commitFrequencyMs must be >= 0');
+  if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
+  if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
+  const { shardId } = lease;
+  const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished, acked: lease.acked });
+  const phase = new BehaviorSubject<Phase>({ kind: 'open' });
+  // Each ack that changed something, for whoever waits on acks$ (a reader out of room, a drain).
+  // Passed on only while someone listens: a Subject's next() makes garbage, at an ack's rate.
+  const acks = new Subject<void>();
+  // Asks the lane for a commit: after acks, or finish(), or a first record narrowing the kept start.
+  const commitWanted = new Subject<void>();
+  // An ack asked for a commit the lane has not decided yet: later acks are in that decision (it
+  // snapshots the state when it is made), so they need not ask again until it is made.
+  let commitAsked = false;
+  const acked = (): void => {
+    if (!commitAsked) {
+      commitAsked = true;
+      commitWanted.next();
+    }
+    if (acks.observed) acks.next();
+  };
+  // Each write that confirmed the lease: restarts the renewal clock, wakes a reader held back by leaseConfirmed().
+  const confirmed = new Subject<void>();
+  // The watermark moved with records still pending, or records became pending: restarts the stall clock.
+  const progress = new StallClock(scheduler);
+  // When the last write that confirmed the lease was sent (its LastUpdate is no earlier); the
+  // capture has just confirmed it. Renewals come every renewIntervalMs (a third of the TTL): two
+  // intervals without a confirmation leave the lease a third of its TTL from being takeable.
+  let confirmedAtMs = scheduler.now();
+  let renewDue = false;
+  // What the row holds as a position, and when this lease wrote one (status()).
+  let stored: { checkpoint: CheckpointPosition | undefined; atMs: number | undefined } = {
+    checkpoint: checkpointPosition(lease.checkpoint), atMs: undefined,
+  };
+  const wrote = (checkpoint: CheckpointPosition | undefined): void => {
+    if (checkpoint === undefined) return;
+    stored = { checkpoint, atMs: scheduler.now() };
+    stats?.checkpoint?.();
+  };
+  let closing: Promise<void> | undefined;
+
+  const lose = (error: LeaseLostError): LeaseLostError => {
+    if (phase.value.kind !== 'lost') {
+      emit({ type: 'lease-lost', shardId, error });
+      phase.next({ kind: 'lost', error });
+    }
+    return error;
+  };
+
+  const fail = (error: unknown, message: string): KinsumerError => {
+    const failure = asKinsumerError(error, message);
+    phase.next({ kind: 'failed', error: failure });
+    return failure;
+  };
+
+  // A commit or a renewal, retried while transient; a retry after close() sends nothing (the
+  // release that follows writes the latest position anyway).
+  const confirm = (operation: 'commit' | 'renew', request: () => Observable<void>, onWritten: () => void): Observable<never> => defer(() => {
+    let sentAtMs = scheduler.now();
+    return defer(() => {
+      if (phase.value.kind !== 'open') return EMPTY;
+      sentAtMs = scheduler.now();
+      return request();
+    }).pipe(
+      retryTransient({ operation, shardId, scheduler, emit }),
+      tap(() => {
+        confirmedAtMs = Math.max(confirmedAtMs, sentAtMs);
+        renewDue = false;
+        onWritten();
+        // After onWritten: a reader waiting for the kept start to be stored looks again now.
+        confirmed.next();
+      }),
+      ignoreElements(),
+      catchError((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `${operation} of shard ${shardId} failed`)))),
+    );
+  });
+
+  const committed = (decision: CommitDecision): void => {
+    state.committed(decision);
+    const checkpoint = checkpointPosition(decision.write.checkpoint);
+    wrote(checkpoint);
+    // A commit that only stored the kept start is, for the application, a renewal.
+    if (checkpoint !== undefined || decision.write.finished) emit({ type: 'checkpoint', shardId, checkpoint, finished: decision.write.finished });
+  };
+
+  const release = (): Observable<never> => defer(() => {
+    const decision = state.decide();
+    return store.release(lease, decision.write).pipe(
+      retryTransient({ operation: 'release', shardId, scheduler, emit, maxRetries: RELEASE_RETRIES }),
+      ignoreElements(),
+      tap({
+        complete: () => {
+          state.committed(decision);
+          const checkpoint = checkpointPosition(decision.write.checkpoint);
+          wrote(checkpoint);
+          emit({ type: 'lease-released', shardId, checkpoint, finished: state.finishedWritten });
+          phase.next({ kind: 'closed' });
+        },
+      }),
+      catchError((error: unknown) => {
+        if (error instanceof LeaseLostError) return throwError(() => lose(error));
+        emit({ type: 'error', shardId, error: asKinsumerError(error, `releasing shard ${shardId} failed`) });
+        phase.next({ kind: 'closed' });
+        return EMPTY;
+      }),
+    );
+  });
+
+  // The write a request stands for, decided when the lane gets to it (so it carries the latest state).
+  const write = (request: Request): Observable<never> => defer(() => {
+    if (request === 'release') return phase.value.kind === 'closing' ? release() : EMPTY;
+    if (phase.value.kind !== 'open') return EMPTY;
+    commitAsked = false;
+    const decision = state.decide();
+    if (decision.changed) return confirm('commit', () => store.commit(lease, decision.write), () => committed(decision));
+    if (renewDue) return confirm('renew', () => store.renew(lease), () => undefined);
+    return EMPTY;
+  });
+
+  // Records pending and the watermark stuck for stallWarningMs: a record that was never acked.
+  // One timer, re-armed as it fires (never per record): at the end of the stretch without
+  // progress, or a stallWarningMs on when nothing is pending.
+  const stalls$ = new Observable<never>(() => {
+    let action = scheduler.schedule(check, Math.max(0, progress.sinceMs + stallWarningMs - scheduler.now()));
+    function check(): void {
+      const now = scheduler.now();
+      const sinceMs = progress.sinceMs;
+      const oldest = state.oldest;
+      let dueMs = now + stallWarningMs;
+      if (oldest !== undefined && now - sinceMs < stallWarningMs) dueMs = sinceMs + stallWarningMs;
+      else if (oldest !== undefined) emit({ type: 'shard-stalled', shardId, oldest: positionOf(oldest), pending: state.pending, sinceMs: now - sinceMs });
+      action = scheduler.schedule(check, dueMs - now);
+    }
+    return () => action.unsubscribe();
+  });
+
+  const run$ = defer(() => {
+    const current = phase.value;
+    if (current.kind === 'lost' || current.kind === 'failed') return throwError(() => current.error);
+    if (current.kind === 'closed') return EMPTY;
+    // A request asked of a lane that no longer runs was never decided: this lane decides afresh.
+    commitAsked = false;
+    const closing$ = phase.pipe(filter((p) => p.kind !== 'open'), take(1));
+    // Acks from before the lane started, and a kept start, still deserve their commit.
+    const commits$ = commitWanted.pipe(
+      state.decide().changed ? startWith(undefined) : identity,
+      throttleTime(commitFrequencyMs, scheduler, { leading: true, trailing: true }),
+    );
+    const renewals$ = confirmed.pipe(
+      startWith(undefined),
+      switchMap(() => interval(renewIntervalMs, scheduler)),
+      tap(() => { renewDue = true; }),
+    );
+    const requests$ = merge(
+      merge(commits$, renewals$).pipe(map((): Request => 'write'), takeUntil(closing$)),
+      phase.pipe(filter((p) => p.kind === 'closing'), map((): Request => 'release')),
+    );
+    // One write at a time; a request that comes while one is in flight waits for it (the latest only).
+    const lane$ = requests$.pipe(throttle((request) => write(request).pipe(endWith(null)), { leading: true, trailing: true }));
+    return merge(lane$, stalls$.pipe(takeUntil(closing$))).pipe(
+      ignoreElements(),
+      takeUntil(phase.pipe(filter((p) => p.kind === 'closed'))),
+    );
+  }).pipe(share());
+
+  return {
+    shardId,
+    run$,
+    acks$: acks.asObservable(),
+    narrowStart(first: Position, arrivedAt: Date): void {
+      // Stored before the first record is emitted (startStored gates the reader), so it is worth a write at once.
+      if (state.narrowStart(first, arrivedAt)) commitWanted.next();
+    },
+    track(record: Position & { readonly approximateArrivalTimestamp?: Date }): number {
+      const wasDirty = state.dirty;
+      const ticket = state.track(record);
+      if (state.pending === 1) progress.progressed();
+      // The first record narrowed a kept start: worth storing before any ack.
+      if (!wasDirty && state.dirty) commitWanted.next();
+      return ticket;
+    },
+    ack(ticket: number): void {
+      const pendingBefore = state.pending;
+      if (!state.ack(ticket)) return;
+      if (state.pending < pendingBefore && state.pending > 0) progress.progressed();
+      acked();
+    },
+    skip(position: Position): boolean {
+      const pendingBefore = state.pending;
+      if (!state.skip(position)) return false;
+      // At the watermark it moved it: as an ack does, that frees room and asks for a commit.
+      if (state.pending <= pendingBefore) {
+        if (state.pending > 0) progress.progressed();
+        acked();
+      }
+      return true;
+    },
+    inFlight: () => state.inFlight,
+    pending: () => state.pending,
+    finish(last: Position | undefined): Observable<void> {
+      return defer(() => {
+        if (!state.finished && phase.value.kind === 'open') {
+          state.finish(last);
+          commitWanted.next();
+        }
+        // Done once Finished is stored or the lease is given up; a loss or a failure first is an error.
+        return merge(phase, confirmed).pipe(
+          map(() => phase.value),
+          first((p) => state.finishedWritten || (p.kind !== 'open' && p.kind !== 'closing')),
+          mergeMap((p) => ((p.kind === 'lost' || p.kind === 'failed') && !state.finishedWritten ? throwError(() => p.error) : EMPTY)),
+        );
+      });
+    },
+    close(): Promise<void> {
+      closing ??= (async () => {
+        if (phase.value.kind !== 'open') return;
+        phase.next({ kind: 'closing' });
+        // The lane (started here when nobody runs it) ends with the release; a loss it finds is an event.
+        await lastValueFrom(run$, { defaultValue: undefined }).catch(() => undefined);
+      })();
+      return closing;
+    },
+    leaseConfirmed: () => state.startStored && scheduler.now() - confirmedAtMs < 2 * renewIntervalMs,
+    confirmed$: confirmed.asObservable(),
+    checkpoint: () => state.position,
+    finishedWritten: () => state.finishedWritten,
+    stored: () => stored,
+  };
+}
+
+function checkpointPosition(checkpoint: StoredCheckpoint | undefined): CheckpointPosition | undefined {
+  return checkpoint?.type === 'position' ? positionOf(checkpoint.position) : undefined;
+}
+
+function positionOf({ sequenceNumber, subSequenceNumber }: Position): CheckpointPosition {
+  return subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
+}
+
+function asKinsumerError(error: unknown, message: string): KinsumerError {
+  return error instanceof KinsumerError ? error : new KinsumerError(message, { cause: error });
+}

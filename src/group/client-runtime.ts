@@ -1,0 +1,243 @@
+import {
+  type Observable, type Subscription, BehaviorSubject, Subject, concat, defer, filter, from, ignoreElements, map, merge,
+  distinctUntilChanged, skip, takeUntil, timer,
+} from 'rxjs';
+import { isTransient } from '../errors/aws-error-kind.js';
+import { retryTransient } from '../errors/retry-backoff.js';
+import type { MembershipStore, MetadataStore } from '../ports/coordination.js';
+import { KinsumerError, StartTimeoutError } from '../errors/kinsumer-errors.js';
+import { coordinate, leaveGroup } from './coordinator.js';
+import { asError } from '../errors/fault-scope.js';
+import { LeaseManager } from '../lease/lease-manager.js';
+import { type ReadingSwitch, drainBoundMs } from '../lease/lease-session.js';
+import type { ResolvedOptions } from '../options.js';
+import type { LeaseStore, StreamPort } from '../ports/ports.js';
+import { type ShardCount, ShardTallies } from '../checkpoint/shard-tally.js';
+import { stopLog } from './stop-log.js';
+import type { KinsumerEvent, ShardLease, ShardStatus } from '../types.js';
+
+/**
+ * The stores and the stream one client runs on: the DynamoDB and Kinesis adapters in production,
+ * the in-memory stores of `kinsumer/testing` in tests. What a {@link KinsumerBackend} builds.
+ */
+export interface KinsumerPorts {
+  /** The checkpoints table: shard leases and their checkpoints. */
+  readonly store: LeaseStore;
+  /** The clients table: heartbeats and the live members of the group. */
+  readonly membership: MembershipStore;
+  /** The metadata table: the leader lock and the cached shard list. */
+  readonly metadata: MetadataStore;
+  /** The Kinesis stream the group reads. */
+  readonly stream: StreamPort;
+  /** Runs once before coordination starts: table and stream checks (or creation). */
+  readonly prepare: () => Promise<void>;
+  /** Jitter source for retry backoff. Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+/**
+ * The second argument of `new Kinsumer(options, backend)`: builds the {@link KinsumerPorts} a client
+ * runs on, in place of the AWS adapters, once the options are resolved (at the first subscribe).
+ * Tests pass one that returns `MemoryStream`, `MemoryLeaseStore`, `MemoryMembershipStore` and
+ * `MemoryMetadataStore` instances, to run a whole consumer group on virtual time.
+ *
+ * @param options - The client's resolved options (its id, TTLs, scheduler).
+ * @param emit - Reports an event on `Kinsumer.events$` (and to the logger).
+ */
+export type KinsumerBackend = (options: ResolvedOptions, emit: (event: KinsumerEvent) => void) => KinsumerPorts;
+
+/** Everything a running client talks to: its ports, plus the options and the event sink. */
+export interface ClientDeps extends KinsumerPorts {
+  /** The client's resolved options. */
+  readonly options: ResolvedOptions;
+  /** Reports an event on `Kinsumer.events$`. */
+  readonly emit: (event: KinsumerEvent) => void;
+}
+
+/** What a running client knows about itself, for `status()`. */
+export interface RuntimeStatus {
+  /** Its first shard check went through: it is in the group. */
+  readonly registered: boolean;
+  /** A fault of the whole group (or the start timeout) ended it. */
+  readonly failed: boolean;
+  readonly leader: boolean;
+  readonly members: number;
+  readonly assignment: 'sticky' | 'go' | undefined;
+  readonly shards: readonly ShardStatus[];
+}
+
+/**
+ * One started client: prepare, then coordinate and hold leases until stopped or failed.
+ * `leases$` replays the leases held now to each new subscriber, then emits new captures;
+ * it completes after a stop and errors on a fault that stops the client — or when it cannot join
+ * the group within `startTimeoutMs` (`StartTimeoutError`).
+ */
+export class ClientRuntime {
+  readonly leases$: Observable<ShardLease>;
+  private readonly manager: LeaseManager;
+  private readonly failed = new Subject<never>();
+  private readonly halted = new Subject<void>();
+  private readonly registered = new BehaviorSubject(false);
+  private readonly paused = new BehaviorSubject(false);
+  private readonly unwatched = new BehaviorSubject(false);
+  private readonly tallies = new ShardTallies();
+  private readonly emit: (event: KinsumerEvent) => void;
+  private coordination: Subscription | undefined;
+  private stopPromise: Promise<void> | undefined;
+  private failure: Error | undefined;
+  private leader = false;
+  private members = 0;
+  private assignment: 'sticky' | 'go' | undefined;
+  /** The last fault reported while starting: the cause of a StartTimeoutError. */
+  private lastStartError: Error | undefined;
+
+  constructor(private readonly deps: ClientDeps) {
+    this.emit = (event) => {
+      this.observe(event);
+      deps.emit(event);
+    };
+    const reading: ReadingSwitch = {
+      paused: () => this.paused.value,
+      resumed$: this.paused.pipe(skip(1), filter((paused) => !paused), map(() => undefined)),
+    };
+    this.manager = new LeaseManager({
+      store: deps.store,
+      stream: deps.stream,
+      options: deps.options,
+      emit: this.emit,
+      fail: (error, shardId) => this.fail(error, shardId),
+      reading,
+      unwatched$: this.unwatched.pipe(distinctUntilChanged()),
+      tally: (shardId) => this.tallies.of(shardId),
+      ...(deps.random === undefined ? {} : { random: deps.random }),
+    });
+    this.leases$ = merge(
+      defer(() => concat(from(this.manager.active()), this.manager.captured$)),
+      this.failed,
+    );
+    this.start();
+  }
+
+  private start(): void {
+    const { deps, emit } = this;
+    const { options } = deps;
+    this.coordination = defer(() => from(deps.prepare())).pipe(
+      // A throttled or failed DescribeTable / ListShards at start is a transient fault like any
+      // other: retried with backoff until startTimeoutMs (found by the chaos run).
+      retryTransient({ operation: 'prepare', scheduler: options.scheduler, emit, isRetriable: retriableAtStart }),
+      map(() => undefined),
+      (prepared$) => concat(prepared$.pipe(ignoreElements()), coordinate({
+        membership: deps.membership,
+        metadata: deps.metadata,
+        store: deps.store,
+        stream: deps.stream,
+        options,
+        emit,
+        held: () => this.manager.held(),
+        members: (count) => { this.members = count; },
+        // The clients table answered: started. A duplicate clientId is judged by its own bound (ConfigError).
+        heartbeated: () => { if (!this.registered.value) this.registered.next(true); },
+        want: (wanted) => {
+          // The first check that went through: this client is in the group.
+          if (!this.registered.value) this.registered.next(true);
+          this.manager.want(wanted);
+        },
+      })),
+      takeUntil(this.halted),
+    ).subscribe({ error: (error: unknown) => this.fail(asError(error)) });
+    // Unreachable DynamoDB or Kinesis is retried, but not silently forever.
+    timer(options.startTimeoutMs, options.scheduler).pipe(
+      takeUntil(this.registered.pipe(filter(Boolean))),
+      takeUntil(this.halted),
+    ).subscribe(() => this.fail(new StartTimeoutError(options.startTimeoutMs, this.lastStartError === undefined ? {} : { cause: this.lastStartError })));
+  }
+
+  // What status() needs from the events: leadership, and the last fault while starting.
+  private observe(event: KinsumerEvent): void {
+    if (event.type === 'leader-acquired' || event.type === 'leader-lost') this.leader = event.type === 'leader-acquired';
+    else if (event.type === 'rebalance') this.assignment = event.strategy;
+    else if ((event.type === 'retrying' || event.type === 'error') && !this.registered.value) this.lastStartError = event.error;
+  }
+
+  /** Stops reading on every held shard, and on each shard captured later, until {@link resume}; leases are kept. */
+  pause(): void {
+    if (!this.paused.value) this.paused.next(true);
+  }
+
+  /** Reading goes on where it stopped. */
+  resume(): void {
+    if (this.paused.value) this.paused.next(false);
+  }
+
+  /**
+   * How many subscribers `records$` and `leases$` have now. With none, nobody is left to ack what
+   * was emitted: a stop then waits for acks only while they keep coming.
+   */
+  audience(subscribers: number): void {
+    this.unwatched.next(subscribers === 0);
+  }
+
+  /** For `status()`. */
+  status(): RuntimeStatus {
+    const stopped = this.stopPromise !== undefined;
+    return {
+      registered: this.registered.value,
+      failed: this.failure !== undefined,
+      leader: this.leader && !stopped,
+      members: this.members,
+      assignment: this.assignment,
+      shards: this.manager.statuses(),
+    };
+  }
+
+  /** Records delivered and acked per shard held so far (the metrics' counters). */
+  counts(): ShardCount[] {
+    return this.tallies.counts();
+  }
+
+  /** Shards still held (for a timeout message). */
+  pending(): string[] {
+    return this.manager.pending();
+  }
+
+  /**
+   * Stops coordinating, ends every lease, leaves the group. Idempotent (the first call decides).
+   * `drain`: wait for emitted records to be acked (at most the drain bound; with nobody subscribed,
+   * only while acks keep coming) before the final commits; `false`: not at all (the subscribers
+   * already have the client's fatal error).
+   */
+  stop(drain = true): Promise<void> {
+    this.stopPromise ??= this.runStop(drain);
+    return this.stopPromise;
+  }
+
+  private async runStop(drain: boolean): Promise<void> {
+    this.halted.next();
+    this.coordination?.unsubscribe();
+    const { options } = this.deps;
+    const drainMs = drain ? drainBoundMs(options) : 0;
+    const quietMs = this.unwatched.value ? options.commitFrequencyMs : undefined;
+    const { obj, msg } = stopLog(this.manager.statuses(), { drainMs, ...(quietMs === undefined ? {} : { quietMs }) });
+    this.deps.options.logger.info(obj, msg);
+    await this.manager.stop(drainMs);
+    // `leases$` merges in `failed`, which only ever errors: without this, leases$ (and records$)
+    // would never complete after a graceful stop, and `lastValueFrom(records$)` would hang.
+    this.failed.complete();
+    await leaveGroup({ ...this.deps, emit: this.emit });
+  }
+
+  private fail(error: Error, shardId?: string): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    this.emit(shardId === undefined ? { type: 'error', error } : { type: 'error', error, shardId });
+    this.deps.options.logger.error({ err: error }, 'kinsumer: stopping after a fatal error');
+    this.failed.error(error);
+    // Release what can be released; the subscriber has the error, so nobody acks what is in flight.
+    void this.stop(false);
+  }
+}
+
+/** The table check wraps a transient DescribeTable failure in a retriable KinsumerError; the stream check throws the SDK's error. */
+function retriableAtStart(error: unknown): boolean {
+  return error instanceof KinsumerError ? error.retriable : isTransient(error);
+}

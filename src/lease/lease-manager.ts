@@ -1,0 +1,226 @@
+import {
+  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, first, map, of, repeat, tap, timer,
+} from 'rxjs';
+import { isTransient } from '../errors/aws-error-kind.js';
+import { CorruptCheckpointError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import { asError, stopsTheClient } from '../errors/fault-scope.js';
+import { LeaseSession, type SessionDeps } from './lease-session.js';
+import type { HeldLease } from '../ports/ports.js';
+import { inheritedStart } from '../reading/start-position.js';
+import type { ShardLease, ShardStatus } from '../types.js';
+
+/** What the lease manager needs beyond a session's needs. */
+export interface LeaseManagerDeps extends SessionDeps {
+  /** Jitter source (tests make it deterministic). Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+interface Slot {
+  readonly shardId: string;
+  parentShardIds: readonly string[];
+  wanted: boolean;
+  capture: Subscription | undefined;
+  session: LeaseSession | undefined;
+  /** The message of the corrupt-row error last reported for this shard, while it stays corrupt. */
+  corrupt: string | undefined;
+  /** The shard's last lease or capture ended in a fault of its own: it is taken again at the shard-check pace. */
+  faulted: boolean;
+  /** Transient capture failures in a row (numbers the `retrying` events). */
+  retries: number;
+  /** Settles when the capture request in flight (if any) has its answer. */
+  requesting: Promise<void> | undefined;
+}
+
+/**
+ * Keeps this client's leases in line with what the assignment wants: a capture loop for each
+ * wanted shard it does not hold, a graceful end (drain, final commit, release) for each shard it
+ * holds and is no longer given — and nothing else moves. Shards that stay keep flowing.
+ */
+export class LeaseManager {
+  private readonly slots = new Map<string, Slot>();
+  private readonly captured = new Subject<ShardLease>();
+  private stopping = false;
+  private readonly random: () => number;
+
+  /** Each lease when captured (hot). */
+  readonly captured$: Observable<ShardLease> = this.captured.asObservable();
+
+  constructor(private readonly deps: LeaseManagerDeps) {
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** Shards this client holds and is not giving up (what its heartbeat reports). */
+  held(): string[] {
+    return [...this.slots.values()].filter((s) => s.session !== undefined && s.wanted).map((s) => s.shardId).sort();
+  }
+
+  /** The leases held now, for late subscribers. */
+  active(): ShardLease[] {
+    return [...this.slots.values()].flatMap((s) => (s.session === undefined ? [] : [s.session.lease]));
+  }
+
+  /** Makes `wanted` (shard id → parent ids) the set of shards this client reads. */
+  want(wanted: ReadonlyMap<string, readonly string[]>): void {
+    if (this.stopping) return;
+    for (const [shardId, parentShardIds] of wanted) {
+      const slot = this.slots.get(shardId);
+      if (slot === undefined) {
+        const created: Slot = {
+          shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined, faulted: false, retries: 0, requesting: undefined,
+        };
+        this.slots.set(shardId, created);
+        this.startCapture(created, this.firstDelayMs());
+      } else {
+        slot.parentShardIds = parentShardIds;
+        slot.wanted = true;
+        if (slot.session === undefined && slot.capture === undefined) this.startCapture(slot, this.firstDelayMs());
+      }
+    }
+    for (const slot of this.slots.values()) {
+      if (wanted.has(slot.shardId)) continue;
+      slot.wanted = false;
+      slot.capture?.unsubscribe();
+      slot.capture = undefined;
+      if (slot.session === undefined) this.slots.delete(slot.shardId);
+      else void slot.session.end();
+    }
+  }
+
+  /**
+   * Stops every capture loop and ends every session gracefully, each waiting at most `drainMs` for
+   * its emitted records to be acked (default: the drain bound; 0: not at all); resolves when all are settled.
+   */
+  async stop(drainMs?: number): Promise<void> {
+    this.stopping = true;
+    const endings: Promise<unknown>[] = [];
+    for (const slot of this.slots.values()) {
+      slot.wanted = false;
+      if (slot.session !== undefined) {
+        endings.push(slot.session.end(drainMs));
+      } else if (slot.requesting !== undefined) {
+        // Aborting a capture the store may already have applied would leave the lease owned by a
+        // client that has left: wait for the answer, and release what it gave.
+        endings.push(slot.requesting.then(() => {
+          slot.capture?.unsubscribe();
+          slot.capture = undefined;
+          return slot.session?.end(drainMs);
+        }));
+        continue;
+      }
+      slot.capture?.unsubscribe();
+      slot.capture = undefined;
+    }
+    await Promise.all(endings);
+    this.captured.complete();
+  }
+
+  /** The leases held now (being released included), by shard id, as `status()` shows them. */
+  statuses(): ShardStatus[] {
+    return [...this.slots.values()].flatMap((s) => (s.session === undefined ? [] : [s.session.status()]))
+      .sort((a, b) => (a.shardId < b.shardId ? -1 : a.shardId > b.shardId ? 1 : 0));
+  }
+
+  /** Shard ids still being released (for a timeout message). */
+  pending(): string[] {
+    return [...this.slots.values()].filter((s) => s.session !== undefined).map((s) => s.shardId).sort();
+  }
+
+  // The first attempt soon (a released shard is taken within one poll), but spread, so clients
+  // that saw the same change do not hit the same rows in the same millisecond.
+  private firstDelayMs(): number {
+    return Math.floor(this.random() * (this.deps.options.throttleDelayMs / 2));
+  }
+
+  private pollDelayMs(): number {
+    return Math.floor(this.deps.options.throttleDelayMs * (0.75 + this.random() * 0.5));
+  }
+
+  // A shard whose row is corrupt, or whose last lease ended in a fault of its own, is looked at
+  // again at the shard-check pace: soon after a repair, without a capture (and, for a rejected
+  // sequence number, a GetShardIterator) every poll.
+  private retryDelayMs(slot: Slot): number {
+    return slot.corrupt === undefined && !slot.faulted ? this.pollDelayMs() : this.deps.options.shardCheckFrequencyMs;
+  }
+
+  private startCapture(slot: Slot, initialDelayMs: number): void {
+    const { store, options, emit } = this.deps;
+    const attempt$ = defer(() => {
+      let answered!: () => void;
+      slot.requesting = new Promise((resolve) => { answered = resolve; });
+      return store.capture(slot.shardId).pipe(
+        concatMap((lease) => (lease === undefined ? of(undefined) : this.withInheritedStart(lease, slot.parentShardIds))),
+        finalize(() => {
+          slot.requesting = undefined;
+          answered();
+        }),
+      );
+    }).pipe(
+      tap(() => { slot.retries = 0; }),
+      catchError((error: unknown) => {
+        const err = asError(error);
+        if (stopsTheClient(error)) {
+          this.deps.fail(err, slot.shardId);
+        } else if (err instanceof CorruptCheckpointError) {
+          // A corrupt row stays corrupt until someone repairs it: report it once, not every poll.
+          if (slot.corrupt !== err.message) emit({ type: 'error', error: err, shardId: slot.shardId });
+          slot.corrupt = err.message;
+        } else if (isTransient(error)) {
+          // Throttling, a timeout: tried again at the next poll; other shards are unaffected.
+          slot.retries += 1;
+          emit({ type: 'retrying', operation: 'capture', attempt: slot.retries, delayMs: this.retryDelayMs(slot), error: err, shardId: slot.shardId });
+        } else {
+          // A fault of this shard's own: reported, tried again at the shard-check pace.
+          slot.faulted = true;
+          emit({ type: 'error', error: err, shardId: slot.shardId });
+        }
+        return of(undefined);
+      }),
+    );
+    slot.capture = timer(initialDelayMs, options.scheduler).pipe(
+      concatMap(() => attempt$.pipe(repeat({ delay: () => timer(this.retryDelayMs(slot), options.scheduler) }))),
+      filter((lease): lease is HeldLease => lease !== undefined),
+      first(),
+    ).subscribe({
+      next: (lease) => {
+        slot.capture = undefined;
+        slot.corrupt = undefined;
+        slot.faulted = false;
+        this.open(slot, lease);
+      },
+      error: (error: unknown) => this.deps.fail(asError(error)),
+    });
+  }
+
+  // A child shard never read before starts where its parents' group started (see inheritedStart):
+  // one read of the parents' rows, at its first capture only.
+  private withInheritedStart(lease: HeldLease, parentShardIds: readonly string[]): Observable<HeldLease> {
+    if (lease.checkpoint !== undefined || parentShardIds.length === 0 || this.deps.options.initialPosition === 'TRIM_HORIZON') return of(lease);
+    return this.deps.store.readMany(parentShardIds).pipe(map((parents) => {
+      const checkpoint = inheritedStart(parents);
+      return checkpoint === undefined ? lease : { ...lease, checkpoint };
+    }));
+  }
+
+  private open(slot: Slot, held: HeldLease): void {
+    const { emit } = this.deps;
+    const session = new LeaseSession(held, slot.parentShardIds, this.deps);
+    slot.session = session;
+    emit({ type: 'lease-acquired', shardId: slot.shardId, fencingToken: held.leaseCounter, startingPosition: session.lease.startingPosition });
+    void session.done.then((end) => {
+      if (slot.session === session) slot.session = undefined;
+      if (this.stopping || !slot.wanted || end === 'finished') {
+        if (slot.session === undefined && slot.capture === undefined) this.slots.delete(slot.shardId);
+        return;
+      }
+      // Lost or failed while still wanted: try again (capture fails until the lease is free or ours).
+      if (session.readError instanceof CorruptCheckpointError) slot.corrupt = session.readError.message;
+      else if (end === 'failed' || (session.readError !== undefined && !(session.readError instanceof LeaseLostError))) slot.faulted = true;
+      this.startCapture(slot, this.retryDelayMs(slot));
+    });
+    if (!slot.wanted || this.stopping) {
+      void session.end();
+      return;
+    }
+    this.captured.next(session.lease);
+  }
+}

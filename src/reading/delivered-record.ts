@@ -1,0 +1,111 @@
+// The record as the application receives it — and the only object a record costs on its way from
+// the page to the ack: the tracker keeps it as the record's position, the reader emits it, and
+// `ack()` (a method, not a closure per record) hands its ticket back to the tracker. The payload
+// and the arrival time stay as the stream gave them (base64 and epoch milliseconds from the lean
+// GetRecords path) until the application reads them.
+import type { ShardTracker } from '../ports/ports.js';
+import { LEASE_SIGNAL } from './lease-signal.js';
+import { recordJson, recordText } from './payload-decoding.js';
+import type { Position } from '../checkpoint/sequence-number.js';
+import type { KinsumerRecord } from '../types.js';
+import { decodeBase64 } from '../kinesis/wire-record.js';
+
+/** Where a page's records come from: their shard, and the lease they are read under. */
+export interface RecordOrigin {
+  readonly shardId: string;
+  /** Aborted when the lease ends (see `leaseSignalOf`); `undefined` outside a lease session. */
+  readonly leaseSignal: AbortSignal | undefined;
+}
+
+/** A record on its way to the application (see the module comment). */
+export class StreamRecord implements KinsumerRecord {
+  readonly shardId: string;
+  readonly sequenceNumber: string;
+  readonly subSequenceNumber: number | undefined;
+  readonly partitionKey: string;
+  declare readonly explicitHashKey?: string;
+  readonly [LEASE_SIGNAL]: AbortSignal | undefined;
+  // The payload: bytes, or base64 not yet decoded (a string).
+  #payload: Uint8Array | string;
+  // The arrival time: a Date, or epoch milliseconds not yet made into one (a number).
+  #arrival: Date | number;
+  readonly #aggregateDone: boolean;
+  #tracker: ShardTracker | undefined;
+  #ticket = -1;
+
+  /**
+   * @param data the payload, or its base64 (a string) to decode when read.
+   * @param arrival the arrival time, or epoch milliseconds (a number) to make a Date of when read.
+   * @param aggregateDone a plain record, or the last sub-record of its aggregate.
+   */
+  constructor(
+    origin: RecordOrigin, sequenceNumber: string, subSequenceNumber: number | undefined, partitionKey: string,
+    explicitHashKey: string | undefined, data: Uint8Array | string, arrival: Date | number, aggregateDone: boolean,
+  ) {
+    this.shardId = origin.shardId;
+    this.sequenceNumber = sequenceNumber;
+    this.subSequenceNumber = subSequenceNumber;
+    this.partitionKey = partitionKey;
+    this[LEASE_SIGNAL] = origin.leaseSignal;
+    this.#payload = data;
+    this.#arrival = arrival;
+    this.#aggregateDone = aggregateDone;
+    if (explicitHashKey !== undefined) this.explicitHashKey = explicitHashKey;
+  }
+
+  /** The payload, as the producer wrote it (decoded from the wire's base64 on first read). */
+  get data(): Uint8Array {
+    const payload = this.#payload;
+    if (typeof payload !== 'string') return payload;
+    const data = decodeBase64(payload);
+    this.#payload = data;
+    return data;
+  }
+
+  /** When Kinesis accepted the record (made on first read from the wire's milliseconds). */
+  get approximateArrivalTimestamp(): Date {
+    const arrival = this.#arrival;
+    if (typeof arrival !== 'number') return arrival;
+    const date = new Date(arrival);
+    this.#arrival = date;
+    return date;
+  }
+
+  /**
+   * `true` for a plain record or the last sub-record of its aggregate (resuming after it needs no skip).
+   * @internal
+   */
+  get aggregateDone(): boolean {
+    return this.#aggregateDone;
+  }
+
+  /**
+   * The record's place in its shard, as plain data.
+   * @internal
+   */
+  get position(): Position {
+    const { sequenceNumber, subSequenceNumber } = this;
+    return subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
+  }
+
+  /**
+   * Registers the record with its shard's tracker, just before it is emitted.
+   * @internal
+   */
+  track(tracker: ShardTracker): void {
+    this.#ticket = tracker.track(this);
+    this.#tracker = tracker;
+  }
+
+  ack(): void {
+    this.#tracker?.ack(this.#ticket);
+  }
+
+  text(): string {
+    return recordText(this);
+  }
+
+  json<T = unknown>(): T {
+    return recordJson<T>(this);
+  }
+}

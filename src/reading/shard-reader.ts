@@ -1,0 +1,186 @@
+// A captured shard's records as an Observable: a GetRecords loop gated on acks. The decisions
+// (how many to ask for, when to call, where to resume, what a page holds) are pure functions in
+// poll-plan.ts, start-position.ts and user-records.ts; this module only wires them to time and I/O.
+import {
+  type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
+} from 'rxjs';
+import { type BackoffPolicy, retryTransient } from '../errors/retry-backoff.js';
+import { CorruptCheckpointError } from '../errors/kinsumer-errors.js';
+import {
+  DEFAULT_ITERATOR_MAX_AGE_MS, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
+} from './poll-plan.js';
+import type { IteratorStart, RecordsPage, ShardTracker, StreamPort } from '../ports/ports.js';
+import type { Position } from '../checkpoint/sequence-number.js';
+import { ShardDelivery, isRetriableReadError as isRetriable, readError } from './shard-delivery.js';
+import { type IteratorPlan, planResume } from './start-position.js';
+import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
+
+export { ShardReadError } from './shard-delivery.js';
+
+/** What one GetRecords answer (or one SubscribeToShard event) said about the shard. */
+export interface FetchFigures {
+  /** Records in it (a KPL aggregate counts once). */
+  readonly records: number;
+  /** How far it was behind the tip of the shard, as Kinesis said. */
+  readonly millisBehindLatest: number | undefined;
+}
+
+/** Options of {@link readShard}. */
+export interface ReadShardOptions {
+  readonly shardId: string;
+  readonly stream: StreamPort;
+  /** The lease's checkpoint side: every emitted record is tracked, and the end of the shard waits for it. */
+  readonly tracker: ShardTracker;
+  /** Where the first iterator starts (see `planStart`). */
+  readonly start: IteratorStart;
+  /** Resuming inside a KPL aggregate: sub-records at or before this position are skipped. */
+  readonly skipThrough?: Position;
+  /** Least time between two GetRecords, unless the shard is behind. */
+  readonly throttleDelayMs: number;
+  /** Records emitted and not yet under the checkpoint watermark (unacked, or acked behind an unacked one) before reading pauses. */
+  readonly maxInFlightRecords: number;
+  readonly scheduler: SchedulerLike;
+  /** Receives `retrying`, `record-undecodable` and `shard-finished` events. */
+  readonly emit: (event: KinsumerEvent) => void;
+  readonly stats?: StatReceiver;
+  /** Called with each fetch's size and lag (`MillisBehindLatest`): the figures `status()` shows. */
+  readonly onFetch?: (fetch: FetchFigures) => void;
+  /** Called after each run of records emitted (once per run, not per record). */
+  readonly onDelivered?: () => void;
+  /** Counts the records emitted, one by one (the shard's delivered total). */
+  readonly tally?: { delivered: number };
+  /** The lease the shard is read under: every record carries its signal (see `leaseSignalOf`). */
+  readonly leaseSignal?: AbortSignal;
+  /** A held iterator older than this is rebuilt before use. Default 270000 (Kinesis iterators live 300000). */
+  readonly iteratorMaxAgeMs?: number;
+  /** Backoff of transient retries. Default: `DEFAULT_BACKOFF`. */
+  readonly backoff?: BackoffPolicy;
+  /** Jitter source of the backoff (tests). */
+  readonly random?: () => number;
+}
+
+/**
+ * Reads one shard from `start` to its end (if it has one), emitting user records in sequence
+ * order. Reading pauses while `maxInFlightRecords` emitted records are pending (unacked, or acked
+ * behind an unacked one), and each GetRecords asks for no more than the room left. Transient faults are retried forever with
+ * backoff (`retrying` events); an expired or aging iterator is rebuilt after the last emitted
+ * record. At the end of a closed shard it waits until `tracker.finish` completes (every record
+ * acked, `Finished` written), emits `shard-finished`, then completes. Unsubscribing aborts the
+ * request in flight and every timer.
+ */
+export function readShard(options: ReadShardOptions): Observable<KinsumerRecord> {
+  return new Observable<KinsumerRecord>((subscriber) => readLoop(options, subscriber).subscribe({
+    error: (error: unknown) => subscriber.error(error),
+    complete: () => subscriber.complete(),
+  }));
+}
+
+type Step = 'poll' | 'deliver' | 'finish';
+
+function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerRecord>): Observable<Step> {
+  const { shardId, stream, tracker, scheduler, emit, stats, throttleDelayMs, maxInFlightRecords } = options;
+  const maxAgeMs = options.iteratorMaxAgeMs ?? DEFAULT_ITERATOR_MAX_AGE_MS;
+  const retryOptions = {
+    shardId, scheduler, emit, isRetriable,
+    ...(options.backoff === undefined ? {} : { policy: options.backoff }),
+    ...(options.random === undefined ? {} : { random: options.random }),
+  };
+  const origin: IteratorPlan = options.skipThrough === undefined
+    ? { iteratorStart: options.start }
+    : { iteratorStart: options.start, skipThrough: options.skipThrough };
+
+  const delivery = new ShardDelivery({
+    shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
+  }, subscriber);
+  const { roomFreed$ } = delivery;
+  let originRequestedAt: Date | undefined;
+  let iterator: string | undefined;
+  let iteratorIssuedAtMs = 0;
+  let childShardIds: readonly string[] | undefined;
+  let recentCallsMs: number[] = [];
+  let behind = false;
+
+  const iterator$ = defer(() => {
+    const now = scheduler.now();
+    if (iterator !== undefined && !iteratorTooOld(now, iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
+    const plan = planResume(origin, delivery.last, originRequestedAt);
+    originRequestedAt ??= new Date(now);
+    return stream.getShardIterator(shardId, plan.iteratorStart).pipe(
+      // Before any delivery, a sequence-number start can only come from the stored checkpoint.
+      catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
+      tap((issued) => {
+        iterator = issued;
+        iteratorIssuedAtMs = scheduler.now();
+        delivery.skipThrough = plan.skipThrough;
+      }),
+    );
+  }).pipe(
+    retryTransient({ operation: 'GetShardIterator', ...retryOptions }),
+    catchError((error: unknown) => throwError(() => readError(shardId, 'GetShardIterator', error))),
+  );
+
+  // One attempt: wait for the call budget, get an iterator if needed, call. Retries come back
+  // through the wait, so a retry never breaks the spacing between calls. Room is asked for again
+  // after the wait: a lease paused (or left unconfirmed) meanwhile sends nothing.
+  const attempt$ = defer(() => timer(pollDelayMs({ nowMs: scheduler.now(), recentCallsMs, throttleDelayMs, behind }), scheduler)).pipe(
+    switchMap(() => roomFreed$),
+    switchMap(() => iterator$),
+    switchMap((current) => {
+      recentCallsMs = rememberCall(recentCallsMs, scheduler.now());
+      return stream.getRecords(current, recordsLimit(maxInFlightRecords, tracker.pending()));
+    }),
+    catchError((error: unknown) => {
+      behind = false;
+      if (isExpiredIterator(error)) iterator = undefined;
+      return throwError(() => error);
+    }),
+  );
+
+  const page$ = attempt$.pipe(
+    retryTransient({ operation: 'GetRecords', ...retryOptions }),
+    catchError((error: unknown) => throwError(() => readError(shardId, 'GetRecords', error))),
+  );
+
+  const absorb = (page: RecordsPage): void => {
+    const now = scheduler.now();
+    behind = (page.millisBehindLatest ?? 0) > 0;
+    stats?.eventsFromKinesis?.(page.records.length, shardId, page.millisBehindLatest ?? 0);
+    options.onFetch?.({ records: page.records.length, millisBehindLatest: page.millisBehindLatest });
+    iterator = page.nextShardIterator;
+    iteratorIssuedAtMs = now;
+    if (page.nextShardIterator === undefined) childShardIds = page.childShardIds ?? [];
+    delivery.load(page.records, new Date(now));
+  };
+
+  const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'poll');
+
+  const poll$ = roomFreed$.pipe(switchMap(() => page$), map((page) => {
+    absorb(page);
+    delivery.deliver();
+    return nextStep();
+  }));
+  const deliver$ = roomFreed$.pipe(map(() => {
+    delivery.deliver();
+    return nextStep();
+  }));
+  const finish$ = defer(() => delivery.finish(childShardIds ?? []));
+
+  const step = (current: Step): Observable<Step> => (current === 'poll' ? poll$ : current === 'deliver' ? deliver$ : finish$);
+  return step('poll').pipe(expand(step));
+}
+
+function isExpiredIterator(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ExpiredIteratorException';
+}
+
+/**
+ * A stored checkpoint that Kinesis refuses as a start (InvalidArgumentException: not a sequence
+ * number of this shard) is a corrupt checkpoint row of that shard, not a fault of the stream:
+ * the error then ends that shard only. Other errors pass as they are.
+ */
+export function checkpointRejected(shardId: string, start: IteratorStart, error: unknown): unknown {
+  if (start.type !== 'AFTER_SEQUENCE_NUMBER' && start.type !== 'AT_SEQUENCE_NUMBER') return error;
+  if (!(error instanceof Error) || error.name !== 'InvalidArgumentException') return error;
+  const shown = JSON.stringify(start.sequenceNumber.slice(0, 40));
+  return new CorruptCheckpointError(shardId, 'SequenceNumber', `${shown} is not a position in this shard (GetShardIterator: ${error.name})`, { cause: error });
+}

@@ -1,0 +1,162 @@
+// Where a shard's reading starts, and where it resumes when an iterator must be rebuilt.
+// Pure: the captured checkpoint and the option in, a GetShardIterator request out.
+import type { CheckpointRow, IteratorStart, StoredCheckpoint } from '../ports/ports.js';
+import { comparePositions, type Position } from '../checkpoint/sequence-number.js';
+import type { InitialPosition, StartingPosition } from '../types.js';
+
+/**
+ * The client-clock skew a LATEST start is safe against: the start it keeps (see
+ * {@link startToKeep}) is this much earlier than the client's clock says. Kinesis compares an
+ * `AT_TIMESTAMP` with its own arrival timestamps, so a client clock up to this far ahead still
+ * names a time before the real start, never after it (a record put in between would be skipped).
+ * Five minutes is also how far SigV4 lets a request's clock be off. The cost: a shard handed over
+ * before it delivered any record is read again from up to five minutes before the group's start.
+ */
+export const START_SKEW_MARGIN_MS = 300_000;
+
+/** A GetShardIterator request and the sub-records to drop from the first aggregate it returns. */
+export interface IteratorPlan {
+  readonly iteratorStart: IteratorStart;
+  /**
+   * Resuming inside a KPL aggregate: the iterator starts AT that aggregate, and every user record
+   * at or before this position was consumed already and is skipped.
+   */
+  readonly skipThrough?: Position;
+}
+
+/** How a freshly captured lease starts reading, and how it says so publicly. */
+export interface StartPlan extends IteratorPlan {
+  readonly startingPosition: StartingPosition;
+  /** A LATEST start's time floor (a reset's, see `StoredCheckpoint`): the start kept is never earlier. */
+  readonly notBefore?: Date;
+}
+
+/**
+ * From the checkpoint stored at capture (a stored checkpoint always wins) or, for a shard never
+ * consumed, from the `initialPosition` option.
+ */
+export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
+  if (checkpoint === undefined) return fromInitialPosition(initialPosition);
+  if (checkpoint.type === 'LATEST') {
+    const plan = withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } }, checkpoint.after);
+    return checkpoint.notBefore === undefined ? plan : { ...plan, notBefore: checkpoint.notBefore };
+  }
+  // Set by an operator's reset: a start, whatever the initialPosition option says.
+  if (checkpoint.type === 'TRIM_HORIZON') return fromInitialPosition('TRIM_HORIZON');
+  if (checkpoint.type === 'AT_TIMESTAMP') return withSkip(fromInitialPosition({ timestamp: checkpoint.timestamp }), checkpoint.after);
+  const { sequenceNumber, subSequenceNumber } = checkpoint.position;
+  return {
+    ...startAfter(checkpoint.position, false),
+    startingPosition: subSequenceNumber === undefined
+      ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
+      : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber },
+  };
+}
+
+// A floor (what a reset to LATEST replaced): records at or before it are skipped, as after a KPL resume.
+function withSkip(plan: StartPlan, after: Position | undefined): StartPlan {
+  return after === undefined ? plan : { ...plan, skipThrough: after };
+}
+
+function fromInitialPosition(initialPosition: InitialPosition): StartPlan {
+  if (initialPosition === 'TRIM_HORIZON' || initialPosition === 'LATEST') {
+    return { iteratorStart: { type: initialPosition }, startingPosition: { type: initialPosition } };
+  }
+  const { timestamp } = initialPosition;
+  return { iteratorStart: { type: 'AT_TIMESTAMP', timestamp }, startingPosition: { type: 'AT_TIMESTAMP', timestamp } };
+}
+
+/**
+ * The start a lease keeps until its first ack, so that a hand-off or a crash before that ack does
+ * not skip records: a LATEST start becomes `AT_TIMESTAMP` of `nowMs` (the client's clock at the
+ * capture, before the first iterator is asked for) less {@link START_SKEW_MARGIN_MS}; a timestamp
+ * start is kept as it is. Other starts need nothing: `TRIM_HORIZON` and positions do not move.
+ * (Once the first record arrives, the checkpoint narrows this to that record's arrival time, which
+ * is the stream's own clock; see `CheckpointState.track`.) A LATEST start is never kept earlier than
+ * `notBefore`, the time floor a reset left.
+ */
+export function startToKeep(start: IteratorStart, nowMs: number, after?: Position, notBefore?: Date): StoredCheckpoint | undefined {
+  const floor = after === undefined ? {} : { after };
+  if (start.type === 'LATEST') {
+    const keptMs = Math.max(nowMs - START_SKEW_MARGIN_MS, notBefore?.getTime() ?? Number.NEGATIVE_INFINITY);
+    return { type: 'AT_TIMESTAMP', timestamp: new Date(keptMs), ...floor };
+  }
+  if (start.type === 'AT_TIMESTAMP') return { type: 'AT_TIMESTAMP', timestamp: start.timestamp, ...floor };
+  return undefined;
+}
+
+/**
+ * What a reset to `LATEST` stores: `LATEST` with the checkpoint it replaces as a floor (`after`).
+ * A LATEST start is kept as a timestamp five minutes early (client clock skew, see
+ * {@link startToKeep}); without the floor, a hand-off before the first new record would re-read
+ * those five minutes, records the group had consumed before the reset. A replaced start time (a
+ * reset to a timestamp, or a start kept as one) is a floor in time as well (`notBefore`). Other
+ * resets are stored as given: a timestamp or `TRIM_HORIZON` means "read again from there".
+ */
+export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint | undefined): StoredCheckpoint {
+  if (to.type !== 'LATEST' || to.after !== undefined || to.notBefore !== undefined) return to;
+  const after = replaced?.type === 'position' ? replaced.position : replaced?.type === 'LATEST' || replaced?.type === 'AT_TIMESTAMP' ? replaced.after : undefined;
+  const notBefore = replaced?.type === 'AT_TIMESTAMP' ? replaced.timestamp : replaced?.type === 'LATEST' ? replaced.notBefore : undefined;
+  return { type: 'LATEST', ...(after === undefined ? {} : { after }), ...(notBefore === undefined ? {} : { notBefore }) };
+}
+
+/**
+ * Where a child shard (of a split or a merge) with no checkpoint of its own starts: where its
+ * parents' group started, not where `initialPosition` says. The child exists only since its
+ * parents closed, and it is captured only after they were read to their end, so a LATEST start
+ * taken at its capture would skip every record put into it in between.
+ * - A parent read from a record, or from the oldest record kept: the group read the parent while
+ *   it was open, so every record of the child is after the group's start → `TRIM_HORIZON`.
+ * - Parents that only kept a start time (a LATEST or timestamp group that read nothing of them):
+ *   the child starts at that time too (the earliest, for a merge) — on a stream resharded long
+ *   before the group began, this keeps the old children's history unread, as LATEST promises.
+ * - Nothing known (no row, or a bare LATEST): `undefined`, the `initialPosition` option decides.
+ */
+export function inheritedStart(parents: readonly Pick<CheckpointRow, 'checkpoint'>[]): StoredCheckpoint | undefined {
+  let earliest: Date | undefined;
+  for (const { checkpoint } of parents) {
+    if (checkpoint?.type === 'position' || checkpoint?.type === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
+    if (checkpoint?.type === 'AT_TIMESTAMP' && (earliest === undefined || checkpoint.timestamp < earliest)) earliest = checkpoint.timestamp;
+  }
+  return earliest === undefined ? undefined : { type: 'AT_TIMESTAMP', timestamp: earliest };
+}
+
+/**
+ * Reading resumes right after `position`. A plain record, or the last sub-record of its
+ * aggregate (`aggregateDone`), resumes AFTER its sequence number; a sub-record inside an
+ * aggregate resumes AT the aggregate and skips through the sub-record. (A stored sub-sequence
+ * checkpoint does not say whether it was the last one, so it always takes the second way.)
+ */
+export function startAfter(position: Position, aggregateDone: boolean): IteratorPlan {
+  const { sequenceNumber, subSequenceNumber } = position;
+  if (subSequenceNumber === undefined || aggregateDone) return { iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber } };
+  return { iteratorStart: { type: 'AT_SEQUENCE_NUMBER', sequenceNumber }, skipThrough: { sequenceNumber, subSequenceNumber } };
+}
+
+/** The last record a reader delivered, as far as rebuilding its iterator is concerned. */
+export interface Delivered {
+  readonly position: Position;
+  /** `true` for a plain record or the last sub-record of its aggregate. */
+  readonly aggregateDone: boolean;
+}
+
+/**
+ * Where a rebuilt iterator starts (after an expired iterator or a long pause): right after the
+ * last delivered record; before any delivery, where reading started. A LATEST start that
+ * delivered nothing resumes AT_TIMESTAMP of its first request less {@link START_SKEW_MARGIN_MS}
+ * (the client's clock may be ahead of the stream's), so records that arrived while the iterator
+ * was being replaced are not skipped.
+ */
+export function planResume(origin: IteratorPlan, last: Delivered | undefined, originRequestedAt: Date | undefined): IteratorPlan {
+  if (last !== undefined) return startAfter(last.position, last.aggregateDone);
+  if (origin.iteratorStart.type === 'LATEST' && originRequestedAt !== undefined) {
+    const iteratorStart: IteratorStart = { type: 'AT_TIMESTAMP', timestamp: new Date(originRequestedAt.getTime() - START_SKEW_MARGIN_MS) };
+    return origin.skipThrough === undefined ? { iteratorStart } : { iteratorStart, skipThrough: origin.skipThrough };
+  }
+  return origin;
+}
+
+/** `true` when a record at `position` was consumed already (at or before `skipThrough`). */
+export function isSkipped(position: Position, skipThrough: Position | undefined): boolean {
+  return skipThrough !== undefined && comparePositions(position, skipThrough) <= 0;
+}

@@ -1,0 +1,228 @@
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { type Subscription, concatMap, firstValueFrom, interval } from 'rxjs';
+import { COMMANDS, commandOptions } from '../../../src/cli/run.js';
+import { Dynamo } from '../../../src/dynamodb/dynamo.js';
+import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
+import { createTables } from '../../../src/index.js';
+import { createStream, putRecords } from '../../../src/testing/index.js';
+import { cli, documentedCodes, endpointArgs } from '../../support/cli.js';
+import { eventually, uniqueName, useLocalAws } from '../../support/local.js';
+
+/** The bin as a separate node process, run from source through tsx (no build needed). */
+const BIN = ['--import', 'tsx', 'src/cli/main.ts'];
+
+describe('CLI: --help on every command', () => {
+  it('lists status, tail and reset in the main help', async () => {
+    const help = await cli(['--help']);
+    for (const name of ['status', 'tail', 'reset']) expect(help.stdout).to.match(new RegExp(`^  ${name} +\\S`, 'm'));
+  });
+
+  const expected: Record<string, readonly string[]> = {
+    status: ['Usage: kinsumer status --stream <name|arn> --app <name>', '--json', '--lease-ttl-ms <ms>'],
+    tail: ['Usage: kinsumer tail --stream <name|arn>', '--from <position>', '--limit <N>', '--shard <id,...>', '--json', 'takes no leases'],
+    reset: ['Usage: kinsumer reset --stream <name|arn> --app <name> --to LATEST|TRIM_HORIZON|<ISO timestamp>', '--to <position>', '--force', '--shard <id,...>'],
+  };
+
+  for (const command of COMMANDS) {
+    it(`${command.name} --help prints its usage and exactly the options it accepts, with exit 0`, async () => {
+      const help = await cli([command.name, '--help']);
+      expect(help.code).to.equal(0);
+      expect(help.stderr).to.equal('');
+      expect(help.stdout).to.contain(`Usage: kinsumer ${command.name}`);
+      const listed = [...help.stdout.matchAll(/^ {2}--([\w-]+)/gm)].map((m) => m[1]).sort();
+      expect(listed).to.deep.equal(Object.keys(commandOptions(command)).sort());
+      for (const option of [...Object.keys(command.options), 'region', 'profile', 'help']) expect(listed, option).to.include(option);
+      for (const text of expected[command.name] ?? []) expect(help.stdout).to.contain(text);
+      // -h too, and help wins over missing required options.
+      expect((await cli([command.name, '-h'])).stdout).to.equal(help.stdout);
+    });
+  }
+
+  it('tail --help lists only what tail uses: no --app, no DynamoDB endpoint; tail refuses them (exit 2)', async () => {
+    const help = (await cli(['tail', '--help'])).stdout;
+    expect(help).not.to.match(/--app\b/);
+    expect(help).not.to.contain('--dynamodb-endpoint');
+    const refused = await cli(['tail', '--stream', 's', '--app', 'a']);
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.contain("Unknown option '--app'");
+  });
+
+  it('create-tables and delete-tables list no Kinesis options (they touch DynamoDB only)', async () => {
+    for (const name of ['create-tables', 'delete-tables']) {
+      const help = (await cli([name, '--help'])).stdout;
+      expect(help, name).not.to.match(/--stream\b/);
+      expect(help, name).not.to.contain('--kinesis-endpoint');
+    }
+  });
+
+  it('--version and -V print the package version (exit 0), and the main help mentions it', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const out = await cli([flag]);
+      expect([out.code, out.stdout, out.stderr], flag).to.deep.equal([0, `${version}\n`, '']);
+    }
+    expect((await cli(['--help'])).stdout).to.match(/^ {2}--version, -V +\S/m);
+    const { stdout } = await promisify(execFile)(process.execPath, [...BIN, '--version']);
+    expect(stdout).to.equal(`${version}\n`);
+  });
+
+  it('every command documents its exit codes in --help', async () => {
+    for (const command of COMMANDS) {
+      const codes = documentedCodes((await cli([command.name, '--help'])).stdout);
+      expect(codes, command.name).to.include.members([0, 1, 2]);
+    }
+  });
+
+  it('prints a command\'s help with exit 2 after a usage error', async () => {
+    const result = await cli(['reset', '--stream', 's', '--app', 'a']);
+    expect(result.code).to.equal(2);
+    expect(result.stderr).to.contain('kinsumer reset: missing --to');
+    expect(result.stderr).to.contain('Usage: kinsumer reset');
+  });
+
+  it('prints tail --help from the bin (a separate process)', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [...BIN, 'tail', '--help']);
+    expect(stdout).to.contain('Usage: kinsumer tail --stream <name|arn>');
+  });
+});
+
+describe('CLI: the bin as a process (kinesalite)', function () {
+  this.timeout(60_000);
+  const local = useLocalAws();
+
+  it('tail stops on SIGINT with exit 0', async () => {
+    const stream = uniqueName('bin-tail');
+    await createStream(local().kinesis, stream, 1);
+    const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...BIN, 'tail', '--stream', stream, '--endpoint', local().endpoints.kinesis]);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await eventually(() => stderr.includes('reading shardId-000000000000 from LATEST'), `tail to start (stderr: ${stderr})`, 30_000);
+      child.kill('SIGINT');
+      expect(await exit).to.equal(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('tail ends quietly with exit 0 when the reader closes the pipe (`kinsumer tail | head -1`)', async () => {
+    const stream = uniqueName('pipe-tail');
+    await createStream(local().kinesis, stream, 1);
+    await putRecords(local().kinesis, stream, Array.from({ length: 50 }, (_, i) => ({ partitionKey: 'k', data: `record ${i}` })));
+    const child = spawn(process.execPath, [...BIN, 'tail', '--stream', stream, '--from', 'TRIM_HORIZON', '--endpoint', local().endpoints.kinesis]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await eventually(() => stdout.includes('record 0'), `the first record (stderr: ${stderr})`, 30_000);
+      // As `head` does after its line: the read end goes away; later writes hit EPIPE.
+      child.stdout.destroy();
+      await putRecords(local().kinesis, stream, [{ partitionKey: 'k', data: 'after the reader left' }]);
+      expect(await exit, stderr).to.equal(0);
+      expect(stderr).not.to.contain('EPIPE');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('never prints credentials, even when a request fails', async () => {
+    const keyId = 'AKIDNEVERPRINTED0001';
+    const secret = 'secret-never-printed-0123456789';
+    // 127.0.0.2 is not taken for a local server, so the SDK's default chain (these variables) signs the requests.
+    const env = { ...process.env, AWS_ACCESS_KEY_ID: keyId, AWS_SECRET_ACCESS_KEY: secret, AWS_SESSION_TOKEN: `${secret}-token`, AWS_MAX_ATTEMPTS: '1' };
+    const run = (args: readonly string[]) => new Promise<{ code: number | null; output: string }>((resolve) => {
+      execFile(process.execPath, [...BIN, ...args], { env }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number), output: stdout + stderr }));
+    });
+    const common = ['--stream', 's', '--region', 'us-east-1', '--endpoint', 'http://127.0.0.2:9'];
+    for (const args of [['status', ...common, '--app', 'a'], ['reset', ...common, '--app', 'a', '--to', 'LATEST'], ['tail', ...common, '--limit', '1']]) {
+      const { code, output } = await run(args);
+      expect(code, output).to.equal(1);
+      expect(output).to.contain(`kinsumer ${String(args[0])}: `);
+      for (const word of [keyId, secret]) expect(output).not.to.contain(word);
+    }
+  });
+});
+
+// Every exit code a command's help documents, caused for real on the local servers. deregister-consumer
+// needs a server with enhanced fan-out: its codes are checked in cli-consumer.test.ts (kinesis-local).
+describe('CLI: each documented exit code happens (kinesalite + dynalite)', function () {
+  this.timeout(120_000);
+  const local = useLocalAws();
+  const closed = 'http://127.0.0.1:9';
+  let stream: string;
+  let app: string;
+  const renewals: Subscription[] = [];
+  after(() => { for (const renewal of renewals) renewal.unsubscribe(); });
+
+  before(async () => {
+    stream = uniqueName('codes');
+    app = uniqueName('codes-app');
+    await createStream(local().kinesis, stream, 1);
+    await putRecords(local().kinesis, stream, [{ partitionKey: 'k', data: 'one' }]);
+    await createTables({ dynamodb: local().dynamodb, applicationName: app });
+  });
+
+  const all = () => endpointArgs(local());
+  const dynamodb = () => ['--endpoint', local().endpoints.dynamodb];
+  const kinesis = () => ['--endpoint', local().endpoints.kinesis];
+  const cases: Record<string, Record<number, () => Promise<string[]> | string[]>> = {
+    'create-tables': {
+      0: () => ['create-tables', '--app', app, ...dynamodb()],
+      1: () => ['create-tables', '--app', 'x', '--endpoint', closed],
+      2: () => ['create-tables', '--app', 'x', '--billing-mode', 'FREE', ...dynamodb()],
+    },
+    'delete-tables': {
+      0: () => ['delete-tables', '--app', uniqueName('absent'), ...dynamodb()],
+      1: () => ['delete-tables', '--app', 'x', '--endpoint', closed],
+      2: () => ['delete-tables'],
+    },
+    status: {
+      0: () => ['status', '--stream', stream, '--app', app, ...all()],
+      1: () => ['status', '--stream', uniqueName('none'), '--app', app, ...all()],
+      2: () => ['status', '--stream', stream, ...all()],
+    },
+    tail: {
+      0: () => ['tail', '--stream', stream, '--from', 'TRIM_HORIZON', '--limit', '1', ...kinesis()],
+      1: () => ['tail', '--stream', uniqueName('none'), ...kinesis()],
+      2: () => ['tail', '--stream', stream, '--from', 'yesterday', ...kinesis()],
+    },
+    reset: {
+      0: async () => {
+        const fresh = uniqueName('codes-reset');
+        await createTables({ dynamodb: local().dynamodb, applicationName: fresh });
+        return ['reset', '--stream', stream, '--app', fresh, '--to', 'LATEST', ...all()];
+      },
+      1: () => ['reset', '--stream', uniqueName('none'), '--app', app, '--to', 'LATEST', ...all()],
+      2: () => ['reset', '--stream', stream, '--app', app, ...all()],
+      3: async () => {
+        // A live lease: a client captured the shard just now.
+        const held = uniqueName('codes-held');
+        await createTables({ dynamodb: local().dynamodb, applicationName: held });
+        const store = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: `${held}_checkpoints`, clientId: 'holder', clientName: 'holder', leaseTtlMs: 60_000, now: Date.now });
+        const lease = await firstValueFrom(store.capture('shardId-000000000000'));
+        if (lease === undefined) throw new Error('the holder could not capture the shard');
+        // Live means renewing: an unforced reset watches the row for one lease TTL and refuses if it changes.
+        renewals.push(interval(300).pipe(concatMap(() => store.renew(lease))).subscribe());
+        return ['reset', '--stream', stream, '--app', held, '--to', 'LATEST', '--lease-ttl-ms', '3000', ...all()];
+      },
+    },
+  };
+
+  for (const command of COMMANDS.filter((c) => c.name !== 'deregister-consumer')) {
+    it(`${command.name}: every exit code its --help documents happens`, async () => {
+      const documented = documentedCodes((await cli([command.name, '--help'])).stdout);
+      const commandCases = cases[command.name] ?? {};
+      expect(Object.keys(commandCases).map(Number), 'the cases cover the documented codes').to.deep.equal(documented);
+      for (const [code, args] of Object.entries(commandCases)) {
+        const result = await cli(await args());
+        expect(result.code, `${command.name}, expecting ${code}: ${result.stderr}`).to.equal(Number(code));
+      }
+    });
+  }
+});

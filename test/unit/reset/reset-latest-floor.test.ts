@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import { firstValueFrom } from 'rxjs';
+import type { KinsumerRecord } from '../../../src/types.js';
+import { type Member, MemoryGroup } from '../../support/memory-group.js';
+
+const dataOf = (records: readonly KinsumerRecord[]) => records.map((r) => new TextDecoder().decode(r.data));
+
+/** One client reads r0-r2 of the one shard and commits past them. */
+async function readAndCommit(): Promise<{ group: MemoryGroup; shard: string; a: Member }> {
+  const group = new MemoryGroup(1);
+  const [shard] = group.stream.shardIds() as [string];
+  const put = group.stream.putRecords(['r0', 'r1', 'r2'].map((data) => ({ partitionKey: 'k', data })));
+  const a = group.join('a');
+  const last = put.at(-1)?.sequenceNumber;
+  const checkpointed = () => a.events.some((e) => e.type === 'checkpoint' && e.checkpoint?.sequenceNumber === last);
+  await group.scheduler.until(() => dataOf(a.received).length === 3 && checkpointed(), 'a reads and commits r0-r2', 20_000);
+  return { group, shard, a };
+}
+
+/** `a` stops gracefully before any new record; `b` takes the shard; one record is put: what `b` receives. */
+async function handOffThenRead(group: MemoryGroup, shard: string, a: Member): Promise<string[]> {
+  let stopped = false;
+  void a.kinsumer.stop().then(() => { stopped = true; });
+  await group.scheduler.until(() => stopped, 'a stops', 20_000);
+  const b = group.join('b');
+  await group.scheduler.until(() => group.owners().get(shard) === 'b', 'b captures', 20_000);
+  group.stream.putRecords([{ partitionKey: 'k', data: 'after' }]);
+  await group.scheduler.until(() => dataOf(b.received).includes('after'), 'b reads the new record', 20_000);
+  await b.kinsumer.stop();
+  return dataOf(b.received);
+}
+
+// Found by the simulator (seeds 67, 68, 104): a LATEST start is kept as AT_TIMESTAMP of its capture
+// less a five-minute margin for client clock skew, so a hand-off before the first new record reads
+// from five minutes back. After an operator's reset to LATEST, that re-delivered records the group
+// had acked before the reset — after a graceful hand-off, where nothing acked may come again. A reset
+// to LATEST now keeps the checkpoint it replaces as a floor: nothing at or before it is read again.
+describe('a reset to LATEST keeps the replaced checkpoint as a floor (virtual time)', function () {
+  this.timeout(60_000);
+
+  it('a graceful hand-off after a reset to LATEST delivers none of the records acked before the reset', async () => {
+    const { group, shard, a } = await readAndCommit();
+    // The operator: every shard to LATEST, while a holds it (forced).
+    await firstValueFrom(a.store.resetCheckpoint(shard, { type: 'LATEST' }, { force: true }), { defaultValue: undefined });
+    await group.scheduler.until(() => a.events.filter((e) => e.type === 'lease-acquired').length === 2, 'a captures again, at LATEST', 20_000);
+    await group.scheduler.advanceBy(1_000);
+    // A deploy before any new record: a hands the shard to b gracefully.
+    expect(await handOffThenRead(group, shard, a)).to.deep.equal(['after']);
+  });
+
+  // Found by the simulator (seed 1164): the floor was a position only. A reset to a timestamp
+  // replaces the position; a reset to LATEST after it then had no floor, and the kept start (five
+  // minutes early) re-read what the group had acked before the first reset. The timestamp a reset
+  // to LATEST replaces is a floor too: the kept start is never earlier than it.
+  it('a reset to LATEST after a reset to a timestamp re-reads nothing from before that timestamp', async () => {
+    const { group, shard, a } = await readAndCommit();
+    await group.scheduler.advanceBy(10_000);
+    const captures = () => a.events.filter((e) => e.type === 'lease-acquired').length;
+    // The operator rewinds to a time after r0-r2 (nothing to read again), then moves on to LATEST.
+    await firstValueFrom(a.store.resetCheckpoint(shard, { type: 'AT_TIMESTAMP', timestamp: new Date(group.scheduler.now() - 1_000) }, { force: true }), { defaultValue: undefined });
+    await group.scheduler.until(() => captures() === 2, 'a captures again, at the timestamp', 20_000);
+    await group.scheduler.advanceBy(1_000);
+    await firstValueFrom(a.store.resetCheckpoint(shard, { type: 'LATEST' }, { force: true }), { defaultValue: undefined });
+    await group.scheduler.until(() => captures() === 3, 'a captures again, at LATEST', 20_000);
+    await group.scheduler.advanceBy(1_000);
+    expect(await handOffThenRead(group, shard, a)).to.deep.equal(['after']);
+  });
+});
