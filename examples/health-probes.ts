@@ -1,5 +1,5 @@
 // Kubernetes probes from consumer.status(): what /healthz and /readyz answer, as pure functions
-// (examples/health.ts serves them; test/unit/health-probes.test.ts checks every state).
+// (examples/health.ts serves them; test/unit/examples/health-probes.test.ts checks every state).
 import type { KinsumerStatus } from 'kinsumer';
 
 /** An HTTP answer: 200 or 503, and a small JSON body saying why. */

@@ -1,6 +1,7 @@
 import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
 import { boundPorts } from './ports/bounded-ports.js';
-import { ClientRuntime, type KinsumerBackend, type KinsumerPorts, type RuntimeStatus } from './group/client-runtime.js';
+import { ClientRuntime, type RuntimeStatus } from './group/client-runtime.js';
+import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
 import { DynamoMetadataStore } from './dynamodb/metadata-store.js';
 import { Dynamo } from './dynamodb/dynamo.js';

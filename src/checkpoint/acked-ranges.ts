@@ -12,7 +12,8 @@
 // sequence numbers are 56 digits, but neighbours in a shard differ in far fewer.
 // Sub-sequence numbers (KPL) follow a dot; no dot is a plain record (or a whole aggregate).
 import type { AckedRange, StoredCheckpoint } from '../ports/ports.js';
-import { comparePositions, isSequenceNumber, type Position } from './sequence-number.js';
+import { comparePositions, isSequenceNumber } from './sequence-number.js';
+import { type Position } from '../ports/position.js';
 
 /**
  * The largest `AckedRanges` value written, in bytes (ASCII: one byte a character, as DynamoDB

@@ -2,7 +2,8 @@
 // feeds it acks and asks it what to write; tests drive it directly.
 import { capAckedRanges } from './acked-ranges.js';
 import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/ports.js';
-import { comparePositions, compareSequenceKeys, type Position, sequenceKey } from './sequence-number.js';
+import { comparePositions, compareSequenceKeys, sequenceKey } from './sequence-number.js';
+import { type Position } from '../ports/position.js';
 
 /**
  * A record registered with {@link CheckpointState.track}: a ticket, the record's place in the

@@ -15,7 +15,7 @@ import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
 import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { DEFAULTS } from '../options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from '../ports/ports.js';
-import type { Position } from './sequence-number.js';
+import type { Position } from '../ports/position.js';
 import { StallClock } from './stall-clock.js';
 import type { CheckpointPosition, KinsumerEvent, StatReceiver } from '../types.js';
 

@@ -3,9 +3,9 @@
 // so every client learns the current owners from this small table instead of scanning checkpoints,
 // `InstanceID`, the writing process, so two processes configured with one clientId never
 // overwrite each other's row: the second one finds the first one's row and waits, and `Library`,
-// the marker that tells this library's rows from a Go kinsumer's (src/library-marker.ts).
+// the marker that tells this library's rows from a Go kinsumer's (src/group/library-marker.ts).
 //
-// A row is live until this client has seen it unchanged for leaseTtlMs (src/row-observer.ts):
+// A row is live until this client has seen it unchanged for leaseTtlMs (src/lease/row-observer.ts):
 // every scan reads the whole table (a scan's cost does not depend on a filter) and the observer
 // judges; no LastUpdate is compared with this host's clock, except by the 48-hour reaping.
 import { randomUUID } from 'node:crypto';

@@ -8,7 +8,7 @@
 // those shards over within a poll instead of at their next shard check. The Go kinsumer reads only
 // `Leader` and `ShardCache`, by key, so the item is invisible to it.
 //
-// The lock expires by local observation (src/row-observer.ts): a client takes it over once it has
+// The lock expires by local observation (src/lease/row-observer.ts): a client takes it over once it has
 // seen the item unchanged for leaseTtlMs, with a write conditioned on the item being as seen.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';

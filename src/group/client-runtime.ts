@@ -4,47 +4,16 @@ import {
 } from 'rxjs';
 import { isTransient } from '../errors/aws-error-kind.js';
 import { retryTransient } from '../errors/retry-backoff.js';
-import type { MembershipStore, MetadataStore } from '../ports/coordination.js';
+import type { KinsumerPorts } from '../ports/backend.js';
 import { KinsumerError, StartTimeoutError } from '../errors/kinsumer-errors.js';
 import { coordinate, leaveGroup } from './coordinator.js';
 import { asError } from '../errors/fault-scope.js';
 import { LeaseManager } from '../lease/lease-manager.js';
 import { type ReadingSwitch, drainBoundMs } from '../lease/lease-session.js';
 import type { ResolvedOptions } from '../options.js';
-import type { LeaseStore, StreamPort } from '../ports/ports.js';
 import { type ShardCount, ShardTallies } from '../checkpoint/shard-tally.js';
 import { stopLog } from './stop-log.js';
 import type { KinsumerEvent, ShardLease, ShardStatus } from '../types.js';
-
-/**
- * The stores and the stream one client runs on: the DynamoDB and Kinesis adapters in production,
- * the in-memory stores of `kinsumer/testing` in tests. What a {@link KinsumerBackend} builds.
- */
-export interface KinsumerPorts {
-  /** The checkpoints table: shard leases and their checkpoints. */
-  readonly store: LeaseStore;
-  /** The clients table: heartbeats and the live members of the group. */
-  readonly membership: MembershipStore;
-  /** The metadata table: the leader lock and the cached shard list. */
-  readonly metadata: MetadataStore;
-  /** The Kinesis stream the group reads. */
-  readonly stream: StreamPort;
-  /** Runs once before coordination starts: table and stream checks (or creation). */
-  readonly prepare: () => Promise<void>;
-  /** Jitter source for retry backoff. Default `Math.random`. */
-  readonly random?: () => number;
-}
-
-/**
- * The second argument of `new Kinsumer(options, backend)`: builds the {@link KinsumerPorts} a client
- * runs on, in place of the AWS adapters, once the options are resolved (at the first subscribe).
- * Tests pass one that returns `MemoryStream`, `MemoryLeaseStore`, `MemoryMembershipStore` and
- * `MemoryMetadataStore` instances, to run a whole consumer group on virtual time.
- *
- * @param options - The client's resolved options (its id, TTLs, scheduler).
- * @param emit - Reports an event on `Kinsumer.events$` (and to the logger).
- */
-export type KinsumerBackend = (options: ResolvedOptions, emit: (event: KinsumerEvent) => void) => KinsumerPorts;
 
 /** Everything a running client talks to: its ports, plus the options and the event sink. */
 export interface ClientDeps extends KinsumerPorts {

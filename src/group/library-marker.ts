@@ -1,7 +1,7 @@
 // Which library wrote a clients row. Every heartbeat of this library writes `Library`
 // (`kinsumer-ts/<version>`); the Go kinsumer's heartbeat is a full PutItem of ID, Name and
 // LastUpdate(RFC) and so never carries it. A live row without the marker is a member that follows
-// the Go kinsumer's rules, and the whole group then assigns shards as Go does (src/go-assignment.ts).
+// the Go kinsumer's rules, and the whole group then assigns shards as Go does (src/group/go-assignment.ts).
 //
 // An explicit marker rather than `InstanceID` (also ours only): that attribute exists to tell two
 // processes of one clientId apart and may change for that purpose; the marker says what a row's

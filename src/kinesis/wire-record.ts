@@ -1,19 +1,11 @@
 // A record as a Kinesis GetRecords answer carries it in JSON: the payload still base64, the
 // arrival time as epoch milliseconds. The lean GetRecords path (kinesis/get-records.ts) makes
 // these instead of letting the SDK decode every payload and make a Date per record; what reads
-// them as RawRecords gets both, decoded when read. The shard reader takes the base64 over as it
-// is (user-records.ts): a payload is decoded once, when the application reads `data`.
+// them as RawRecords gets both, decoded when read. A reader takes the base64 over as it is
+// (`dataBase64`, reading/unpack-page.ts): a payload is decoded once, when the application reads `data`.
 import type { RawRecord } from '../ports/ports.js';
-
-/** `data` as the SDK decodes it: a Uint8Array over the decoded bytes (not a Buffer). */
-export function decodeBase64(base64: string): Uint8Array {
-  const bytes = Buffer.from(base64, 'base64');
-  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-// A KPL aggregate starts with the bytes F3 89 9A C2: in base64, "84ma" then "w" (the first six
-// bits of C2). Any other start is a plain record, known without decoding it.
-const KPL_MAGIC_BASE64 = '84maw';
+import { mayBeAggregateBase64 } from '../reading/kpl.js';
+import { decodeBase64 } from '../reading/payload-decoding.js';
 
 /** One record of a GetRecords answer, its payload and arrival time as the wire had them. */
 export class WireRecord implements RawRecord {
@@ -45,6 +37,6 @@ export class WireRecord implements RawRecord {
 
   /** `false` when the payload cannot be a KPL aggregate (it does not start with the magic bytes). */
   get mayBeAggregate(): boolean {
-    return this.dataBase64.startsWith(KPL_MAGIC_BASE64);
+    return mayBeAggregateBase64(this.dataBase64);
   }
 }

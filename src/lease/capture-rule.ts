@@ -2,7 +2,7 @@
 // and `reset` judge a row by this one rule (the stores then make the write conditional on the row
 // being exactly as judged, so a write in between fails the capture instead of being overwritten).
 //
-// An owned lease expires by local observation (src/row-observer.ts): when this client has seen the
+// An owned lease expires by local observation (src/lease/row-observer.ts): when this client has seen the
 // row unchanged for leaseTtlMs on its own clock. The owner's LastUpdate is never read as a time.
 import type { CheckpointRow } from '../ports/ports.js';
 import { RowObserver, observedExpired } from './row-observer.js';

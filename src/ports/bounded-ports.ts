@@ -1,8 +1,8 @@
 // Every call of a backend's ports bounded in time. The AWS adapters bound their own requests (see
-// request.ts); a backend given to `new Kinsumer(options, backend)` — the in-memory stores, or a
+// request-timeout.ts); a backend given to `new Kinsumer(options, backend)` — the in-memory stores, or a
 // user's own ports — is bounded here, so a port that never answers is a transient fault there too.
 import { isObservable } from 'rxjs';
-import type { KinsumerPorts } from '../group/client-runtime.js';
+import type { KinsumerPorts } from './backend.js';
 import type { FanOutPort, StreamPort } from './ports.js';
 import { type RequestBound, withinTimeout } from './request-timeout.js';
 

@@ -1,9 +1,9 @@
 // The seams of group coordination: who is alive (the clients table) and who leads, what the shard
-// list is and when a member left (the metadata table). Like src/ports.ts, every method returns a
+// list is and when a member left (the metadata table). Like src/ports/ports.ts, every method returns a
 // cold Observable of one request (subscribe = send, unsubscribe = abort), so the coordinator runs
 // alike on DynamoDB, on the in-memory stores of `kinsumer/testing`, and on virtual time.
 //
-// Liveness (of a client, of the leader lock) is judged by local observation (src/row-observer.ts):
+// Liveness (of a client, of the leader lock) is judged by local observation (src/lease/row-observer.ts):
 // a row is live until this client has seen it unchanged for leaseTtlMs on its own clock. The
 // LastUpdate values below are what the writers wrote, for humans and for the Go kinsumer.
 import type { Observable } from 'rxjs';

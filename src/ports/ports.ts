@@ -3,7 +3,7 @@
 // unsubscribe = abort), so the same composition runs on DynamoDB/Kinesis adapters, on in-memory
 // fakes, and on virtual time.
 import type { Observable } from 'rxjs';
-import type { Position } from '../checkpoint/sequence-number.js';
+import type { Position } from './position.js';
 
 // ---------------------------------------------------------------- checkpoints and leases
 
@@ -208,6 +208,13 @@ export interface RawRecord {
   readonly approximateArrivalTimestamp: Date;
   /** `KMS` when the stream encrypts records at rest; `NONE` or absent otherwise. */
   readonly encryptionType?: string;
+  /**
+   * The payload as the wire carried it (base64), when the adapter kept it undecoded; given with
+   * `arrivalMs`. A reader then decodes it only when the application reads `data`.
+   */
+  readonly dataBase64?: string;
+  /** `approximateArrivalTimestamp` in epoch milliseconds, given with `dataBase64`. */
+  readonly arrivalMs?: number;
 }
 
 /** One GetRecords answer. */

@@ -5,10 +5,9 @@
 // GetRecords path) until the application reads them.
 import type { ShardTracker } from '../ports/ports.js';
 import { LEASE_SIGNAL } from './lease-signal.js';
-import { recordJson, recordText } from './payload-decoding.js';
-import type { Position } from '../checkpoint/sequence-number.js';
+import { decodeBase64, recordJson, recordText } from './payload-decoding.js';
+import type { Position } from '../ports/position.js';
 import type { KinsumerRecord } from '../types.js';
-import { decodeBase64 } from '../kinesis/wire-record.js';
 
 /** Where a page's records come from: their shard, and the lease they are read under. */
 export interface RecordOrigin {

@@ -48,6 +48,15 @@ export type Deaggregation =
   /** Starts like an aggregate but does not decode: deliver the raw record and report the error. */
   | { readonly kind: 'corrupt'; readonly error: AggregateDecodeError };
 
+// In base64 the magic bytes F3 89 9A C2 start "84ma" then "w" (the first six bits of C2): a payload
+// still in base64 that starts otherwise is a plain record, known without decoding it.
+const KPL_MAGIC_BASE64 = '84maw';
+
+/** `false` when a base64 payload cannot be a KPL aggregate (it does not start with the magic bytes). */
+export function mayBeAggregateBase64(base64: string): boolean {
+  return base64.startsWith(KPL_MAGIC_BASE64);
+}
+
 /** `true` when the data starts with the KPL magic bytes. */
 export function hasKplMagic(data: Uint8Array): boolean {
   return data.length >= KPL_MAGIC.length

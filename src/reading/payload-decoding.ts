@@ -3,6 +3,12 @@
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { KinsumerRecord } from '../types.js';
 
+/** `data` as the SDK decodes base64: a Uint8Array over the decoded bytes (not a Buffer). */
+export function decodeBase64(base64: string): Uint8Array {
+  const bytes = Buffer.from(base64, 'base64');
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /** What a payload was expected to be when it did not decode. */
 export type RecordFormat = 'utf-8' | 'json';
 

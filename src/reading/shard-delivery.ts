@@ -6,7 +6,7 @@ import { type Observable, type Subscriber, EMPTY, concat, defer, filter, ignoreE
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { RawRecord, ShardTracker } from '../ports/ports.js';
-import type { Position } from '../checkpoint/sequence-number.js';
+import type { Position } from '../ports/position.js';
 import type { StreamRecord } from './delivered-record.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
 import { unpackRecords } from './unpack-page.js';

@@ -1,6 +1,6 @@
 // A captured shard's records as an Observable: a GetRecords loop gated on acks. The decisions
 // (how many to ask for, when to call, where to resume, what a page holds) are pure functions in
-// poll-plan.ts, start-position.ts and user-records.ts; this module only wires them to time and I/O.
+// poll-plan.ts, start-position.ts and unpack-page.ts; this module only wires them to time and I/O.
 import {
   type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
 } from 'rxjs';
@@ -10,7 +10,7 @@ import {
   DEFAULT_ITERATOR_MAX_AGE_MS, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
 } from './poll-plan.js';
 import type { IteratorStart, RecordsPage, ShardTracker, StreamPort } from '../ports/ports.js';
-import type { Position } from '../checkpoint/sequence-number.js';
+import type { Position } from '../ports/position.js';
 import { ShardDelivery, isRetriableReadError as isRetriable, readError } from './shard-delivery.js';
 import { type IteratorPlan, planResume } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';

@@ -1,7 +1,8 @@
 // Where a shard's reading starts, and where it resumes when an iterator must be rebuilt.
 // Pure: the captured checkpoint and the option in, a GetShardIterator request out.
 import type { CheckpointRow, IteratorStart, StoredCheckpoint } from '../ports/ports.js';
-import { comparePositions, type Position } from '../checkpoint/sequence-number.js';
+import { comparePositions } from '../checkpoint/sequence-number.js';
+import { type Position } from '../ports/position.js';
 import type { InitialPosition, StartingPosition } from '../types.js';
 
 /**

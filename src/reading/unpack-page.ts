@@ -1,13 +1,12 @@
 // From the raw records of a GetRecords page to the user records a reader emits: KPL aggregates
 // are split, sub-records already consumed are skipped, and a corrupt aggregate stays one raw
 // record (reported, never dropped). Pure: each user record is made once here, as the object the
-// application will receive (see stream-record.ts).
-import { type AggregateDecodeError, deaggregate } from './kpl.js';
+// application will receive (see delivered-record.ts).
+import { type AggregateDecodeError, deaggregate, mayBeAggregateBase64 } from './kpl.js';
 import type { RawRecord } from '../ports/ports.js';
-import type { Position } from '../checkpoint/sequence-number.js';
+import type { Position } from '../ports/position.js';
 import { isSkipped } from './start-position.js';
 import { type RecordOrigin, StreamRecord } from './delivered-record.js';
-import { WireRecord } from '../kinesis/wire-record.js';
 
 /** An aggregate delivered raw because it did not decode. */
 export interface UndecodableRecord {
@@ -27,7 +26,7 @@ const NO_ORIGIN: RecordOrigin = { shardId: '', leaseSignal: undefined };
 
 /**
  * Unpacks a page's records in sequence order, skipping records at or before `skipThrough`. A
- * {@link WireRecord} whose payload cannot be an aggregate is taken over undecoded.
+ * record the adapter left in base64 (`dataBase64`) whose payload cannot be an aggregate is taken over undecoded.
  */
 export function unpackRecords(raw: readonly RawRecord[], skipThrough: Position | undefined, origin: RecordOrigin = NO_ORIGIN): UnpackedRecords {
   const records: StreamRecord[] = [];
@@ -43,8 +42,9 @@ export function unpackRecords(raw: readonly RawRecord[], skipThrough: Position |
   };
   for (const record of raw) {
     const { sequenceNumber, partitionKey } = record;
-    if (record instanceof WireRecord && !record.mayBeAggregate) {
-      keep(new StreamRecord(origin, sequenceNumber, undefined, partitionKey, undefined, record.dataBase64, record.arrivalMs, true));
+    const { dataBase64, arrivalMs } = record;
+    if (dataBase64 !== undefined && arrivalMs !== undefined && !mayBeAggregateBase64(dataBase64)) {
+      keep(new StreamRecord(origin, sequenceNumber, undefined, partitionKey, undefined, dataBase64, arrivalMs, true));
       continue;
     }
     const data = record.data;

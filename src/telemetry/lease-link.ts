@@ -1,6 +1,6 @@
 // The link from a record to what its handler spans need: the stream's name and the tracer provider
 // of the client that read it. Keyed by the lease's signal (one per lease session, already on every
-// record, see record-lease.ts), so linking costs one WeakMap entry per lease and nothing per record.
+// record, see reading/lease-signal.ts), so linking costs one WeakMap entry per lease and nothing per record.
 import { leaseSignalOf } from '../reading/lease-signal.js';
 import type { KinsumerRecord } from '../types.js';
 import type { TracerProviderLike } from './providers.js';

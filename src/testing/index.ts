@@ -24,11 +24,11 @@ export {
 export type { MemoryClientRow, MemoryLeaderItem } from './memory-coordination.js';
 // The seams the in-memory backends implement: a KinsumerBackend (Kinsumer's second argument)
 // returns these ports, so a consumer group can run without AWS, on virtual time.
-export type { KinsumerBackend, KinsumerPorts } from '../group/client-runtime.js';
+export type { KinsumerBackend, KinsumerPorts } from '../ports/backend.js';
 export type {
   LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite, AckedRange,
   StreamPort, IteratorStart, RawRecord, RecordsPage, ShardInfo,
   FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull,
 } from '../ports/ports.js';
 export type { MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard, Registration } from '../ports/coordination.js';
-export type { Position } from '../checkpoint/sequence-number.js';
+export type { Position } from '../ports/position.js';

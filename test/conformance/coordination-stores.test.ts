@@ -9,7 +9,7 @@ import { uniqueName } from '../support/local.js';
 import { TIERS, skipUnless } from '../support/tiers.js';
 
 // The coordination stores on each tier of local DynamoDB: the same behavioural spec the in-memory
-// stores pass (test/unit/memory-coordination.test.ts), so the fakes and DynamoDB cannot drift apart.
+// stores pass (test/unit/testing/memory-coordination.test.ts), so the fakes and DynamoDB cannot drift apart.
 for (const tier of TIERS) {
   describe(`conformance: coordination stores on ${tier.name}`, function () {
     this.timeout(180_000);

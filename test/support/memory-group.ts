@@ -1,6 +1,6 @@
 import { BehaviorSubject, type Observable, type OperatorFunction, Subscription, filter, switchMap, take, tap } from 'rxjs';
 import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
-import type { KinsumerPorts } from '../../src/group/client-runtime.js';
+import type { KinsumerPorts } from '../../src/ports/backend.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';

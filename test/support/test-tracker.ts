@@ -1,6 +1,7 @@
 import { type Observable, Subject, defer, filter, ignoreElements, startWith, take, tap } from 'rxjs';
 import type { ShardTracker } from '../../src/ports/ports.js';
-import { comparePositions, type Position } from '../../src/checkpoint/sequence-number.js';
+import { comparePositions } from '../../src/checkpoint/sequence-number.js';
+import { type Position } from '../../src/ports/position.js';
 
 /**
  * A small, honest ShardTracker for reader tests (the real one is the checkpointer): it counts

@@ -43,7 +43,7 @@ export function shardStatuses(
     const lastUpdateMs = row?.lastUpdateNs === undefined ? undefined : millisFromNanos(row.lastUpdateNs);
     const ageMs = lastUpdateMs === undefined ? undefined : nowMs - lastUpdateMs;
     // An estimate for humans: the row's age by this machine's clock. A one-shot command has no
-    // history to judge by observation as consumers do (src/row-observer.ts), and status decides
+    // history to judge by observation as consumers do (src/lease/row-observer.ts), and status decides
     // nothing; with clocks that disagree, an owner may show as expired while it is live.
     const ownerLive = row?.ownerId !== undefined && ageMs !== undefined && ageMs < leaseTtlMs;
     const advancedMs = row?.checkpointUpdateNs === undefined ? undefined : millisFromNanos(row.checkpointUpdateNs);

@@ -8,7 +8,7 @@ import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { createTables } from '../../../src/dynamodb/tables.js';
 import { LeaseLostError } from '../../../src/errors/kinsumer-errors.js';
 import type { CheckpointRow, LeaseStore, ShardTracker, StoredCheckpoint } from '../../../src/ports/ports.js';
-import type { Position } from '../../../src/checkpoint/sequence-number.js';
+import type { Position } from '../../../src/ports/position.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 import type { KinsumerEvent } from '../../../src/types.js';
 import { uniqueName, useLocalAws } from '../../support/local.js';

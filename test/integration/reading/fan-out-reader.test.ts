@@ -12,7 +12,7 @@ import { eventually, uniqueName, useLocalAws } from '../../support/local.js';
 import { TestTracker } from '../../support/test-tracker.js';
 
 // Enhanced fan-out against kinesis-local (kinesis-mock, a child process) and dynalite. What the
-// server cannot do is tested on virtual time in test/unit/fan-out-reader.test.ts and said so
+// server cannot do is tested on virtual time in test/unit/reading/fan-out-reader.test.ts and said so
 // there: it pushes one event a second, always ends a subscription after 5 minutes (so renewal is
 // exercised here by a shorter renewAfterMs of the reader's own), and never reports the end of a
 // split parent (ChildShards, no ContinuationSequenceNumber).

@@ -4,7 +4,8 @@ import { type KinsumerRecord, type ProcessedRecord, type ProcessRecordsOptions, 
 import { MemoryGroup, type Member } from '../../support/memory-group.js';
 import { aggregate } from '../../support/kpl-aggregate.js';
 import { seededRandom } from '../../support/seeded-random.js';
-import { comparePositions, type Position } from '../../../src/checkpoint/sequence-number.js';
+import { comparePositions } from '../../../src/checkpoint/sequence-number.js';
+import { type Position } from '../../../src/ports/position.js';
 
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
 const asPosition = (record: KinsumerRecord): Position => (record.subSequenceNumber === undefined

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { ACKED_RANGES_MAX_BYTES, capAckedRanges, decodeAckedRanges, encodeAckedRanges } from '../../../src/checkpoint/acked-ranges.js';
 import type { AckedRange, StoredCheckpoint } from '../../../src/ports/ports.js';
-import { comparePositions, type Position } from '../../../src/checkpoint/sequence-number.js';
+import { comparePositions } from '../../../src/checkpoint/sequence-number.js';
+import { type Position } from '../../../src/ports/position.js';
 
 // Real Kinesis sequence numbers: 56 digits; neighbours in a shard differ around the 28th digit.
 const BASE = 49590338271490256608559692538361571095921575989136588898n;

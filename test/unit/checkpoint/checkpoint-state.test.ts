@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { ACKED_RANGES_MAX_BYTES, encodeAckedRanges } from '../../../src/checkpoint/acked-ranges.js';
 import { type CommitDecision, CheckpointState, type TrackedRecord } from '../../../src/checkpoint/checkpoint-state.js';
 import type { StoredCheckpoint } from '../../../src/ports/ports.js';
-import type { Position } from '../../../src/checkpoint/sequence-number.js';
+import type { Position } from '../../../src/ports/position.js';
 
 // Real Kinesis sequence numbers are 56 digits: far beyond 2^53, so only BigInt orders them.
 const BASE = 49590338271490256608559692538361571095921575989136588898n;

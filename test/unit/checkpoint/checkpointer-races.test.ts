@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { type Observable, VirtualTimeScheduler, defer } from 'rxjs';
 import { createCheckpointer } from '../../../src/checkpoint/checkpointer.js';
 import type { CheckpointWrite, HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from '../../../src/ports/ports.js';
-import type { Position } from '../../../src/checkpoint/sequence-number.js';
+import type { Position } from '../../../src/ports/position.js';
 import { LeaseLostError } from '../../../src/errors/kinsumer-errors.js';
 import { MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 import type { KinsumerEvent } from '../../../src/types.js';

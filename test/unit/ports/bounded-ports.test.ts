@@ -4,7 +4,7 @@
 // stop is swallowed. Virtual time, the real client over the in-memory backends.
 import { expect } from 'chai';
 import { throwError } from 'rxjs';
-import type { KinsumerPorts } from '../../../src/group/client-runtime.js';
+import type { KinsumerPorts } from '../../../src/ports/backend.js';
 import type { KinsumerEvent } from '../../../src/types.js';
 import { awsError } from '../../../src/testing/memory-stream.js';
 import { FAST, MemoryGroup } from '../../support/memory-group.js';
