@@ -14,7 +14,7 @@ export {
   CorruptCheckpointError,
 } from './errors/kinsumer-errors.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
-export { ShardReadError } from './reading/shard-reader.js';
+export { ShardReadError } from './reading/read-errors.js';
 export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';
 export type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';

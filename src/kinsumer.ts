@@ -11,7 +11,8 @@ import { KinsumerError, ShutdownTimeoutError } from './errors/kinsumer-errors.js
 import { stopsTheClient } from './errors/fault-scope.js';
 import { logEvent } from './telemetry/event-log.js';
 import { KinesisStream } from './kinesis/kinesis.js';
-import { resolveOptions, tableNames, type KinsumerOptions, type ResolvedOptions } from './options.js';
+import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './options.js';
+import { tableNames } from './dynamodb/table-names.js';
 import { prepareReadMode } from './reading/read-mode.js';
 import { ClientMetrics } from './telemetry/client-metrics.js';
 import { streamName } from './telemetry/names.js';

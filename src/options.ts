@@ -3,6 +3,8 @@ import { hostname } from 'node:os';
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import { DEFAULT_STALL_WARNING_MS } from './checkpoint/stall-clock.js';
+import { checkApplicationName } from './dynamodb/table-names.js';
 import { ConfigError } from './errors/kinsumer-errors.js';
 import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
@@ -174,7 +176,7 @@ export const DEFAULTS = {
   /** Reading a shard pauses at 10000 emitted records not yet under its checkpoint. */
   maxInFlightRecords: 10000,
   /** A checkpoint stuck for 60000 ms with records pending is reported as a stalled shard. */
-  stallWarningMs: 60000,
+  stallWarningMs: DEFAULT_STALL_WARNING_MS,
   /** `stop()` gives up after 30000 ms. */
   shutdownTimeoutMs: 30000,
   /** An AWS call unanswered for 10000 ms is aborted and retried. */
@@ -198,9 +200,6 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler',
 ]);
 
-// DynamoDB table names: 3..255 of [A-Za-z0-9_.-]; the longest suffix is "_checkpoints" (12).
-const APPLICATION_NAME = /^[A-Za-z0-9_.-]{1,243}$/;
-const APPLICATION_NAME_RULE = 'must be 1-243 characters of A-Z a-z 0-9 _ . - (it prefixes the DynamoDB table names)';
 const STREAM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const STREAM_ARN = /^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\d{12}:stream\/[A-Za-z0-9_.-]{1,128}$/;
 const CONSUMER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -292,13 +291,6 @@ export function resolveStream(input: Pick<KinsumerOptions, 'streamName' | 'strea
   return { streamName };
 }
 
-/** Checks an application name (it prefixes the table names); throws {@link ConfigError}. */
-export function checkApplicationName(value: unknown): string {
-  if (value === undefined) throw new ConfigError('applicationName', 'is required');
-  if (typeof value !== 'string' || !APPLICATION_NAME.test(value)) throw new ConfigError('applicationName', APPLICATION_NAME_RULE);
-  return value;
-}
-
 function optionalString(input: KinsumerOptions, option: 'clientId' | 'clientName' | 'consumerName'): string | undefined {
   const value: unknown = input[option];
   if (value === undefined) return undefined;
@@ -385,13 +377,4 @@ function resolveScheduler(value: unknown): SchedulerLike {
     throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
   }
   return value as SchedulerLike;
-}
-
-/** Table names of an application, as the Go kinsumer names them. */
-export function tableNames(applicationName: string): { clients: string; checkpoints: string; metadata: string } {
-  return {
-    clients: `${applicationName}_clients`,
-    checkpoints: `${applicationName}_checkpoints`,
-    metadata: `${applicationName}_metadata`,
-  };
 }

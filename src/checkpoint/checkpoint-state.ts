@@ -2,7 +2,8 @@
 // feeds it acks and asks it what to write; tests drive it directly.
 import { capAckedRanges } from './acked-ranges.js';
 import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/ports.js';
-import { comparePositions, compareSequenceKeys, sequenceKey } from './sequence-number.js';
+import { InheritedRanges } from './inherited-ranges.js';
+import { WHOLE, compareKeyed, comparePositions, sequenceKey } from './sequence-number.js';
 import { type Position } from '../ports/position.js';
 
 /**
@@ -20,29 +21,10 @@ export interface CommitDecision {
   readonly version: number;
 }
 
-// A plain record stands for its whole aggregate, so it sorts after every sub-record (as in comparePositions).
-const WHOLE = Number.POSITIVE_INFINITY;
-
 // A sequence number is checked in full when its prefix (all but these last digits) differs from
 // the last one checked; the next records of a shard usually share it (see CheckpointState#follows).
 const BLOCK_DIGITS = 16;
 const NINES = '9'.repeat(BLOCK_DIGITS);
-
-// Sequence numbers as canonical digits (sequenceKey): ordered by length, then as text, exactly as BigInt would.
-function compare(aSequence: string, aSub: number, bSequence: string, bSub: number): number {
-  const bySequence = compareSequenceKeys(aSequence, bSequence);
-  if (bySequence !== 0) return bySequence;
-  return aSub < bSub ? -1 : aSub > bSub ? 1 : 0;
-}
-
-/** A range a previous owner acked, with its ends as canonical digits. */
-interface Inherited {
-  readonly range: AckedRange;
-  readonly fromSequence: string;
-  readonly fromSub: number;
-  readonly toSequence: string;
-  readonly toSub: number;
-}
 
 /** A position as plain data, whatever object carried it (a delivered record is one). */
 function plainPosition({ sequenceNumber, subSequenceNumber }: Position): Position {
@@ -88,9 +70,8 @@ export class CheckpointState {
   #finished = false;
   #final: Position | undefined;
   #finishedWritten = false;
-  // Ranges a previous owner acked, in order; those before #inheritedHead lie behind the last tracked record.
-  #inherited: Inherited[] = [];
-  #inheritedHead = 0;
+  // Ranges a previous owner acked that this owner has not passed yet.
+  #inherited: InheritedRanges;
 
   /**
    * @param initial the checkpoint stored at capture.
@@ -116,7 +97,8 @@ export class CheckpointState {
       this.#version = 1;
       this.#startVersion = 1;
     }
-    this.#inherit(acked);
+    const position = this.#initial?.type === 'position' ? this.#initial.position : undefined;
+    this.#inherited = new InheritedRanges(acked, position === undefined || this.#sequence === undefined ? undefined : { position, sequence: this.#sequence, sub: this.#sub });
   }
 
   /** The checkpoint to store: the watermark, or the initial checkpoint until something was acked. */
@@ -231,7 +213,7 @@ export class CheckpointState {
       }
     }
     // A record inside an inherited range that is tracked rather than skipped: the rest of that range is dropped.
-    if (this.#inheritedHead < this.#inherited.length) this.#passInherited(sequence, sub, true);
+    if (this.#inherited.ahead) this.#inherited.pass(sequence, sub, true);
     const ticket = this.#offset + this.#queue.length;
     this.#queue.push(position);
     this.#acked.push(false);
@@ -249,13 +231,13 @@ export class CheckpointState {
    * @throws RangeError as {@link track} does.
    */
   skip(position: Position): boolean {
-    if (this.#inheritedHead >= this.#inherited.length) return false;
+    if (!this.#inherited.ahead) return false;
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
     const sequence = sequenceKey(position.sequenceNumber);
     if (sequence === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
     const sub = position.subSequenceNumber ?? WHOLE;
     this.#checkOrder(position, sequence, sub);
-    if (!this.#passInherited(sequence, sub, false)) return false;
+    if (!this.#inherited.pass(sequence, sub, false)) return false;
     this.#enterBlock(sequence);
     this.#queue.push(position);
     this.#acked.push(true);
@@ -317,18 +299,18 @@ export class CheckpointState {
         from = undefined;
       }
     }
-    let next = this.#inheritedHead;
-    const holding = this.#inherited[next];
+    const ahead = this.#inherited.remaining();
+    const holding = ahead[0];
     const last = this.#last;
     // The last tracked record lies inside an inherited range only when it was skipped (acked).
-    if (holding !== undefined && last !== undefined && compare(holding.fromSequence, holding.fromSub, this.#lastSequence, this.#lastSub) <= 0) {
+    if (holding !== undefined && last !== undefined && compareKeyed(holding.fromSequence, holding.fromSub, this.#lastSequence, this.#lastSub) <= 0) {
       // Under the watermark already (nothing pending): the range goes on from that record.
       ranges.push({ from: plainPosition(from ?? last), to: holding.range.to });
       from = undefined;
-      next += 1;
+      ahead.shift();
     }
     if (from !== undefined && to !== undefined) ranges.push({ from: plainPosition(from), to: plainPosition(to) });
-    for (; next < this.#inherited.length; next += 1) ranges.push((this.#inherited[next] as Inherited).range);
+    for (const inherited of ahead) ranges.push(inherited.range);
     return ranges;
   }
 
@@ -395,54 +377,9 @@ export class CheckpointState {
     const tracked = this.#last !== undefined;
     const beforeSequence = tracked ? this.#lastSequence : this.#sequence;
     if (beforeSequence === undefined) return;
-    if (compare(sequence, sub, beforeSequence, tracked ? this.#lastSub : this.#sub) <= 0) {
+    if (compareKeyed(sequence, sub, beforeSequence, tracked ? this.#lastSub : this.#sub) <= 0) {
       throw new RangeError(`record ${describe(position)} is not after ${tracked ? 'the previous record' : 'the checkpoint'}`);
     }
-  }
-
-  /** Keeps the inherited ranges that reach beyond the checkpoint, in order; drops them all if they are not in order. */
-  #inherit(acked: readonly AckedRange[]): void {
-    const inherited: Inherited[] = [];
-    for (const range of acked) {
-      const { from, to } = range;
-      const fromSequence = sequenceKey(from.sequenceNumber);
-      const toSequence = sequenceKey(to.sequenceNumber);
-      if (fromSequence === undefined || toSequence === undefined) return;
-      const item: Inherited = { range, fromSequence, fromSub: from.subSequenceNumber ?? WHOLE, toSequence, toSub: to.subSequenceNumber ?? WHOLE };
-      const previous = inherited.at(-1);
-      if (compare(item.fromSequence, item.fromSub, item.toSequence, item.toSub) > 0) return;
-      if (previous !== undefined && compare(item.fromSequence, item.fromSub, previous.toSequence, previous.toSub) <= 0) return;
-      if (this.#sequence !== undefined && compare(item.toSequence, item.toSub, this.#sequence, this.#sub) <= 0) continue;
-      // Reaching back under the checkpoint: those records are acked anyway, the range starts at the checkpoint.
-      const position = this.#initial?.type === 'position' ? this.#initial.position : undefined;
-      if (position !== undefined && this.#sequence !== undefined && compare(item.fromSequence, item.fromSub, this.#sequence, this.#sub) < 0) {
-        inherited.push({ ...item, range: { from: position, to }, fromSequence: this.#sequence, fromSub: this.#sub });
-        continue;
-      }
-      inherited.push(item);
-    }
-    this.#inherited = inherited;
-  }
-
-  /**
-   * Moves past the inherited ranges that end before a record about to be tracked at (`sequence`,
-   * `sub`), and says whether the next one holds it. `drop`: a record tracked as not acked, so a
-   * range holding it is dropped too. A range ending at the record is passed once it is reached.
-   */
-  #passInherited(sequence: string, sub: number, drop: boolean): boolean {
-    for (let range = this.#inherited[this.#inheritedHead]; range !== undefined; range = this.#inherited[this.#inheritedHead]) {
-      const endsBefore = compare(range.toSequence, range.toSub, sequence, sub) < 0;
-      if (!endsBefore && compare(range.fromSequence, range.fromSub, sequence, sub) > 0) return false;
-      if (endsBefore || drop) {
-        this.#inheritedHead += 1;
-        if (endsBefore) continue;
-        return false;
-      }
-      // Held by this range; passed when the record is its last.
-      if (compare(range.toSequence, range.toSub, sequence, sub) === 0) this.#inheritedHead += 1;
-      return true;
-    }
-    return false;
   }
 }
 

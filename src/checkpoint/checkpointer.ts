@@ -13,10 +13,9 @@ import {
 import { retryTransient } from '../errors/retry-backoff.js';
 import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
 import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
-import { DEFAULTS } from '../options.js';
 import type { HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from '../ports/ports.js';
 import type { Position } from '../ports/position.js';
-import { StallClock } from './stall-clock.js';
+import { DEFAULT_STALL_WARNING_MS, StallClock } from './stall-clock.js';
 import type { CheckpointPosition, KinsumerEvent, StatReceiver } from '../types.js';
 
 /** Transient failures of the final release retried before close() gives up (the lease then expires on its own). */
@@ -90,7 +89,7 @@ type Request = 'write' | 'release';
 
 /** Creates the checkpointer of a freshly captured lease. */
 export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
-  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, stallWarningMs = DEFAULTS.stallWarningMs } = options;
+  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, stallWarningMs = DEFAULT_STALL_WARNING_MS } = options;
   if (!(commitFrequencyMs >= 0)) throw new RangeError('commitFrequencyMs must be >= 0');
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
   if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');

@@ -2,6 +2,11 @@ import type { Position } from '../ports/position.js';
 
 const DIGITS = /^\d{1,128}$/;
 
+/** `true` when `a` and `b` are the same place in a shard (the same record). */
+export function samePosition(a: Position, b: Position): boolean {
+  return a.sequenceNumber === b.sequenceNumber && a.subSequenceNumber === b.subSequenceNumber;
+}
+
 /** `true` for a string Kinesis could have produced as a sequence number. */
 export function isSequenceNumber(value: unknown): value is string {
   return typeof value === 'string' && DIGITS.test(value);
@@ -50,4 +55,14 @@ export function sequenceKey(value: unknown): string | undefined {
 export function compareSequenceKeys(a: string, b: string): number {
   if (a.length !== b.length) return a.length < b.length ? -1 : 1;
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The sub-sequence number of a plain record in keyed comparisons: it stands for its whole aggregate, after every sub-record (as in comparePositions). */
+export const WHOLE = Number.POSITIVE_INFINITY;
+
+/** Compares positions given as canonical digits (`sequenceKey`) and sub-sequence numbers ({@link WHOLE} for a plain record), exactly as BigInt would. */
+export function compareKeyed(aSequence: string, aSub: number, bSequence: string, bSub: number): number {
+  const bySequence = compareSequenceKeys(aSequence, bSequence);
+  if (bySequence !== 0) return bySequence;
+  return aSub < bSub ? -1 : aSub > bSub ? 1 : 0;
 }

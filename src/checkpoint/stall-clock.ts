@@ -3,6 +3,9 @@
 // is read once per turn of the scheduler, not once per record: the first progress of a turn
 // schedules one stamp for the end of that turn (the same instant on a virtual clock, well under a
 // millisecond later on a real one).
+
+/** `stallWarningMs`'s default: a shard whose watermark has not moved for a minute with records pending is reported. */
+export const DEFAULT_STALL_WARNING_MS = 60_000;
 import type { SchedulerLike } from 'rxjs';
 
 /** The start of the current stretch without progress. */

@@ -13,7 +13,7 @@ import { packageVersion } from '../group/package-version.js';
 /** Every command, in the order `kinsumer --help` lists them. */
 export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, deregisterConsumerCommand];
 
-export function mainHelp(commands: readonly Command[] = COMMANDS): string {
+function mainHelp(commands: readonly Command[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;
   return [
     'Usage: kinsumer <command> [options]',
@@ -54,7 +54,7 @@ export function commandOptions(command: Command): NonNullable<ParseArgsConfig['o
   return { ...command.options, ...Object.fromEntries(Object.entries(COMMON_OPTIONS).filter(([name]) => used.includes(name))) };
 }
 
-export function commandHelp(command: Command): string {
+function commandHelp(command: Command): string {
   return [
     `Usage: ${command.usage}`,
     '',

@@ -7,61 +7,34 @@
 // that after a rollback to Go: each capture first records its token in the metadata table (item
 // `LeaseCounter:<shardId>`), which the Go kinsumer never reads or scans (it gets only `Leader` and
 // `ShardCache` there), and takes a token above both that record and the row's counter.
-import type { AttributeValue, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
   reduce, tap, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
-import { LeaseObservations } from '../lease/capture-rule.js';
+import { LeaseObservations } from '../lease/lease-observations.js';
 import { backoffDelay } from '../errors/retry-backoff.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/ports.js';
-import { isSequenceNumber } from '../checkpoint/sequence-number.js';
-import { type Position } from '../ports/position.js';
 import { withResetFloor } from '../reading/start-position.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
-import { decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
-import { AttributeFormatError, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
+import { stringOrNull } from './codec.js';
+import {
+  CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCheckpoint, readableCounter, setAckedRanges, setCheckpoint, wronglyTyped,
+} from './checkpoint-row.js';
+import { UpdateExpression } from './update-expression.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
 
-/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`, `AckedRanges`, `CheckpointUpdate`. */
-export const CHECKPOINT_ATTRIBUTES = {
-  shard: 'Shard',
-  sequenceNumber: 'SequenceNumber',
-  subSequenceNumber: 'SubSequenceNumber',
-  lastUpdate: 'LastUpdate',
-  ownerId: 'OwnerID',
-  ownerName: 'OwnerName',
-  finished: 'Finished',
-  leaseCounter: 'LeaseCounter',
-  lastOwnerId: 'LastOwnerID',
-  /** Set by `reset` with a NULL SequenceNumber (the Go kinsumer then reads from TRIM_HORIZON: more, never less). */
-  startPosition: 'StartPosition',
-  startTimestamp: 'StartTimestamp',
-  /** With a `LATEST` or kept `AT_TIMESTAMP` start: the checkpoint a reset replaced, not read again (the Go kinsumer ignores it). */
-  startAfter: 'StartAfter',
-  startAfterSub: 'StartAfterSub',
-  /** Records acked beyond the checkpoint (§7.3), one string, see acked-ranges.ts. The Go kinsumer's full-row writes drop it. */
-  ackedRanges: 'AckedRanges',
-  /**
-   * When a commit or release last moved the checkpoint (Unix ns, plus `CheckpointUpdateRFC` as
-   * `LastUpdate` has): progress, which renewals do not touch. The Go kinsumer ignores it (and its full-row writes drop it).
-   */
-  checkpointUpdate: 'CheckpointUpdate',
-} as const;
-
 const A = CHECKPOINT_ATTRIBUTES;
-/** The Go kinsumer's operator-written "start at LATEST" sequence value. */
-const LATEST = 'LATEST';
 /** BatchGetItem takes at most this many keys per call. */
 const BATCH_GET_LIMIT = 100;
 /** Consecutive BatchGetItem calls that made no progress before readMany gives up. */
 const BATCH_GET_MAX_STALLS = 8;
 /** Key prefix of the metadata items that hold each shard's highest fencing token. */
-export const TOKEN_KEY_PREFIX = 'LeaseCounter:';
+const TOKEN_KEY_PREFIX = 'LeaseCounter:';
 
 /** Options of {@link DynamoLeaseStore}. */
 export interface DynamoLeaseStoreOptions {
@@ -184,7 +157,7 @@ export class DynamoLeaseStore implements LeaseStore {
           // overwritten. The token is then spent unused, which only leaves a gap.
           if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
           else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
-          return this.#options.dynamo.updateItem(update.input(this.#options.table, shardId)).pipe(
+          return this.#options.dynamo.updateItem(update.input(this.#options.table, { [A.shard]: { S: shardId } })).pipe(
             map((attributes): HeldLease => {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
@@ -229,7 +202,7 @@ export class DynamoLeaseStore implements LeaseStore {
         update.set(A.sequenceNumber, { NULL: true });
         for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp, A.startAfter, A.startAfterSub]) update.remove(attribute);
       } else {
-        setCheckpoint(update, withResetFloor(checkpoint, item === undefined ? undefined : informational(() => decodeCheckpoint(item, shardId))));
+        setCheckpoint(update, withResetFloor(checkpoint, item === undefined ? undefined : readableCheckpoint(item, shardId)));
       }
       // A reset means "read again from here": nothing beyond it counts as acked any more.
       update.remove(A.ackedRanges);
@@ -246,7 +219,7 @@ export class DynamoLeaseStore implements LeaseStore {
       if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
       else if (options.force) update.unchanged(A.leaseCounter, item[A.leaseCounter]);
       else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
-      return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, shardId), ReturnValues: 'NONE' });
+      return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, { [A.shard]: { S: shardId } }), ReturnValues: 'NONE' });
     });
     return this.#get(shardId).pipe(
       mergeMap((item) => write(item)),
@@ -291,7 +264,7 @@ export class DynamoLeaseStore implements LeaseStore {
       build(update, nowMs);
       update.condition(`${update.name(A.ownerId)} = ${update.value('me', { S: lease.ownerId })}`);
       update.condition(`${update.name(A.leaseCounter)} = ${update.value('counter', { N: String(lease.leaseCounter) })}`);
-      return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, lease.shardId), ReturnValues: 'NONE' });
+      return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, { [A.shard]: { S: lease.shardId } }), ReturnValues: 'NONE' });
     }).pipe(
       map(() => undefined),
       catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
@@ -371,227 +344,4 @@ export class DynamoLeaseStore implements LeaseStore {
     );
   }
 
-}
-
-// ---------------------------------------------------------------- decoding
-
-/**
- * Decodes a checkpoints row as the Go kinsumer or kinsumer wrote it: NULL-typed or absent
- * empties, nanosecond timestamps beyond 2^53, the magic `LATEST`.
- * @throws CorruptCheckpointError naming the shard and the attribute.
- */
-export function decodeCheckpointRow(item: Item, expectedShardId?: string): CheckpointRow {
-  const shardId = corruptAs(expectedShardId ?? '(unknown)', () => readString(item, A.shard)) ?? expectedShardId;
-  if (shardId === undefined) throw new CorruptCheckpointError('(unknown)', A.shard, 'is missing');
-  return corruptAs(shardId, () => {
-    const counter = readInteger(item, A.leaseCounter) ?? 0n;
-    if (counter > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.leaseCounter, 'is out of range');
-    const checkpoint = decodeCheckpoint(item, shardId);
-    // Never corrupt: ranges that cannot be trusted are ignored, which only costs duplicates.
-    const acked = decodeAckedRanges(item[A.ackedRanges]?.S, checkpoint);
-    const checkpointUpdateNs = informational(() => readInteger(item, A.checkpointUpdate));
-    return {
-      shardId,
-      checkpoint,
-      ownerId: readString(item, A.ownerId),
-      ownerName: readString(item, A.ownerName),
-      lastUpdateNs: readInteger(item, A.lastUpdate),
-      finished: readInteger(item, A.finished) !== undefined,
-      leaseCounter: Number(counter),
-      lastOwnerId: readString(item, A.lastOwnerId),
-      ...(checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs }),
-      ...(acked === undefined ? {} : { acked }),
-    };
-  });
-}
-
-/** An attribute for humans only: unreadable, it is left out rather than making the whole row corrupt. */
-function informational<T>(decode: () => T): T | undefined {
-  try {
-    return decode();
-  } catch {
-    return undefined;
-  }
-}
-
-/** Runs `decode`, an attribute it cannot read becoming the `CorruptCheckpointError` of `shardId`. */
-function corruptAs<T>(shardId: string, decode: () => T): T {
-  try {
-    return decode();
-  } catch (error) {
-    if (error instanceof AttributeFormatError) throw new CorruptCheckpointError(shardId, error.attribute, error.problem);
-    throw error;
-  }
-}
-
-function decodeCheckpoint(item: Item, shardId: string): StoredCheckpoint | undefined {
-  const sequenceNumber = readString(item, A.sequenceNumber);
-  const sub = readInteger(item, A.subSequenceNumber);
-  if (sequenceNumber === undefined) return decodeStart(item, shardId);
-  if (sequenceNumber === LATEST) return withTimeFloor(withFloor({ type: 'LATEST' }, item), item);
-  if (!isSequenceNumber(sequenceNumber)) {
-    throw new CorruptCheckpointError(shardId, A.sequenceNumber, `is not a sequence number: ${JSON.stringify(String(sequenceNumber).slice(0, 40))}`);
-  }
-  if (sub === undefined) return { type: 'position', position: { sequenceNumber } };
-  if (sub < 0n || sub > BigInt(Number.MAX_SAFE_INTEGER)) throw new CorruptCheckpointError(shardId, A.subSequenceNumber, 'is out of range');
-  return { type: 'position', position: { sequenceNumber, subSequenceNumber: Number(sub) } };
-}
-
-function decodeStart(item: Item, shardId: string): StoredCheckpoint | undefined {
-  const start = readString(item, A.startPosition);
-  if (start === undefined) return undefined;
-  if (start === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
-  if (start !== 'AT_TIMESTAMP') throw new CorruptCheckpointError(shardId, A.startPosition, `is not TRIM_HORIZON or AT_TIMESTAMP: ${JSON.stringify(start.slice(0, 40))}`);
-  const ms = readInteger(item, A.startTimestamp);
-  if (ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n) throw new CorruptCheckpointError(shardId, A.startTimestamp, 'is missing or out of range');
-  return withFloor({ type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) }, item);
-}
-
-/** Adds the stored floor to a start; one that cannot be read is left out (that costs duplicates, never a skipped record). */
-function withFloor<T extends StoredCheckpoint & { readonly type: 'LATEST' | 'AT_TIMESTAMP' }>(start: T, item: Item): T {
-  const after = informational(() => {
-    const sequenceNumber = readString(item, A.startAfter);
-    const sub = readInteger(item, A.startAfterSub);
-    if (sequenceNumber === undefined || !isSequenceNumber(sequenceNumber)) return undefined;
-    if (sub === undefined) return { sequenceNumber };
-    return sub >= 0n && sub <= BigInt(Number.MAX_SAFE_INTEGER) ? { sequenceNumber, subSequenceNumber: Number(sub) } : undefined;
-  });
-  return after === undefined ? start : { ...start, after };
-}
-
-/** Adds a LATEST row's stored time floor (`StartTimestamp`); one that cannot be read is left out. */
-function withTimeFloor(start: StoredCheckpoint & { readonly type: 'LATEST' }, item: Item): StoredCheckpoint {
-  const ms = informational(() => readInteger(item, A.startTimestamp));
-  return ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n ? start : { ...start, notBefore: new Date(Number(ms)) };
-}
-
-/** The row's lease counter, or 0 when it is missing or unreadable. */
-function readableCounter(item: Item): number {
-  const text = item[A.leaseCounter]?.N;
-  return text !== undefined && /^\d{1,15}$/.test(text) ? Number(text) : 0;
-}
-
-/** Attributes a forced reset does not overwrite itself and that do not decode. */
-function wronglyTyped(item: Item): string[] {
-  const decoders: readonly (readonly [string, (item: Item, attribute: string) => unknown])[] = [
-    [A.finished, readInteger], [A.lastOwnerId, readString],
-  ];
-  return decoders.filter(([attribute, decode]) => {
-    try {
-      decode(item, attribute);
-      return false;
-    } catch {
-      return true;
-    }
-  }).map(([attribute]) => attribute);
-}
-
-// ---------------------------------------------------------------- encoding
-
-function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | undefined): void {
-  if (checkpoint === undefined) return;
-  setFloor(update, checkpoint.type === 'LATEST' || checkpoint.type === 'AT_TIMESTAMP' ? checkpoint.after : undefined);
-  if (checkpoint.type === 'TRIM_HORIZON' || checkpoint.type === 'AT_TIMESTAMP') {
-    setStart(update, checkpoint);
-    return;
-  }
-  update.remove(A.startPosition);
-  if (checkpoint.type === 'LATEST') {
-    update.set(A.sequenceNumber, { S: LATEST });
-    update.remove(A.subSequenceNumber);
-    // A LATEST row's StartTimestamp is its time floor (StartPosition, absent, says it is no start).
-    if (checkpoint.notBefore === undefined) update.remove(A.startTimestamp);
-    else update.set(A.startTimestamp, { N: String(checkpoint.notBefore.getTime()) });
-    return;
-  }
-  update.remove(A.startTimestamp);
-  update.set(A.sequenceNumber, { S: checkpoint.position.sequenceNumber });
-  const sub = checkpoint.position.subSequenceNumber;
-  if (sub === undefined) update.remove(A.subSequenceNumber);
-  else update.set(A.subSequenceNumber, { N: String(sub) });
-}
-
-function setFloor(update: UpdateExpression, after: Position | undefined): void {
-  if (after === undefined) {
-    update.remove(A.startAfter);
-    update.remove(A.startAfterSub);
-    return;
-  }
-  update.set(A.startAfter, { S: after.sequenceNumber });
-  if (after.subSequenceNumber === undefined) update.remove(A.startAfterSub);
-  else update.set(A.startAfterSub, { N: String(after.subSequenceNumber) });
-}
-
-// The ranges replace the stored ones, tagged with the checkpoint this write leaves (see acked-ranges.ts).
-function setAckedRanges(update: UpdateExpression, write: CheckpointWrite): void {
-  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? []);
-  if (encoded === undefined) update.remove(A.ackedRanges);
-  else update.set(A.ackedRanges, { S: encoded.text });
-}
-
-// A start instead of a position: SequenceNumber NULL, as the Go kinsumer writes "nothing read".
-function setStart(update: UpdateExpression, start: { readonly type: 'TRIM_HORIZON' } | { readonly type: 'AT_TIMESTAMP'; readonly timestamp: Date }): void {
-  update.set(A.sequenceNumber, { NULL: true });
-  update.remove(A.subSequenceNumber);
-  update.set(A.startPosition, { S: start.type });
-  if (start.type === 'AT_TIMESTAMP') update.set(A.startTimestamp, { N: String(start.timestamp.getTime()) });
-}
-
-/** Builds an UpdateItem's expressions with a placeholder for every name and value. */
-class UpdateExpression {
-  readonly #names: Record<string, string> = {};
-  readonly #values: Record<string, AttributeValue> = {};
-  readonly #sets: string[] = [];
-  readonly #removes: string[] = [];
-  readonly #conditions: string[] = [];
-
-  name(attribute: string): string {
-    this.#names[`#${attribute}`] = attribute;
-    return `#${attribute}`;
-  }
-
-  value(key: string, value: AttributeValue): string {
-    this.#values[`:${key}`] = value;
-    return `:${key}`;
-  }
-
-  set(attribute: string, value: AttributeValue): void {
-    this.#sets.push(`${this.name(attribute)} = ${this.value(attribute, value)}`);
-  }
-
-  /** `<name>` (N, Unix ns) and `<name>RFC` (S), as the Go kinsumer writes timestamps. */
-  setTimestamp(attribute: string, ms: number): void {
-    for (const [name, value] of Object.entries(timestampAttributes(attribute, ms))) this.set(name, value);
-  }
-
-  remove(attribute: string): void {
-    this.#removes.push(this.name(attribute));
-  }
-
-  condition(expression: string): void {
-    this.#conditions.push(expression);
-  }
-
-  /** Conditions on `attribute` still being `read` (absent, NULL, or that value). */
-  unchanged(attribute: string, read: AttributeValue | undefined): void {
-    const name = this.name(attribute);
-    if (read === undefined) this.condition(`attribute_not_exists(${name})`);
-    else if (read.NULL === true) this.condition(`attribute_type(${name}, ${this.value('null', { S: 'NULL' })})`);
-    else this.condition(`${name} = ${this.value(`was${attribute}`, read)}`);
-  }
-
-  input(table: string, shardId: string): UpdateItemCommandInput {
-    const clauses = [
-      ...(this.#sets.length > 0 ? [`SET ${this.#sets.join(', ')}`] : []),
-      ...(this.#removes.length > 0 ? [`REMOVE ${this.#removes.join(', ')}`] : []),
-    ];
-    return {
-      TableName: table,
-      Key: { [A.shard]: { S: shardId } },
-      UpdateExpression: clauses.join(' '),
-      ...(this.#conditions.length > 0 ? { ConditionExpression: this.#conditions.map((c) => `(${c})`).join(' AND ') } : {}),
-      ExpressionAttributeNames: this.#names,
-      ...(Object.keys(this.#values).length > 0 ? { ExpressionAttributeValues: this.#values } : {}),
-    };
-  }
 }

@@ -9,7 +9,6 @@
 // every scan reads the whole table (a scan's cost does not depend on a filter) and the observer
 // judges; no LastUpdate is compared with this host's clock, except by the 48-hour reaping.
 import { randomUUID } from 'node:crypto';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, catchError, concatMap, defer, filter, from, map, of, throwError, toArray } from 'rxjs';
 import { compareIds } from '../group/compare-ids.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
@@ -18,13 +17,14 @@ import { KinsumerError } from '../errors/kinsumer-errors.js';
 import { LIBRARY_ATTRIBUTE, libraryMarker } from '../group/library-marker.js';
 import { RivalRow } from '../group/rival-row.js';
 import { RowObserver, observedExpired } from '../lease/row-observer.js';
-import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
+import { AttributeFormatError, isEmpty, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import { tableError } from './table-error.js';
+import { ConditionExpression } from './update-expression.js';
 
 /** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards`, `InstanceID` and `Library`. */
-export const CLIENT_ATTRIBUTES = {
+const CLIENT_ATTRIBUTES = {
   id: 'ID',
   name: 'Name',
   lastUpdate: 'LastUpdate',
@@ -82,12 +82,16 @@ export class DynamoMembershipStore implements MembershipStore {
 
   heartbeat(heldShardIds: readonly string[]): Observable<Registration> {
     const { dynamo, table, clientId } = this.#options;
-    const mine = { '#instance': A.instanceId };
     // Ours, free, or written by a process that does not mark its rows (a Go kinsumer).
-    const put$ = this.#put(heldShardIds, 'attribute_not_exists(#instance) OR #instance = :me', mine, { ':me': { S: this.#instanceId } });
-    const takeOver$ = (seen: Item) => this.#put(heldShardIds, `${unchanged('#instance', ':seenInstance', seen[A.instanceId])} AND ${unchanged('#lastUpdate', ':seenLastUpdate', seen[A.lastUpdate])}`,
-      { ...mine, '#lastUpdate': A.lastUpdate },
-      { ...(seen[A.instanceId] === undefined ? {} : { ':seenInstance': seen[A.instanceId] as AttributeValue }), ...(seen[A.lastUpdate] === undefined ? {} : { ':seenLastUpdate': seen[A.lastUpdate] as AttributeValue }) });
+    const ours = new ConditionExpression();
+    ours.condition(`attribute_not_exists(${ours.name(A.instanceId)}) OR ${ours.name(A.instanceId)} = ${ours.value('me', { S: this.#instanceId })}`);
+    const put$ = this.#put(heldShardIds, ours);
+    const takeOver$ = (seen: Item) => {
+      const asSeen = new ConditionExpression();
+      asSeen.unchanged(A.instanceId, seen[A.instanceId]);
+      asSeen.unchanged(A.lastUpdate, seen[A.lastUpdate]);
+      return this.#put(heldShardIds, asSeen);
+    };
     const registered = (written: boolean): Observable<Registration | undefined> => {
       if (!written) return of(undefined);
       this.#rival.clear();
@@ -96,7 +100,7 @@ export class DynamoMembershipStore implements MembershipStore {
     // Refused: another process's row is there. Watch it; take it over once it stood still for a TTL.
     const judge$ = defer(() => dynamo.getItem({ TableName: table, Key: { [A.id]: { S: clientId } }, ConsistentRead: true })).pipe(
       concatMap((item): Observable<Registration> => {
-        if (item === undefined || isEmptyAttribute(item[A.instanceId]) || item[A.instanceId]?.S === this.#instanceId) {
+        if (item === undefined || isEmpty(item[A.instanceId]) || item[A.instanceId]?.S === this.#instanceId) {
           // Gone (deleted by its graceful stop) or ours after all: the plain heartbeat again.
           return put$.pipe(concatMap(registered), map((done) => done ?? { registered: false, heartbeating: false, shardIds: undefined }));
         }
@@ -114,7 +118,7 @@ export class DynamoMembershipStore implements MembershipStore {
   }
 
   /** This process's row, conditioned on `condition`: emits whether it was written. */
-  #put(heldShardIds: readonly string[], condition: string, names: Record<string, string>, values: Record<string, AttributeValue>): Observable<boolean> {
+  #put(heldShardIds: readonly string[], condition: ConditionExpression): Observable<boolean> {
     const { dynamo, table, clientId, clientName, now } = this.#options;
     return defer(() => dynamo.putItem({
       TableName: table,
@@ -126,9 +130,7 @@ export class DynamoMembershipStore implements MembershipStore {
         [A.instanceId]: { S: this.#instanceId },
         [A.library]: { S: libraryMarker() },
       },
-      ConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+      ...condition.conditionInput(),
     })).pipe(
       map(() => true),
       catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
@@ -227,15 +229,6 @@ export function decodeClientRow(item: Item): Omit<LiveClient, 'unchangedForMs'> 
     id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards), instanceId: readString(item, A.instanceId),
     library: readString(item, A.library),
   };
-}
-
-/** A condition that `name` still holds the value read (`undefined`: it was absent). */
-function unchanged(name: string, placeholder: string, read: AttributeValue | undefined): string {
-  return read === undefined ? `attribute_not_exists(${name})` : `${name} = ${placeholder}`;
-}
-
-function isEmptyAttribute(value: AttributeValue | undefined): boolean {
-  return value === undefined || value.NULL === true;
 }
 
 /** The `Shards` a rival's row lists, when they can be read. */

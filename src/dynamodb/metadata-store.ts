@@ -235,7 +235,7 @@ export function encodeShardCache(shards: readonly CachedShard[], nowMs: number):
  * (like a missing cache, it is then rebuilt from the stream). Lineage that is missing, cannot be
  * decoded, or disagrees with `ShardIDs` (someone rewrote one and not the other) reads as unknown.
  */
-export function decodeShardCache(item: Item): ShardCache | undefined {
+function decodeShardCache(item: Item): ShardCache | undefined {
   return readable(() => {
     const shardIds = readIdList(item, A.shardIds) ?? [];
     const shards = decodeShardInfo(item[A.shardInfo]);

@@ -4,7 +4,7 @@ import {
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { ConfigError, KinsumerError, TableNotFoundError } from '../errors/kinsumer-errors.js';
-import { checkApplicationName, tableNames } from '../options.js';
+import { checkApplicationName, tableNames } from './table-names.js';
 import type { RequestBound } from '../ports/request-timeout.js';
 import { Dynamo } from './dynamo.js';
 
@@ -27,7 +27,7 @@ export interface TablesOptions {
 }
 
 /** The three tables and their string hash keys, as the Go kinsumer defines them. */
-export function tableKeys(applicationName: string): ReadonlyArray<{ readonly table: string; readonly key: string }> {
+function tableKeys(applicationName: string): ReadonlyArray<{ readonly table: string; readonly key: string }> {
   const names = tableNames(applicationName);
   return [
     { table: names.clients, key: 'ID' },

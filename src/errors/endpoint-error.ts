@@ -115,7 +115,7 @@ interface ConfiguredClient {
 }
 
 /** The endpoint a client was configured with, as a URL; `undefined` for AWS's own endpoints. */
-export async function configuredEndpoint(client: ConfiguredClient): Promise<string | undefined> {
+async function configuredEndpoint(client: ConfiguredClient): Promise<string | undefined> {
   const provider = client.config.endpoint;
   if (typeof provider !== 'function') return undefined;
   try {

@@ -1,7 +1,7 @@
 // One shard's records waiting for their batch, as pure state: a batch is cut when it is full
 // (maxSize), when it cannot grow any more (the next record came under another lease), or when its
 // first record has waited maxWaitMs — Lambda's BatchSize and MaximumBatchingWindowInSeconds.
-import { Fifo } from './key-lanes.js';
+import { Fifo } from './fifo.js';
 
 /** What to do with a window while no batch of its shard runs. */
 export type BatchDecision<T> =

@@ -2,36 +2,7 @@
 // shard, or one partition key) run one at a time in arrival order; at most `concurrency` run at
 // once; among the lanes free to start, the one whose next record arrived first goes first, so the
 // oldest records — the ones holding the checkpoint watermark back — are never starved by newer keys.
-
-/** A first-in first-out queue whose shift is O(1) (Array#shift is O(n) on a long backlog). */
-export class Fifo<T> {
-  private items: T[] = [];
-  private head = 0;
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  peek(): T | undefined {
-    return this.items[this.head];
-  }
-
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head] as T;
-    this.head += 1;
-    // Drop the consumed prefix once it is most of the array: amortised O(1), memory stays bounded.
-    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
-}
+import { Fifo } from './fifo.js';
 
 interface Queued<T> {
   readonly item: T;

@@ -6,13 +6,13 @@ import type { KinsumerRecord } from '../types.js';
 import { BatchWindow } from './batch-window.js';
 import { resolveBatchesOptions } from './process-options.js';
 import type { BatchHandler, ProcessBatchesOptions, ProcessedBatch } from './process-types.js';
-import { RecordSignals } from './record-signals.js';
 import { settleBatch$ } from './settle-batch.js';
+import { LoopGuard, ShardWorks } from './shard-work.js';
 
 interface ShardBatches {
   readonly window: BatchWindow<KinsumerRecord>;
+  readonly loop: LoopGuard;
   running: boolean;
-  considering: boolean;
   timer: Subscription | undefined;
   timerAtMs: number;
 }
@@ -52,25 +52,17 @@ export function processBatches(handler: BatchHandler, options?: ProcessBatchesOp
   const { maxSize, maxWaitMs, scheduler } = resolved;
 
   return (source) => new Observable<ProcessedBatch>((subscriber) => {
-    const signals = new RecordSignals();
-    // Shards with records waiting or a batch running; a shard's entry goes when it is idle.
-    const shards = new Map<string, ShardBatches>();
-    let sourceDone = false;
-
-    const checkComplete = (): void => {
-      if (sourceDone && shards.size === 0) subscriber.complete();
-    };
+    const shards = new ShardWorks<ShardBatches>(subscriber, () => ({
+      window: new BatchWindow(maxSize, maxWaitMs, leaseSignalOf), loop: new LoopGuard(), running: false, timer: undefined, timerAtMs: 0,
+    }));
 
     // Cuts and starts the shard's next batch when one is due, else arms the window's timer. A
-    // batch settling synchronously re-enters here: the running loop goes on instead. A record
-    // arriving cuts a full batch only, never one due by time: the rest of its GetRecords page,
-    // emitted in the same synchronous burst, joins first (a 0 ms window lasts one scheduler turn).
+    // record arriving cuts a full batch only, never one due by time: the rest of its GetRecords
+    // page, emitted in the same synchronous burst, joins first (a 0 ms window lasts one scheduler turn).
     const consider = (shardId: string, work: ShardBatches, arriving = false): void => {
-      if (work.considering) return;
-      work.considering = true;
-      try {
+      const ran = work.loop.run(() => {
         while (!work.running && !subscriber.closed) {
-          const decision = work.window.next(sourceDone ? Infinity : arriving ? -Infinity : scheduler.now());
+          const decision = work.window.next(shards.sourceDone ? Infinity : arriving ? -Infinity : scheduler.now());
           if (decision.kind === 'idle') break;
           if (decision.kind === 'wait') {
             arm(shardId, work, decision.untilMs);
@@ -78,7 +70,7 @@ export function processBatches(handler: BatchHandler, options?: ProcessBatchesOp
           }
           disarm(work);
           // A batch is one lease's records: all of them left to the next owner, or none.
-          const signal = signals.for(decision.items[0] as KinsumerRecord);
+          const signal = shards.signals.for(decision.items[0] as KinsumerRecord);
           if (signal.aborted) continue;
           work.running = true;
           subscriber.add(settleBatch$(shardId, decision.items, signal, handler, resolved).subscribe({
@@ -90,13 +82,10 @@ export function processBatches(handler: BatchHandler, options?: ProcessBatchesOp
             },
           }));
         }
-      } finally {
-        work.considering = false;
-      }
-      if (!work.running && work.window.length === 0 && shards.get(shardId) === work) {
+      });
+      if (ran && !work.running && work.window.length === 0) {
         disarm(work);
-        shards.delete(shardId);
-        checkComplete();
+        shards.idle(shardId, work);
       }
     };
 
@@ -117,27 +106,22 @@ export function processBatches(handler: BatchHandler, options?: ProcessBatchesOp
 
     subscriber.add(source.subscribe({
       next: (record) => {
-        if (signals.for(record).aborted) return;
-        let work = shards.get(record.shardId);
-        if (work === undefined) {
-          work = { window: new BatchWindow(maxSize, maxWaitMs, leaseSignalOf), running: false, considering: false, timer: undefined, timerAtMs: 0 };
-          shards.set(record.shardId, work);
-        }
+        if (shards.signals.for(record).aborted) return;
+        const work = shards.of(record.shardId);
         work.window.push(record, scheduler.now());
         consider(record.shardId, work, true);
       },
       error: (error: unknown) => subscriber.error(error),
       complete: () => {
-        sourceDone = true;
+        shards.sourceCompleted();
         // What still waits for its window is cut now: nothing more will join it.
-        for (const [shardId, work] of [...shards]) consider(shardId, work);
-        checkComplete();
+        for (const [shardId, work] of shards.entries()) consider(shardId, work);
       },
     }));
 
     return () => {
-      for (const work of shards.values()) disarm(work);
-      signals.abort(new Error('processBatches was unsubscribed'));
+      for (const [, work] of shards.entries()) disarm(work);
+      shards.teardown('processBatches was unsubscribed');
     };
   });
 }

@@ -27,9 +27,9 @@ export interface ResolvedBatchesOptions extends ResolvedFailurePolicy {
 }
 
 /** The default concurrency of orderings that allow more than one: enough to hide a 10 ms call at 1,000 records/s per shard. */
-export const DEFAULT_CONCURRENCY = 16;
+const DEFAULT_CONCURRENCY = 16;
 /** The default batch size: Lambda's default BatchSize for Kinesis. */
-export const DEFAULT_BATCH_SIZE = 100;
+const DEFAULT_BATCH_SIZE = 100;
 
 // setTimeout clamps anything above 2^31-1 ms to 1 ms.
 const MAX_TIMER_MS = 2_147_483_647;

@@ -6,12 +6,12 @@ import type { KinsumerRecord } from '../types.js';
 import { LaneQueue, type Started } from './key-lanes.js';
 import { resolveRecordsOptions } from './process-options.js';
 import type { ProcessRecordsOptions, ProcessedRecord, RecordHandler } from './process-types.js';
-import { RecordSignals } from './record-signals.js';
 import { settleRecord$ } from './settle-record.js';
+import { LoopGuard, ShardWorks } from './shard-work.js';
 
 interface ShardWork {
   readonly lanes: LaneQueue<KinsumerRecord>;
-  pumping: boolean;
+  readonly loop: LoopGuard;
 }
 
 /**
@@ -55,18 +55,14 @@ export function processRecords(handler: RecordHandler, options?: ProcessRecordsO
     : ordering === 'shard' ? () => '' : undefined;
 
   return (source) => new Observable<ProcessedRecord>((subscriber) => {
-    const signals = new RecordSignals();
-    // Shards with records queued or running; a shard's entry goes when it is idle.
-    const shards = new Map<string, ShardWork>();
-    let sourceDone = false;
-
-    const checkComplete = (): void => {
-      if (sourceDone && shards.size === 0) subscriber.complete();
-    };
+    const shards = new ShardWorks<ShardWork>(subscriber, () => ({
+      lanes: new LaneQueue<KinsumerRecord>(laneOf === undefined ? { concurrency } : { concurrency, laneOf }),
+      loop: new LoopGuard(),
+    }));
 
     const start = (shardId: string, work: ShardWork, started: Started<KinsumerRecord>): void => {
       const record = started.item;
-      const signal = signals.for(record);
+      const signal = shards.signals.for(record);
       if (signal.aborted) {
         work.lanes.release(started);
         return;
@@ -81,41 +77,26 @@ export function processRecords(handler: RecordHandler, options?: ProcessRecordsO
       }));
     };
 
-    // Starts what the lanes allow. A record settling synchronously re-enters here: the running
-    // loop picks up its successor instead of a nested call, so the stack never grows.
+    // Starts what the lanes allow.
     const pump = (shardId: string, work: ShardWork): void => {
-      if (work.pumping) return;
-      work.pumping = true;
-      try {
+      const ran = work.loop.run(() => {
         for (let started = work.lanes.take(); started !== undefined && !subscriber.closed; started = work.lanes.take()) {
           start(shardId, work, started);
         }
-      } finally {
-        work.pumping = false;
-      }
-      if (work.lanes.idle && shards.get(shardId) === work) {
-        shards.delete(shardId);
-        checkComplete();
-      }
+      });
+      if (ran && work.lanes.idle) shards.idle(shardId, work);
     };
 
     subscriber.add(source.subscribe({
       next: (record) => {
-        let work = shards.get(record.shardId);
-        if (work === undefined) {
-          work = { lanes: new LaneQueue<KinsumerRecord>(laneOf === undefined ? { concurrency } : { concurrency, laneOf }), pumping: false };
-          shards.set(record.shardId, work);
-        }
+        const work = shards.of(record.shardId);
         work.lanes.enqueue(record);
         pump(record.shardId, work);
       },
       error: (error: unknown) => subscriber.error(error),
-      complete: () => {
-        sourceDone = true;
-        checkComplete();
-      },
+      complete: () => shards.sourceCompleted(),
     }));
 
-    return () => signals.abort(new Error('processRecords was unsubscribed'));
+    return () => shards.teardown('processRecords was unsubscribed');
   });
 }

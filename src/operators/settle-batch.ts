@@ -4,6 +4,7 @@
 // sequence order. Emits one ProcessedBatch and completes; completes without emitting when the
 // batch's signal aborts (records acked before that stay acked); errors like settleRecord$.
 import { Observable, type Subscription } from 'rxjs';
+import { samePosition } from '../checkpoint/sequence-number.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { KinsumerRecord } from '../types.js';
 import { handlerCall$, settle$ } from './handler-call.js';
@@ -52,8 +53,10 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
     const answered = (records: readonly KinsumerRecord[], result: BatchResult | void): void => {
       if (signal.aborted) return leave();
       const failedSet = new Set<KinsumerRecord>();
+      const inBatch = new Set(records);
       for (const reported of result?.failed ?? []) {
-        const record = records.find((r) => r === reported || samePosition(r, reported));
+        // Usually the very objects of the batch; a copy is matched by its place in the shard.
+        const record = inBatch.has(reported) ? reported : records.find((r) => sameRecord(r, reported));
         if (record === undefined) {
           return subscriber.error(new KinsumerError(`the batch handler reported record ${String(reported?.sequenceNumber)} failed, which is not in its batch of shard ${shardId}`));
         }
@@ -128,6 +131,6 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
   });
 }
 
-function samePosition(a: KinsumerRecord, b: KinsumerRecord | undefined): boolean {
-  return b !== undefined && a.shardId === b.shardId && a.sequenceNumber === b.sequenceNumber && a.subSequenceNumber === b.subSequenceNumber;
+function sameRecord(a: KinsumerRecord, b: KinsumerRecord | undefined): boolean {
+  return b !== undefined && a.shardId === b.shardId && samePosition(a, b);
 }

@@ -11,7 +11,7 @@ import { comparePositions } from '../checkpoint/sequence-number.js';
 export const DEFAULT_RENEW_AFTER_MS = 290_000;
 
 /** Kinesis allows one SubscribeToShard per second per consumer and shard. */
-export const MIN_SUBSCRIBE_INTERVAL_MS = 1000;
+const MIN_SUBSCRIBE_INTERVAL_MS = 1000;
 
 /** Milliseconds to wait before the next SubscribeToShard: the first goes at once, then one a second. */
 export function subscribeDelayMs(nowMs: number, lastSubscribeAtMs: number | undefined): number {

@@ -3,27 +3,11 @@
 // the last one emitted (where a rebuilt iterator or a new subscription resumes), and at the end of
 // the shard wait for the tracker to finish. One place, so polling and fan-out behave the same.
 import { type Observable, type Subscriber, EMPTY, concat, defer, filter, ignoreElements, merge, of, take } from 'rxjs';
-import { classifyAwsError } from '../errors/aws-error-kind.js';
-import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { RawRecord, ShardTracker } from '../ports/ports.js';
 import type { Position } from '../ports/position.js';
 import type { StreamRecord } from './delivered-record.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
 import { unpackRecords } from './unpack-page.js';
-
-/** Reading a shard failed for good (access denied, KMS, a bad request): the AWS error is the cause. */
-export class ShardReadError extends KinsumerError {
-  /** The shard that could not be read. */
-  readonly shardId: string;
-  /** The Kinesis operation that failed: `GetShardIterator`, `GetRecords` or `SubscribeToShard`. */
-  readonly operation: string;
-
-  constructor(shardId: string, operation: string, cause: unknown) {
-    super(`${operation} on shard ${shardId} failed${cause instanceof Error ? ` (${cause.name})` : ''}`, { cause });
-    this.shardId = shardId;
-    this.operation = operation;
-  }
-}
 
 /** What a {@link ShardDelivery} needs. */
 export interface ShardDeliveryOptions {
@@ -149,14 +133,4 @@ export class ShardDelivery {
       }),
     );
   }
-}
-
-/** Typed kinsumer errors say whether they are retriable; AWS errors are classified. */
-export function isRetriableReadError(error: unknown): boolean {
-  return error instanceof KinsumerError ? error.retriable : classifyAwsError(error) === 'transient';
-}
-
-/** Typed errors (stream not found, lease lost) pass as they are; the rest is wrapped, cause kept. */
-export function readError(shardId: string, operation: string, error: unknown): KinsumerError {
-  return error instanceof KinsumerError ? error : new ShardReadError(shardId, operation, error);
 }

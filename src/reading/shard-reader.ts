@@ -5,17 +5,15 @@ import {
   type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
 } from 'rxjs';
 import { type BackoffPolicy, retryTransient } from '../errors/retry-backoff.js';
-import { CorruptCheckpointError } from '../errors/kinsumer-errors.js';
 import {
   DEFAULT_ITERATOR_MAX_AGE_MS, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
 } from './poll-plan.js';
 import type { IteratorStart, RecordsPage, ShardTracker, StreamPort } from '../ports/ports.js';
 import type { Position } from '../ports/position.js';
-import { ShardDelivery, isRetriableReadError as isRetriable, readError } from './shard-delivery.js';
+import { ShardDelivery } from './shard-delivery.js';
+import { checkpointRejected, isRetriableReadError as isRetriable, readError } from './read-errors.js';
 import { type IteratorPlan, planResume } from './start-position.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
-
-export { ShardReadError } from './shard-delivery.js';
 
 /** What one GetRecords answer (or one SubscribeToShard event) said about the shard. */
 export interface FetchFigures {
@@ -171,16 +169,4 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
 
 function isExpiredIterator(error: unknown): boolean {
   return error instanceof Error && error.name === 'ExpiredIteratorException';
-}
-
-/**
- * A stored checkpoint that Kinesis refuses as a start (InvalidArgumentException: not a sequence
- * number of this shard) is a corrupt checkpoint row of that shard, not a fault of the stream:
- * the error then ends that shard only. Other errors pass as they are.
- */
-export function checkpointRejected(shardId: string, start: IteratorStart, error: unknown): unknown {
-  if (start.type !== 'AFTER_SEQUENCE_NUMBER' && start.type !== 'AT_SEQUENCE_NUMBER') return error;
-  if (!(error instanceof Error) || error.name !== 'InvalidArgumentException') return error;
-  const shown = JSON.stringify(start.sequenceNumber.slice(0, 40));
-  return new CorruptCheckpointError(shardId, 'SequenceNumber', `${shown} is not a position in this shard (GetShardIterator: ${error.name})`, { cause: error });
 }

@@ -9,7 +9,7 @@ import type { FanOutPort, StreamConsumerInfo } from '../ports/ports.js';
 import type { KinsumerEvent } from '../types.js';
 
 /** Status polls start this far apart (under 5 per second) and double up to 5 s. */
-export const CONSUMER_POLL: BackoffPolicy = { baseMs: 250, maxMs: 5000 };
+const CONSUMER_POLL: BackoffPolicy = { baseMs: 250, maxMs: 5000 };
 
 /** What to do about the consumer, from what DescribeStreamConsumer said. */
 export type ConsumerStep = 'register' | 'wait' | 'ready';

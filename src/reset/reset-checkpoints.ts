@@ -16,7 +16,8 @@ import { Dynamo } from '../dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../dynamodb/lease-store.js';
 import { ConfigError, type CorruptCheckpointError, LeaseHeldError } from '../errors/kinsumer-errors.js';
 import { KinesisStream } from '../kinesis/kinesis.js';
-import { DEFAULTS, checkApplicationName, resolveStream, tableNames } from '../options.js';
+import { DEFAULTS, resolveStream } from '../options.js';
+import { checkApplicationName, tableNames } from '../dynamodb/table-names.js';
 import type { CheckpointRow, StoredCheckpoint } from '../ports/ports.js';
 import type { InitialPosition, StartingPosition } from '../types.js';
 

@@ -50,7 +50,7 @@ function tracerOf(provider: TracerProviderLike): Tracer {
 }
 
 /** The messaging attributes a Kinesis handler call can fill, and kinsumer's own. */
-export function spanAttributes(records: readonly KinsumerRecord[], attempt: number, stream: string | undefined): Attributes {
+function spanAttributes(records: readonly KinsumerRecord[], attempt: number, stream: string | undefined): Attributes {
   const first = records[0];
   const attributes: Attributes = {
     'messaging.system': 'aws_kinesis',

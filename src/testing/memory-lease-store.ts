@@ -3,7 +3,7 @@
 // for model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
 import { decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
-import { LeaseObservations } from '../lease/capture-rule.js';
+import { LeaseObservations } from '../lease/lease-observations.js';
 import { withResetFloor } from '../reading/start-position.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';

@@ -2,7 +2,7 @@ import { createTables } from '../../src/dynamodb/tables.js';
 import { Dynamo } from '../../src/dynamodb/dynamo.js';
 import { DynamoMembershipStore } from '../../src/dynamodb/membership-store.js';
 import { DynamoMetadataStore } from '../../src/dynamodb/metadata-store.js';
-import { tableNames } from '../../src/options.js';
+import { tableNames } from '../../src/dynamodb/table-names.js';
 import { startLocalAws, type LocalAws } from '../../src/testing/index.js';
 import { membershipSpec, metadataSpec, type SpecHarness } from '../support/coordination-spec.js';
 import { uniqueName } from '../support/local.js';

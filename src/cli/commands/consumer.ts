@@ -3,7 +3,8 @@
 // (another process of the group may still be reading).
 import { firstValueFrom } from 'rxjs';
 import { KinesisStream } from '../../kinesis/kinesis.js';
-import { checkApplicationName, type StreamRef } from '../../options.js';
+import { type StreamRef } from '../../options.js';
+import { checkApplicationName } from '../../dynamodb/table-names.js';
 import { clientSettings, kinesisClient } from '../clients.js';
 import { EXIT, type Command, type OptionValues, UsageError } from '../command.js';
 

@@ -12,7 +12,7 @@ import { tableError } from '../../dynamodb/table-error.js';
 import type { Leader, LiveClient } from '../../ports/coordination.js';
 import type { CorruptCheckpointError } from '../../errors/kinsumer-errors.js';
 import type { KinesisStream } from '../../kinesis/kinesis.js';
-import { tableNames } from '../../options.js';
+import { tableNames } from '../../dynamodb/table-names.js';
 import type { CheckpointRow, ShardInfo } from '../../ports/ports.js';
 
 /** A row of the clients table as `status` shows it. */

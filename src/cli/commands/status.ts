@@ -246,7 +246,7 @@ function ownerText(row: CheckpointRow | undefined, live: boolean): string {
 }
 
 /** One refresh of `status`, as text or as JSON. Pure. */
-export function renderStatus(snapshot: GroupSnapshot, view: { readonly stream: string; readonly app: string; readonly leaseTtlMs: number; readonly json: boolean; readonly pretty: boolean }): string {
+function renderStatus(snapshot: GroupSnapshot, view: { readonly stream: string; readonly app: string; readonly leaseTtlMs: number; readonly json: boolean; readonly pretty: boolean }): string {
   const { nowMs, leader } = snapshot;
   const shards = shardStatuses(snapshot.shards, snapshot.rows, snapshot.corrupt, nowMs, view.leaseTtlMs, snapshot.lags);
   const members = memberStatuses(snapshot.clients, shards, leader, nowMs, view.leaseTtlMs);

@@ -3,7 +3,7 @@ import { firstValueFrom } from 'rxjs';
 import { classifyAwsError } from '../../errors/aws-error-kind.js';
 import { Dynamo } from '../../dynamodb/dynamo.js';
 import { createTables, deleteTables } from '../../dynamodb/tables.js';
-import { tableNames } from '../../options.js';
+import { tableNames } from '../../dynamodb/table-names.js';
 import { clientSettings, dynamodbClient } from '../clients.js';
 import { EXIT, type CommonOption, type Command } from '../command.js';
 
@@ -22,7 +22,7 @@ async function tableExists(dynamodb: DynamoDBClient, table: string): Promise<boo
 }
 
 /** What delete-tables did, in one line: which tables it deleted and which were not there. */
-export function deletedText(deleted: readonly string[], absent: readonly string[]): string {
+function deletedText(deleted: readonly string[], absent: readonly string[]): string {
   if (deleted.length === 0) return `no tables to delete: ${absent.join(', ')} do not exist`;
   return `tables deleted: ${deleted.join(', ')}${absent.length === 0 ? '' : `; already absent: ${absent.join(', ')}`}`;
 }

@@ -9,7 +9,7 @@ import { DynamoMembershipStore } from '../../../src/dynamodb/membership-store.js
 import { createTables } from '../../../src/dynamodb/tables.js';
 import { KinsumerError, TableNotFoundError } from '../../../src/errors/kinsumer-errors.js';
 import { Kinsumer } from '../../../src/index.js';
-import { tableNames } from '../../../src/options.js';
+import { tableNames } from '../../../src/dynamodb/table-names.js';
 import { localDynamoDbClient } from '../../../src/testing/index.js';
 import { membershipSpec } from '../../support/coordination-spec.js';
 import { freshSetup, record } from '../../support/bad-input.js';

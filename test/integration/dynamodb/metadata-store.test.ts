@@ -7,7 +7,7 @@ import { Dynamo } from '../../../src/dynamodb/dynamo.js';
 import { DynamoMetadataStore } from '../../../src/dynamodb/metadata-store.js';
 import { createTables } from '../../../src/dynamodb/tables.js';
 import { TableNotFoundError } from '../../../src/errors/kinsumer-errors.js';
-import { tableNames } from '../../../src/options.js';
+import { tableNames } from '../../../src/dynamodb/table-names.js';
 import { metadataSpec } from '../../support/coordination-spec.js';
 import { uniqueName, useLocalAws } from '../../support/local.js';
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { LeaseObservations, leaseAvailable, leaseVersion } from '../../../src/lease/capture-rule.js';
+import { leaseAvailable, leaseVersion } from '../../../src/lease/capture-rule.js';
+import { LeaseObservations } from '../../../src/lease/lease-observations.js';
 import type { LiveClient } from '../../../src/ports/coordination.js';
 import { nextExpiryMs } from '../../../src/group/coordinator.js';
 import { assignerFor, assignmentInput, goPlan, rowsToRead, successorWatch } from '../../../src/group/group-view.js';

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { Fifo, LaneQueue, type Started } from '../../../src/operators/key-lanes.js';
+import { LaneQueue, type Started } from '../../../src/operators/key-lanes.js';
+import { Fifo } from '../../../src/operators/fifo.js';
 
 interface Item {
   readonly id: number;

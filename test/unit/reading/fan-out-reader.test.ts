@@ -4,7 +4,7 @@ import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from '../../.
 import { type ReadFanOutOptions, readFanOut } from '../../../src/reading/fan-out-reader.js';
 import type { FanOutPort, IteratorStart, RawRecord, ShardEvent, ShardEventPull, StreamConsumerInfo } from '../../../src/ports/ports.js';
 import { compareSequenceNumbers } from '../../../src/checkpoint/sequence-number.js';
-import { ShardReadError } from '../../../src/reading/shard-delivery.js';
+import { ShardReadError } from '../../../src/reading/read-errors.js';
 import { ConfigError, CorruptCheckpointError } from '../../../src/errors/kinsumer-errors.js';
 import { prepareReadMode, readerFor } from '../../../src/reading/read-mode.js';
 import { readShard } from '../../../src/reading/shard-reader.js';

@@ -3,7 +3,8 @@ import { type Subscription, VirtualAction, VirtualTimeScheduler, map } from 'rxj
 import { TestScheduler } from 'rxjs/testing';
 import { backoffDelay } from '../../../src/errors/retry-backoff.js';
 import { StreamNotFoundError } from '../../../src/errors/kinsumer-errors.js';
-import { type ReadShardOptions, ShardReadError, readShard } from '../../../src/reading/shard-reader.js';
+import { type ReadShardOptions, readShard } from '../../../src/reading/shard-reader.js';
+import { ShardReadError } from '../../../src/reading/read-errors.js';
 import { planStart } from '../../../src/reading/start-position.js';
 import { MemoryStream, type MemoryStreamOptions, type StreamCall, awsError } from '../../../src/testing/memory-stream.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../../src/types.js';

@@ -1,0 +1,38 @@
+// One client's memory of the lease rows it read: since when each has looked as it does now, and
+// which fencing tokens this very process captured with. The capture rule (capture-rule.ts) judges
+// each read against it.
+import type { CheckpointRow } from '../ports/ports.js';
+import { leaseAvailable, leaseVersion } from './capture-rule.js';
+import { RowObserver } from './row-observer.js';
+
+/**
+ * One client's view of the lease rows: every read goes through {@link LeaseObservations.see}, so
+ * the rows it watches (while it tries to capture them, or while their owner looks dead to the
+ * coordinator) expire for it one TTL after it first saw them as they are.
+ */
+export class LeaseObservations {
+  readonly #observer = new RowObserver();
+  readonly #ownTokens = new Map<string, number>();
+
+  constructor(
+    private readonly clientId: string,
+    private readonly leaseTtlMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Records a read of `shardId` that answered `row` (call it when the answer arrived); returns whether the lease is available to this client now. */
+  see(shardId: string, row: CheckpointRow | undefined): boolean {
+    const nowMs = this.now();
+    if (row === undefined) {
+      this.#observer.forget(shardId);
+      return true;
+    }
+    const unchangedForMs = this.#observer.see(shardId, leaseVersion(row), nowMs);
+    return leaseAvailable(row, { clientId: this.clientId, ownToken: this.#ownTokens.get(shardId) }, unchangedForMs, this.leaseTtlMs);
+  }
+
+  /** Records that this process captured `shardId` with fencing token `token`. */
+  captured(shardId: string, token: number): void {
+    this.#ownTokens.set(shardId, token);
+  }
+}
