@@ -18,7 +18,7 @@
 //   npx tsx bench/operators.ts [--quick | --tiny]
 import { type OperatorFunction, concatMap, firstValueFrom, fromEvent, take, tap } from 'rxjs';
 import { type KinsumerRecord, processRecords } from '../src/index.js';
-import type { LeaseStore } from '../src/ports/ports.js';
+import type { LeaseStore } from '../src/ports/lease-store.js';
 import { MemoryStream } from '../src/testing/index.js';
 import { type Figure, type Metric, type RunOptions, log, main, median, nowMs, round, sleep } from './support/harness.js';
 import { MemoryTables, memoryKinsumer } from './support/memory-deps.js';

@@ -18,7 +18,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type Observable, type Subscription, asyncScheduler, concatMap, defer, map, timer } from 'rxjs';
 import { KinesisStream } from '../src/kinesis/kinesis.js';
-import type { IteratorStart, StreamPort } from '../src/ports/ports.js';
+import type { IteratorStart, StreamPort } from '../src/ports/stream.js';
 import { readShard } from '../src/reading/shard-reader.js';
 import { createStream, localKinesisClient, openShardIds, putRecords, startKinesalite } from '../src/testing/index.js';
 import type { KinsumerEvent } from '../src/types.js';

@@ -1,7 +1,8 @@
 // Kinsumer clients on in-memory coordination and checkpoint stores: the real client code with only
 // the AWS adapters replaced (as test/support/memory-group.ts does, on the real clock).
 import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
-import type { LeaseStore, StreamPort } from '../../src/ports/ports.js';
+import type { StreamPort } from '../../src/ports/stream.js';
+import type { LeaseStore } from '../../src/ports/lease-store.js';
 import { MemoryCheckpointTable, MemoryCoordinationTables, MemoryLeaseStore, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/index.js';
 
 /** Shared in-memory tables of one consumer group. */

@@ -3,7 +3,7 @@
 // Date per record, as the SDK would hand them over), so memory stays flat however long it runs,
 // and the baseline and the library pay exactly the same price for the page.
 import { type Observable, defer, of, throwError } from 'rxjs';
-import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../../src/ports/ports.js';
+import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../../src/ports/stream.js';
 
 /** Options of {@link SyntheticStream}. */
 export interface SyntheticStreamOptions {

@@ -11,9 +11,9 @@
 // distance from the one before it (the base's, or 0), and every number in base 36: Kinesis
 // sequence numbers are 56 digits, but neighbours in a shard differ in far fewer.
 // Sub-sequence numbers (KPL) follow a dot; no dot is a plain record (or a whole aggregate).
-import type { AckedRange, StoredCheckpoint } from '../ports/ports.js';
-import { comparePositions, isSequenceNumber } from './sequence-number.js';
+import type { AckedRange, StoredCheckpoint } from '../ports/lease-store.js';
 import { type Position } from '../ports/position.js';
+import { comparePositions, isSequenceNumber } from './sequence-number.js';
 
 /**
  * The largest `AckedRanges` value written, in bytes (ASCII: one byte a character, as DynamoDB

@@ -1,7 +1,7 @@
 // When a checkpoint write moves the checkpoint (not a renewal, not the same position again): the
 // rows then record the moment as `CheckpointUpdate`, which `kinsumer status` shows as the shard's
 // last progress. `LastUpdate` moves with every renewal too, so it cannot tell progress.
-import type { StoredCheckpoint } from '../ports/ports.js';
+import type { StoredCheckpoint } from '../ports/lease-store.js';
 
 /** A write of `next` (`undefined`: the write leaves the checkpoint as it is) moves it from `stored`. */
 export function advances(stored: StoredCheckpoint | undefined, next: StoredCheckpoint | undefined): boolean {

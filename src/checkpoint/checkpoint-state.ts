@@ -1,10 +1,10 @@
 // The checkpoint of one leased shard, as pure state: no I/O, no RxJS, no clock. The checkpointer
 // feeds it acks and asks it what to write; tests drive it directly.
+import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
+import { type Position } from '../ports/position.js';
 import { capAckedRanges } from './acked-ranges.js';
-import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/ports.js';
 import { InheritedRanges } from './inherited-ranges.js';
 import { WHOLE, compareKeyed, comparePositions, sequenceKey } from './sequence-number.js';
-import { type Position } from '../ports/position.js';
 
 /**
  * A record registered with {@link CheckpointState.track}: a ticket, the record's place in the

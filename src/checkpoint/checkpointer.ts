@@ -10,13 +10,14 @@ import {
   identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, Observable, share, startWith, switchMap, take, takeUntil,
   tap, throttle, throttleTime, throwError,
 } from 'rxjs';
-import { retryTransient } from '../errors/retry-backoff.js';
-import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
 import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
-import type { HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from '../ports/ports.js';
+import { retryTransient } from '../errors/retry-backoff.js';
+import type { HeldLease, LeaseStore, StoredCheckpoint } from '../ports/lease-store.js';
 import type { Position } from '../ports/position.js';
-import { DEFAULT_STALL_WARNING_MS, StallClock } from './stall-clock.js';
+import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { CheckpointPosition, KinsumerEvent, StatReceiver } from '../types.js';
+import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
+import { DEFAULT_STALL_WARNING_MS, StallClock } from './stall-clock.js';
 
 /** Transient failures of the final release retried before close() gives up (the lease then expires on its own). */
 const RELEASE_RETRIES = 5;

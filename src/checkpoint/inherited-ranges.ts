@@ -1,7 +1,7 @@
 // The acked ranges a previous owner of the shard stored (§7.3), as the new owner walks past them:
 // a record inside one is skipped (acked without being emitted), and a range is written again until
 // the watermark passes it. Pure.
-import type { AckedRange } from '../ports/ports.js';
+import type { AckedRange } from '../ports/lease-store.js';
 import type { Position } from '../ports/position.js';
 import { WHOLE, compareKeyed, sequenceKey } from './sequence-number.js';
 

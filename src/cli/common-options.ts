@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
-import { type StreamRef } from '../options.js';
 import { checkApplicationName } from '../dynamodb/table-names.js';
+import { type StreamRef } from '../options.js';
 import { type OptionValues, UsageError } from './command.js';
 
 /** Options several commands take (each command names the ones it uses), and `--help`. */

@@ -1,5 +1,5 @@
 // How the CLI shows things to a person: aligned tables, checkpoints, ages, record data. Pure.
-import type { StoredCheckpoint } from '../ports/ports.js';
+import type { StoredCheckpoint } from '../ports/lease-store.js';
 
 /** Columns padded to their widest cell, two spaces apart; the last column is not padded. */
 export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {

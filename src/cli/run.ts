@@ -1,14 +1,14 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { EndpointError } from '../errors/endpoint-error.js';
 import { ConfigError, KinsumerError } from '../errors/kinsumer-errors.js';
+import { packageVersion } from '../group/package-version.js';
 import { EXIT, UsageError, type CliIo, type Command, type CommonOption, type ExitCode, type ExitCodeHelp, type OptionValues } from './command.js';
-import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js';
+import { deregisterConsumerCommand } from './commands/consumer.js';
 import { resetCommand } from './commands/reset.js';
 import { statusCommand } from './commands/status.js';
 import { createTablesCommand, deleteTablesCommand } from './commands/tables.js';
-import { deregisterConsumerCommand } from './commands/consumer.js';
 import { tailCommand } from './commands/tail.js';
-import { packageVersion } from '../group/package-version.js';
+import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js';
 
 /** Every command, in the order `kinsumer --help` lists them. */
 export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, deregisterConsumerCommand];

@@ -4,7 +4,7 @@
 import { decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
 import { isSequenceNumber } from '../checkpoint/sequence-number.js';
 import { CorruptCheckpointError } from '../errors/kinsumer-errors.js';
-import type { CheckpointRow, CheckpointWrite, StoredCheckpoint } from '../ports/ports.js';
+import type { CheckpointRow, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
 import type { Position } from '../ports/position.js';
 import { AttributeFormatError, readInteger, readString } from './codec.js';
 import type { Item } from './dynamo.js';

@@ -12,21 +12,21 @@ import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
   reduce, tap, throwError, timer,
 } from 'rxjs';
-import { classifyAwsError } from '../errors/aws-error-kind.js';
-import { LeaseObservations } from '../lease/lease-observations.js';
-import { backoffDelay } from '../errors/retry-backoff.js';
-import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
-import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/ports.js';
-import { withResetFloor } from '../reading/start-position.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
-import { stringOrNull } from './codec.js';
+import { classifyAwsError } from '../errors/aws-error-kind.js';
+import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import { backoffDelay } from '../errors/retry-backoff.js';
+import { LeaseObservations } from '../lease/lease-observations.js';
+import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/lease-store.js';
+import { withResetFloor } from '../reading/start-position.js';
 import {
   CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCheckpoint, readableCounter, setAckedRanges, setCheckpoint, wronglyTyped,
 } from './checkpoint-row.js';
-import { UpdateExpression } from './update-expression.js';
-import type { Dynamo, Item } from './dynamo.js';
+import { stringOrNull } from './codec.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
+import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
+import { UpdateExpression } from './update-expression.js';
 
 const A = CHECKPOINT_ATTRIBUTES;
 /** BatchGetItem takes at most this many keys per call. */

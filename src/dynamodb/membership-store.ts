@@ -10,16 +10,16 @@
 // judges; no LastUpdate is compared with this host's clock, except by the 48-hour reaping.
 import { randomUUID } from 'node:crypto';
 import { type Observable, catchError, concatMap, defer, filter, from, map, of, throwError, toArray } from 'rxjs';
-import { compareIds } from '../group/compare-ids.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
-import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore, type Registration } from '../ports/coordination.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
+import { compareIds } from '../group/compare-ids.js';
 import { LIBRARY_ATTRIBUTE, libraryMarker } from '../group/library-marker.js';
 import { RivalRow } from '../group/rival-row.js';
 import { RowObserver, observedExpired } from '../lease/row-observer.js';
+import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore, type Registration } from '../ports/coordination.js';
 import { AttributeFormatError, isEmpty, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
-import type { Dynamo, Item } from './dynamo.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
+import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
 import { ConditionExpression } from './update-expression.js';
 

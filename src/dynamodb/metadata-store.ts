@@ -10,13 +10,13 @@
 //
 // The lock expires by local observation (src/lease/row-observer.ts): a client takes it over once it has
 // seen the item unchanged for leaseTtlMs, with a write conditioned on the item being as seen.
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, catchError, concatMap, defer, map, of, throwError } from 'rxjs';
-import { compareIds } from '../group/compare-ids.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
-import type { CachedShard, Leader, MetadataStore, ShardCache } from '../ports/coordination.js';
+import { compareIds } from '../group/compare-ids.js';
 import { RowObserver, observedExpired } from '../lease/row-observer.js';
+import type { CachedShard, Leader, MetadataStore, ShardCache } from '../ports/coordination.js';
 import { AttributeFormatError, nanosFromMillis, readIdList, readInteger, readString, rfc1123z, stringOrNull, timestampAttributes } from './codec.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';

@@ -4,9 +4,9 @@ import {
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { ConfigError, KinsumerError, TableNotFoundError } from '../errors/kinsumer-errors.js';
-import { checkApplicationName, tableNames } from './table-names.js';
 import type { RequestBound } from '../ports/request-timeout.js';
 import { Dynamo } from './dynamo.js';
+import { checkApplicationName, tableNames } from './table-names.js';
 
 /** Options of {@link createTables} and {@link deleteTables}. */
 export interface TablesOptions {

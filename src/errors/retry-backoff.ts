@@ -1,6 +1,6 @@
 import { type MonoTypeOperatorFunction, type SchedulerLike, retry, throwError, timer } from 'rxjs';
-import { classifyAwsError } from './aws-error-kind.js';
 import type { KinsumerEvent } from '../types.js';
+import { classifyAwsError } from './aws-error-kind.js';
 
 /** Capped exponential backoff. */
 export interface BackoffPolicy {

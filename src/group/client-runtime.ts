@@ -2,18 +2,18 @@ import {
   type Observable, type Subscription, BehaviorSubject, Subject, concat, defer, filter, from, ignoreElements, map, merge,
   distinctUntilChanged, skip, takeUntil, timer,
 } from 'rxjs';
+import { type ShardCount, ShardTallies } from '../checkpoint/shard-tally.js';
 import { isTransient } from '../errors/aws-error-kind.js';
-import { retryTransient } from '../errors/retry-backoff.js';
-import type { KinsumerPorts } from '../ports/backend.js';
-import { KinsumerError, StartTimeoutError } from '../errors/kinsumer-errors.js';
-import { coordinate, leaveGroup } from './coordinator.js';
 import { asError } from '../errors/fault-scope.js';
+import { KinsumerError, StartTimeoutError } from '../errors/kinsumer-errors.js';
+import { retryTransient } from '../errors/retry-backoff.js';
 import { LeaseManager } from '../lease/lease-manager.js';
 import { type ReadingSwitch, drainBoundMs } from '../lease/lease-session.js';
 import type { ResolvedOptions } from '../options.js';
-import { type ShardCount, ShardTallies } from '../checkpoint/shard-tally.js';
-import { stopLog } from './stop-log.js';
+import type { KinsumerPorts } from '../ports/backend.js';
 import type { KinsumerEvent, ShardLease, ShardStatus } from '../types.js';
+import { coordinate, leaveGroup } from './coordinator.js';
+import { stopLog } from './stop-log.js';
 
 /** Everything a running client talks to: its ports, plus the options and the event sink. */
 export interface ClientDeps extends KinsumerPorts {

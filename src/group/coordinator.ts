@@ -2,17 +2,18 @@ import {
   type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concat, concatMap, defer, distinctUntilChanged, exhaustMap, filter,
   finalize, forkJoin, Subject, ignoreElements, map, merge, of, repeat, skip, switchMap, take, tap, throwError, timer,
 } from 'rxjs';
-import { assignShards, assignmentChanges } from './assignment.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
-import type { CachedShard, LiveClient, MembershipStore, MetadataStore, Registration } from '../ports/coordination.js';
-import { ConfigError } from '../errors/kinsumer-errors.js';
 import { asError, stopsTheClient } from '../errors/fault-scope.js';
+import { ConfigError } from '../errors/kinsumer-errors.js';
+import type { ResolvedOptions } from '../options.js';
+import type { CachedShard, LiveClient, MembershipStore, MetadataStore, Registration } from '../ports/coordination.js';
+import type { CheckpointRow, LeaseStore } from '../ports/lease-store.js';
+import type { StreamPort } from '../ports/stream.js';
+import type { KinsumerEvent } from '../types.js';
+import { assignShards, assignmentChanges } from './assignment.js';
 import {
   type AssignmentStrategy, assignerFor, assignmentInput, cachedShardList, goPlan, goShare, rowsToRead, sameShardList, successorWatch, withGoHoldings,
 } from './group-view.js';
-import type { ResolvedOptions } from '../options.js';
-import type { CheckpointRow, LeaseStore, StreamPort } from '../ports/ports.js';
-import type { KinsumerEvent } from '../types.js';
 
 /** What the coordinator reads and writes. */
 export interface CoordinatorDeps {

@@ -1,11 +1,12 @@
 // Pure: turns what one coordination check read (live clients, the cached shard list, the rows of
 // the closed shards) into the assignment's input, and ListShards' answer into the cached list;
 // decides which assignment rule is in force (sticky, or the Go kinsumer's while a Go client lives).
-import { assignShards, eligibleShardIds, type AssignmentInput, type ShardToAssign } from './assignment.js';
 import type { CachedShard, LiveClient } from '../ports/coordination.js';
+import type { CheckpointRow } from '../ports/lease-store.js';
+import type { ShardInfo } from '../ports/stream.js';
+import { assignShards, eligibleShardIds, type AssignmentInput, type ShardToAssign } from './assignment.js';
 import { goAssignment } from './go-assignment.js';
 import { writtenByThisLibrary } from './library-marker.js';
-import type { CheckpointRow, ShardInfo } from '../ports/ports.js';
 
 /** The assignment rule a check applied: this library's sticky balanced one, or the Go kinsumer's round robin. */
 export type AssignmentStrategy = 'sticky' | 'go';

@@ -3,7 +3,7 @@
 // HTTP/2 window holds the service back. Types only from the SDK: kinesis.ts sends the request.
 import type { SubscribeToShardCommandOutput, SubscribeToShardEventStream, _Record as SdkRecord } from '@aws-sdk/client-kinesis';
 import { type Observable, Observable as RxObservable, defer, from, switchMap, of } from 'rxjs';
-import type { RawRecord, ShardEvent, ShardEventPull } from '../ports/ports.js';
+import type { RawRecord, ShardEvent, ShardEventPull } from '../ports/stream.js';
 
 /**
  * A cold Observable of one subscription: subscribing sends SubscribeToShard and emits a pull

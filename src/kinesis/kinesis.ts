@@ -11,10 +11,8 @@ import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { explainErrors } from '../errors/endpoint-error.js';
 import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
 import type { StreamRef } from '../options.js';
-import type {
-  FanOutPort, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort,
-} from '../ports/ports.js';
 import { type RequestBound, request, withinTimeout } from '../ports/request-timeout.js';
+import type { FanOutPort, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort } from '../ports/stream.js';
 import { subscription } from './event-stream.js';
 import { leanGetRecords } from './get-records.js';
 

@@ -3,7 +3,7 @@
 // these instead of letting the SDK decode every payload and make a Date per record; what reads
 // them as RawRecords gets both, decoded when read. A reader takes the base64 over as it is
 // (`dataBase64`, reading/unpack-page.ts): a payload is decoded once, when the application reads `data`.
-import type { RawRecord } from '../ports/ports.js';
+import type { RawRecord } from '../ports/stream.js';
 import { mayBeAggregateBase64 } from '../reading/kpl.js';
 import { decodeBase64 } from '../reading/payload-decoding.js';
 

@@ -4,7 +4,7 @@
 //
 // An owned lease expires by local observation (src/lease/row-observer.ts): when this client has seen the
 // row unchanged for leaseTtlMs on its own clock. The owner's LastUpdate is never read as a time.
-import type { CheckpointRow } from '../ports/ports.js';
+import type { CheckpointRow } from '../ports/lease-store.js';
 import { observedExpired } from './row-observer.js';
 
 /** Who asks: the client id, and the fencing token this very process captured the shard with, if any. */

@@ -2,12 +2,12 @@ import {
   type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, first, map, of, repeat, tap, timer,
 } from 'rxjs';
 import { isTransient } from '../errors/aws-error-kind.js';
-import { CorruptCheckpointError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { asError, stopsTheClient } from '../errors/fault-scope.js';
-import { LeaseSession, type SessionDeps } from './lease-session.js';
-import type { HeldLease } from '../ports/ports.js';
+import { CorruptCheckpointError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import type { HeldLease } from '../ports/lease-store.js';
 import { inheritedStart } from '../reading/start-position.js';
 import type { ShardLease, ShardStatus } from '../types.js';
+import { LeaseSession, type SessionDeps } from './lease-session.js';
 
 /** What the lease manager needs beyond a session's needs. */
 export interface LeaseManagerDeps extends SessionDeps {

@@ -1,7 +1,7 @@
 // One client's memory of the lease rows it read: since when each has looked as it does now, and
 // which fencing tokens this very process captured with. The capture rule (capture-rule.ts) judges
 // each read against it.
-import type { CheckpointRow } from '../ports/ports.js';
+import type { CheckpointRow } from '../ports/lease-store.js';
 import { leaseAvailable, leaseVersion } from './capture-rule.js';
 import { RowObserver } from './row-observer.js';
 

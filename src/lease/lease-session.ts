@@ -3,16 +3,18 @@ import {
   throwError, timer, catchError, ignoreElements, finalize,
 } from 'rxjs';
 import { createCheckpointer, type Checkpointer } from '../checkpoint/checkpointer.js';
-import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
-import { asError, stopsTheClient } from '../errors/fault-scope.js';
-import { Multicast } from '../reading/multicast.js';
-import type { ResolvedOptions } from '../options.js';
-import type { HeldLease, LeaseStore, ShardTracker, StreamPort } from '../ports/ports.js';
-import { readerFor } from '../reading/read-mode.js';
 import { ShardTally } from '../checkpoint/shard-tally.js';
+import { asError, stopsTheClient } from '../errors/fault-scope.js';
+import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import type { ResolvedOptions } from '../options.js';
+import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
+import type { ShardTracker } from '../ports/shard-tracker.js';
+import type { StreamPort } from '../ports/stream.js';
+import { Multicast } from '../reading/multicast.js';
+import { readerFor } from '../reading/read-mode.js';
+import { planStart, startToKeep } from '../reading/start-position.js';
 import { linkLease } from '../telemetry/lease-link.js';
 import { streamName } from '../telemetry/names.js';
-import { planStart, startToKeep } from '../reading/start-position.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, ShardStatus, StartingPosition } from '../types.js';
 
 /** What a session needs from the client that captured the lease. */

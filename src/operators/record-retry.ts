@@ -1,7 +1,7 @@
 // What to do after a failed handler call, as pure functions: try again after a backoff delay, or
 // give up (maxAttempts spent, or the record grew older than maxRecordAgeMs).
-import { backoffDelay } from '../errors/retry-backoff.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
+import { backoffDelay } from '../errors/retry-backoff.js';
 import type { KinsumerRecord } from '../types.js';
 
 /** Retry options with every default filled in. */

@@ -7,10 +7,10 @@ import { Observable, type Subscription } from 'rxjs';
 import { samePosition } from '../checkpoint/sequence-number.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { KinsumerRecord } from '../types.js';
+import { abortableWait } from './abortable-wait.js';
 import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { BatchHandler, BatchResult, FailedRecord, ProcessedBatch, ProcessedRecord } from './process-types.js';
-import { abortableWait } from './abortable-wait.js';
 import { afterFailure, tooOld } from './record-retry.js';
 
 /** Settles one batch (records of one shard, in sequence order); see the file comment. */

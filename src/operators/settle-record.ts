@@ -4,10 +4,10 @@
 // fails for good without onFailure, or when onFailure fails.
 import { Observable, type Subscription } from 'rxjs';
 import type { KinsumerRecord } from '../types.js';
+import { abortableWait } from './abortable-wait.js';
 import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { ProcessedRecord, RecordHandler } from './process-types.js';
-import { abortableWait } from './abortable-wait.js';
 import { afterFailure, tooOld } from './record-retry.js';
 
 /** Settles one record; see the file comment for what the Observable does. */

@@ -3,7 +3,8 @@
 import type { ResolvedOptions } from '../options.js';
 import type { KinsumerEvent } from '../types.js';
 import type { MembershipStore, MetadataStore } from './coordination.js';
-import type { LeaseStore, StreamPort } from './ports.js';
+import type { LeaseStore } from './lease-store.js';
+import type { StreamPort } from './stream.js';
 
 /**
  * The stores and the stream one client runs on: the DynamoDB and Kinesis adapters in production,

@@ -3,8 +3,8 @@
 // user's own ports — is bounded here, so a port that never answers is a transient fault there too.
 import { isObservable } from 'rxjs';
 import type { KinsumerPorts } from './backend.js';
-import type { FanOutPort, StreamPort } from './ports.js';
 import { type RequestBound, withinTimeout } from './request-timeout.js';
+import type { FanOutPort, StreamPort } from './stream.js';
 
 /**
  * The ports with every method that returns an Observable bounded by `bound`: no answer (no value,

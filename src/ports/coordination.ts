@@ -1,5 +1,5 @@
 // The seams of group coordination: who is alive (the clients table) and who leads, what the shard
-// list is and when a member left (the metadata table). Like src/ports/ports.ts, every method returns a
+// list is and when a member left (the metadata table). Like the lease store (lease-store.ts), every method returns a
 // cold Observable of one request (subscribe = send, unsubscribe = abort), so the coordinator runs
 // alike on DynamoDB, on the in-memory stores of `kinsumer/testing`, and on virtual time.
 //

@@ -3,11 +3,11 @@
 // `ack()` (a method, not a closure per record) hands its ticket back to the tracker. The payload
 // and the arrival time stay as the stream gave them (base64 and epoch milliseconds from the lean
 // GetRecords path) until the application reads them.
-import type { ShardTracker } from '../ports/ports.js';
+import type { Position } from '../ports/position.js';
+import type { ShardTracker } from '../ports/shard-tracker.js';
+import type { KinsumerRecord } from '../types.js';
 import { LEASE_SIGNAL } from './lease-signal.js';
 import { decodeBase64, recordJson, recordText } from './payload-decoding.js';
-import type { Position } from '../ports/position.js';
-import type { KinsumerRecord } from '../types.js';
 
 /** Where a page's records come from: their shard, and the lease they are read under. */
 export interface RecordOrigin {

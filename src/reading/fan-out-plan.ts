@@ -1,8 +1,8 @@
 // The fan-out reader's pure decisions: when the next SubscribeToShard may go out, and where it
 // starts. No I/O, no RxJS, no clock: times come in.
+import { comparePositions } from '../checkpoint/sequence-number.js';
 import type { IteratorPlan } from './start-position.js';
 import { type Delivered, planResume } from './start-position.js';
-import { comparePositions } from '../checkpoint/sequence-number.js';
 
 /**
  * A subscription is renewed this long after it started, before the service ends it (at 300000

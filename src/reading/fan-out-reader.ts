@@ -8,14 +8,14 @@ import {
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { retryTransient } from '../errors/retry-backoff.js';
-import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from './fan-out-plan.js';
-import type { FanOutPort, ShardEvent, ShardEventPull } from '../ports/ports.js';
-import { ShardDelivery } from './shard-delivery.js';
-import { isRetriableReadError, readError } from './read-errors.js';
-import { type ReadShardOptions } from './shard-reader.js';
-import { checkpointRejected } from './read-errors.js';
-import type { IteratorPlan } from './start-position.js';
+import type { FanOutPort, ShardEvent, ShardEventPull } from '../ports/stream.js';
 import type { KinsumerRecord } from '../types.js';
+import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from './fan-out-plan.js';
+import { isRetriableReadError, readError } from './read-errors.js';
+import { checkpointRejected } from './read-errors.js';
+import { ShardDelivery } from './shard-delivery.js';
+import { type ReadShardOptions } from './shard-reader.js';
+import type { IteratorPlan } from './start-position.js';
 
 /**
  * Options of {@link readFanOut}: the polling reader's, less what only polling has (the stream's

@@ -3,7 +3,7 @@
 // corrupt checkpoint of that shard, and what is retried is decided once here.
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { CorruptCheckpointError, KinsumerError } from '../errors/kinsumer-errors.js';
-import type { IteratorStart } from '../ports/ports.js';
+import type { IteratorStart } from '../ports/stream.js';
 
 /** Reading a shard failed for good (access denied, KMS, a bad request): the AWS error is the cause. */
 export class ShardReadError extends KinsumerError {

@@ -2,12 +2,12 @@
 // first read (register the stream consumer, for fan-out).
 import { type Observable, firstValueFrom, throwError } from 'rxjs';
 import { ConfigError } from '../errors/kinsumer-errors.js';
-import { readFanOut } from './fan-out-reader.js';
 import type { ResolvedOptions } from '../options.js';
-import type { FanOutPort, StreamPort } from '../ports/ports.js';
+import type { FanOutPort, StreamPort } from '../ports/stream.js';
+import type { KinsumerEvent, KinsumerRecord } from '../types.js';
+import { readFanOut } from './fan-out-reader.js';
 import { type ReadShardOptions, readShard } from './shard-reader.js';
 import { consumerArn } from './stream-consumer.js';
-import type { KinsumerEvent, KinsumerRecord } from '../types.js';
 
 /** A shard reader: polling's options in, the shard's records out. */
 export type ShardReader = (options: ReadShardOptions) => Observable<KinsumerRecord>;

@@ -3,10 +3,11 @@
 // the last one emitted (where a rebuilt iterator or a new subscription resumes), and at the end of
 // the shard wait for the tracker to finish. One place, so polling and fan-out behave the same.
 import { type Observable, type Subscriber, EMPTY, concat, defer, filter, ignoreElements, merge, of, take } from 'rxjs';
-import type { RawRecord, ShardTracker } from '../ports/ports.js';
 import type { Position } from '../ports/position.js';
-import type { StreamRecord } from './delivered-record.js';
+import type { ShardTracker } from '../ports/shard-tracker.js';
+import type { RawRecord } from '../ports/stream.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
+import type { StreamRecord } from './delivered-record.js';
 import { unpackRecords } from './unpack-page.js';
 
 /** What a {@link ShardDelivery} needs. */

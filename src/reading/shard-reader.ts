@@ -5,15 +5,16 @@ import {
   type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
 } from 'rxjs';
 import { type BackoffPolicy, retryTransient } from '../errors/retry-backoff.js';
+import type { Position } from '../ports/position.js';
+import type { ShardTracker } from '../ports/shard-tracker.js';
+import type { IteratorStart, RecordsPage, StreamPort } from '../ports/stream.js';
+import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
 import {
   DEFAULT_ITERATOR_MAX_AGE_MS, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
 } from './poll-plan.js';
-import type { IteratorStart, RecordsPage, ShardTracker, StreamPort } from '../ports/ports.js';
-import type { Position } from '../ports/position.js';
-import { ShardDelivery } from './shard-delivery.js';
 import { checkpointRejected, isRetriableReadError as isRetriable, readError } from './read-errors.js';
+import { ShardDelivery } from './shard-delivery.js';
 import { type IteratorPlan, planResume } from './start-position.js';
-import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
 
 /** What one GetRecords answer (or one SubscribeToShard event) said about the shard. */
 export interface FetchFigures {

@@ -1,8 +1,9 @@
 // Where a shard's reading starts, and where it resumes when an iterator must be rebuilt.
 // Pure: the captured checkpoint and the option in, a GetShardIterator request out.
-import type { CheckpointRow, IteratorStart, StoredCheckpoint } from '../ports/ports.js';
 import { comparePositions } from '../checkpoint/sequence-number.js';
+import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
 import { type Position } from '../ports/position.js';
+import type { IteratorStart } from '../ports/stream.js';
 import type { InitialPosition, StartingPosition } from '../types.js';
 
 /**

@@ -5,7 +5,7 @@
 import { type Observable, type SchedulerLike, catchError, concat, defer, ignoreElements, of, shareReplay, switchMap, throwError, timer } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { type BackoffPolicy, backoffDelay, retryTransient } from '../errors/retry-backoff.js';
-import type { FanOutPort, StreamConsumerInfo } from '../ports/ports.js';
+import type { FanOutPort, StreamConsumerInfo } from '../ports/stream.js';
 import type { KinsumerEvent } from '../types.js';
 
 /** Status polls start this far apart (under 5 per second) and double up to 5 s. */

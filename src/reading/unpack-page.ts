@@ -2,11 +2,11 @@
 // are split, sub-records already consumed are skipped, and a corrupt aggregate stays one raw
 // record (reported, never dropped). Pure: each user record is made once here, as the object the
 // application will receive (see delivered-record.ts).
-import { type AggregateDecodeError, deaggregate, mayBeAggregateBase64 } from './kpl.js';
-import type { RawRecord } from '../ports/ports.js';
 import type { Position } from '../ports/position.js';
-import { isSkipped } from './start-position.js';
+import type { RawRecord } from '../ports/stream.js';
 import { type RecordOrigin, StreamRecord } from './delivered-record.js';
+import { type AggregateDecodeError, deaggregate, mayBeAggregateBase64 } from './kpl.js';
+import { isSkipped } from './start-position.js';
 
 /** An aggregate delivered raw because it did not decode. */
 export interface UndecodableRecord {

@@ -14,11 +14,11 @@ import { firstValueFrom, lastValueFrom, timer } from 'rxjs';
 import { millisFromNanos } from '../dynamodb/codec.js';
 import { Dynamo } from '../dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../dynamodb/lease-store.js';
+import { checkApplicationName, tableNames } from '../dynamodb/table-names.js';
 import { ConfigError, type CorruptCheckpointError, LeaseHeldError } from '../errors/kinsumer-errors.js';
 import { KinesisStream } from '../kinesis/kinesis.js';
 import { DEFAULTS, resolveStream } from '../options.js';
-import { checkApplicationName, tableNames } from '../dynamodb/table-names.js';
-import type { CheckpointRow, StoredCheckpoint } from '../ports/ports.js';
+import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
 import type { InitialPosition, StartingPosition } from '../types.js';
 
 /** Options of {@link resetCheckpoints}. */

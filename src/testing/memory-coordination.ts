@@ -4,15 +4,15 @@
 // and for benchmarks that must not measure DynamoDB.
 import { randomUUID } from 'node:crypto';
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
+import { nanosFromMillis } from '../dynamodb/codec.js';
 import { compareIds } from '../group/compare-ids.js';
+import { libraryMarker } from '../group/library-marker.js';
+import { RivalRow } from '../group/rival-row.js';
+import { RowObserver, observedExpired } from '../lease/row-observer.js';
 import {
   REAP_CLIENTS_AFTER_MS, type CachedShard, type Leader, type LiveClient, type MembershipStore, type MetadataStore,
   type Registration, type ShardCache,
 } from '../ports/coordination.js';
-import { nanosFromMillis } from '../dynamodb/codec.js';
-import { libraryMarker } from '../group/library-marker.js';
-import { RivalRow } from '../group/rival-row.js';
-import { RowObserver, observedExpired } from '../lease/row-observer.js';
 
 /** A row of the clients table, as the DynamoDB store would decode it. */
 export interface MemoryClientRow {

@@ -3,12 +3,12 @@
 // for model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
 import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
 import { decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
-import { LeaseObservations } from '../lease/lease-observations.js';
-import { withResetFloor } from '../reading/start-position.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
-import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/ports.js';
+import { LeaseObservations } from '../lease/lease-observations.js';
+import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/lease-store.js';
+import { withResetFloor } from '../reading/start-position.js';
 
 /** The rows of one checkpoints table, shared by the stores of several simulated clients. */
 export class MemoryCheckpointTable {

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { type Observable, type SchedulerLike, defer, mergeMap, of, throwError, timer } from 'rxjs';
 import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
-import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports/ports.js';
+import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports/stream.js';
 
 /** The operations of a {@link MemoryStream}, as fault injection and call counters name them. */
 export type StreamOperation = 'getShardIterator' | 'getRecords' | 'listShards';

@@ -6,7 +6,7 @@ import { firstValueFrom } from 'rxjs';
 import { classifyAwsError } from '../../src/errors/aws-error-kind.js';
 import { StreamNotFoundError } from '../../src/errors/kinsumer-errors.js';
 import { KinesisStream } from '../../src/kinesis/kinesis.js';
-import type { RawRecord, RecordsPage } from '../../src/ports/ports.js';
+import type { RawRecord, RecordsPage } from '../../src/ports/stream.js';
 import {
   type LocalAwsConfig, type RunningServer, createStream, localKinesisClient, openShardIds, putRecords, startKinesalite, startKinesisLocal,
   waitForStreamStatus,

@@ -9,7 +9,7 @@ import { Dynamo, type Item } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
 import { LeaseLostError, TableNotFoundError } from '../../src/errors/kinsumer-errors.js';
 import { ACKED_RANGES_MAX_BYTES, encodeAckedRanges } from '../../src/checkpoint/acked-ranges.js';
-import type { AckedRange, HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports/ports.js';
+import type { AckedRange, HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports/lease-store.js';
 import { MemoryCheckpointTable, MemoryLeaseStore, startLocalAws, type LocalAws } from '../../src/testing/index.js';
 import { itemSize } from '../support/item-size.js';
 import { uniqueName } from '../support/local.js';

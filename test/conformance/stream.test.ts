@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { type Observable, asyncScheduler, firstValueFrom } from 'rxjs';
 import { StreamNotFoundError } from '../../src/errors/kinsumer-errors.js';
 import { KinesisStream } from '../../src/kinesis/kinesis.js';
-import type { RecordsPage } from '../../src/ports/ports.js';
+import type { RecordsPage } from '../../src/ports/stream.js';
 import { readShard } from '../../src/reading/shard-reader.js';
 import {
   createStream, localKinesisClient, openShardIds, putRecords, splitShard, startLocalAws, type LocalAws,

@@ -3,7 +3,7 @@
 // says. What it receives, acks and gets accepted by the tables is reported to the checker.
 import { BehaviorSubject, EMPTY, type Observable, type Subscription, ignoreElements, mergeMap, tap, throwError, timer } from 'rxjs';
 import { Kinsumer } from '../../src/index.js';
-import type { CheckpointWrite, HeldLease, StoredCheckpoint } from '../../src/ports/ports.js';
+import type { CheckpointWrite, HeldLease, StoredCheckpoint } from '../../src/ports/lease-store.js';
 import { MemoryMembershipStore, MemoryMetadataStore, type MemoryCoordinationTables } from '../../src/testing/memory-coordination.js';
 import { MemoryLeaseStore, type MemoryCheckpointTable } from '../../src/testing/memory-lease-store.js';
 import type { MemoryStream } from '../../src/testing/memory-stream.js';

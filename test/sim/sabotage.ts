@@ -4,7 +4,8 @@
 import { type Observable, catchError, defer, map, of, throwError } from 'rxjs';
 import { nanosFromMillis } from '../../src/dynamodb/codec.js';
 import { LeaseLostError } from '../../src/errors/kinsumer-errors.js';
-import type { CheckpointWrite, HeldLease, LeaseStore, RecordsPage, StreamPort } from '../../src/ports/ports.js';
+import type { RecordsPage, StreamPort } from '../../src/ports/stream.js';
+import type { CheckpointWrite, HeldLease, LeaseStore } from '../../src/ports/lease-store.js';
 import type { MemoryCheckpointTable } from '../../src/testing/memory-lease-store.js';
 
 /** A stream whose GetRecords never returns the records `hidden` picks. */

@@ -2,7 +2,7 @@
 // 2,000 busy shards would not fit) and holds at most 1,024 shards; this one keeps none: record i of
 // shard s arrives at a fixed rate and is made when read, so memory stays flat for any duration.
 import { type Observable, defer, of, throwError } from 'rxjs';
-import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../../src/ports/ports.js';
+import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../../src/ports/stream.js';
 import { awsError } from '../../src/testing/memory-stream.js';
 
 const MAX_HASH_KEY = 2n ** 128n - 1n;

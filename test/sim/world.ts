@@ -2,7 +2,7 @@
 // fleet of processes, all on one virtual timeline. It applies the schedule's commands and, once
 // they are done, calms everything down and lets the group recover before the final checks.
 import { type Observable, lastValueFrom } from 'rxjs';
-import type { StoredCheckpoint } from '../../src/ports/ports.js';
+import type { StoredCheckpoint } from '../../src/ports/lease-store.js';
 import { MemoryCoordinationTables } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';

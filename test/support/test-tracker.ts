@@ -1,5 +1,5 @@
 import { type Observable, Subject, defer, filter, ignoreElements, startWith, take, tap } from 'rxjs';
-import type { ShardTracker } from '../../src/ports/ports.js';
+import type { ShardTracker } from '../../src/ports/shard-tracker.js';
 import { comparePositions } from '../../src/checkpoint/sequence-number.js';
 import { type Position } from '../../src/ports/position.js';
 

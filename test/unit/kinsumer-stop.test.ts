@@ -6,7 +6,7 @@ import { ReplaySubject, concatMap, delay, throwError } from 'rxjs';
 import { StartTimeoutError } from '../../src/index.js';
 import { drainBoundMs } from '../../src/lease/lease-session.js';
 import { resolveOptions } from '../../src/options.js';
-import type { HeldLease } from '../../src/ports/ports.js';
+import type { HeldLease } from '../../src/ports/lease-store.js';
 import type { Logger } from '../../src/types.js';
 import { awsError } from '../../src/testing/memory-stream.js';
 import { FAST, MemoryGroup } from '../support/memory-group.js';

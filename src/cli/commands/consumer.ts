@@ -2,9 +2,9 @@
 // whether or not anything reads through it, and the library registers one but never removes it
 // (another process of the group may still be reading).
 import { firstValueFrom } from 'rxjs';
+import { checkApplicationName } from '../../dynamodb/table-names.js';
 import { KinesisStream } from '../../kinesis/kinesis.js';
 import { type StreamRef } from '../../options.js';
-import { checkApplicationName } from '../../dynamodb/table-names.js';
 import { clientSettings, kinesisClient } from '../clients.js';
 import { EXIT, type Command, type OptionValues, UsageError } from '../command.js';
 

@@ -6,8 +6,8 @@
 // takes that long. --force resets those too (their owners are fenced and read again from the new
 // checkpoint), without waiting.
 import { DEFAULTS } from '../../options.js';
+import type { StoredCheckpoint } from '../../ports/lease-store.js';
 import { type ShardReset, resetCheckpoints } from '../../reset/reset-checkpoints.js';
-import type { StoredCheckpoint } from '../../ports/ports.js';
 import type { InitialPosition, StartingPosition } from '../../types.js';
 import { clientSettings, dynamodbClient, kinesisClient } from '../clients.js';
 import { EXIT, UsageError, type Command } from '../command.js';

@@ -9,11 +9,12 @@ import { DynamoLeaseStore } from '../../dynamodb/lease-store.js';
 import { decodeClientRow } from '../../dynamodb/membership-store.js';
 import { METADATA_ATTRIBUTES, decodeLeader } from '../../dynamodb/metadata-store.js';
 import { tableError } from '../../dynamodb/table-error.js';
-import type { Leader, LiveClient } from '../../ports/coordination.js';
+import { tableNames } from '../../dynamodb/table-names.js';
 import type { CorruptCheckpointError } from '../../errors/kinsumer-errors.js';
 import type { KinesisStream } from '../../kinesis/kinesis.js';
-import { tableNames } from '../../dynamodb/table-names.js';
-import type { CheckpointRow, ShardInfo } from '../../ports/ports.js';
+import type { Leader, LiveClient } from '../../ports/coordination.js';
+import type { CheckpointRow } from '../../ports/lease-store.js';
+import type { ShardInfo } from '../../ports/stream.js';
 
 /** A row of the clients table as `status` shows it. */
 export type ClientRow = Omit<LiveClient, 'unchangedForMs'>;

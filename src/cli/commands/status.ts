@@ -2,12 +2,13 @@
 // of the stream with its owner, checkpoint, lag and last progress. Read-only (see status-read.ts
 // for what it reads); `--watch` reads again every `--interval` seconds.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Leader } from '../../ports/coordination.js';
-import { Dynamo } from '../../dynamodb/dynamo.js';
 import { millisFromNanos } from '../../dynamodb/codec.js';
+import { Dynamo } from '../../dynamodb/dynamo.js';
 import { KinesisStream } from '../../kinesis/kinesis.js';
 import { DEFAULTS } from '../../options.js';
-import type { CheckpointRow, ShardInfo } from '../../ports/ports.js';
+import type { Leader } from '../../ports/coordination.js';
+import type { CheckpointRow } from '../../ports/lease-store.js';
+import type { ShardInfo } from '../../ports/stream.js';
 import { clientSettings, dynamodbClient, kinesisClient } from '../clients.js';
 import { type CliIo, EXIT, type Command, UsageError } from '../command.js';
 import { applicationOption, integerOption, streamOption, textOption } from '../common-options.js';

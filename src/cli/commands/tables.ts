@@ -1,9 +1,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { firstValueFrom } from 'rxjs';
-import { classifyAwsError } from '../../errors/aws-error-kind.js';
 import { Dynamo } from '../../dynamodb/dynamo.js';
-import { createTables, deleteTables } from '../../dynamodb/tables.js';
 import { tableNames } from '../../dynamodb/table-names.js';
+import { createTables, deleteTables } from '../../dynamodb/tables.js';
+import { classifyAwsError } from '../../errors/aws-error-kind.js';
 import { clientSettings, dynamodbClient } from '../clients.js';
 import { EXIT, type CommonOption, type Command } from '../command.js';
 

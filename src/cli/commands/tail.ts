@@ -8,7 +8,8 @@ import {
 import { retryTransient } from '../../errors/retry-backoff.js';
 import { KinesisStream } from '../../kinesis/kinesis.js';
 import { DEFAULTS } from '../../options.js';
-import type { IteratorStart, ShardInfo, ShardTracker, StreamPort } from '../../ports/ports.js';
+import type { ShardTracker } from '../../ports/shard-tracker.js';
+import type { IteratorStart, ShardInfo, StreamPort } from '../../ports/stream.js';
 import { readShard } from '../../reading/shard-reader.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../types.js';
 import { clientSettings, kinesisClient } from '../clients.js';

@@ -3,7 +3,7 @@ import { firstValueFrom } from 'rxjs';
 import { Dynamo } from '../../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { Kinsumer, createTables, type KinsumerEvent, type KinsumerRecord } from '../../../src/index.js';
-import type { CheckpointRow } from '../../../src/ports/ports.js';
+import type { CheckpointRow } from '../../../src/ports/lease-store.js';
 import { createStream, putRecords } from '../../../src/testing/index.js';
 import { cli, endpointArgs } from '../../support/cli.js';
 import { eventually, uniqueName, useLocalAws } from '../../support/local.js';

@@ -4,7 +4,7 @@ import { firstValueFrom } from 'rxjs';
 import { Dynamo } from '../../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { CorruptCheckpointError, LeaseHeldError, LeaseLostError, createTables } from '../../../src/index.js';
-import type { LeaseStore, StoredCheckpoint } from '../../../src/ports/ports.js';
+import type { LeaseStore, StoredCheckpoint } from '../../../src/ports/lease-store.js';
 import { planStart } from '../../../src/reading/start-position.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 import { uniqueName, useLocalAws } from '../../support/local.js';

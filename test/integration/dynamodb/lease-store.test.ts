@@ -10,7 +10,7 @@ import { rfc1123z } from '../../../src/dynamodb/codec.js';
 import { Dynamo, type Item } from '../../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { CorruptCheckpointError, KinsumerError, LeaseLostError, TableNotFoundError } from '../../../src/errors/kinsumer-errors.js';
-import type { HeldLease, StoredCheckpoint } from '../../../src/ports/ports.js';
+import type { HeldLease, StoredCheckpoint } from '../../../src/ports/lease-store.js';
 import { uniqueName, useLocalAws } from '../../support/local.js';
 
 // Sequence numbers as Kinesis writes them (56 digits) and Go-style Unix-nanosecond timestamps.

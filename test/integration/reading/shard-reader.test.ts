@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { type Subscription, asyncScheduler } from 'rxjs';
 import { KinesisStream } from '../../../src/kinesis/kinesis.js';
-import type { StreamPort } from '../../../src/ports/ports.js';
+import type { StreamPort } from '../../../src/ports/stream.js';
 import { type ReadShardOptions, readShard } from '../../../src/reading/shard-reader.js';
 import { planStart } from '../../../src/reading/start-position.js';
 import {

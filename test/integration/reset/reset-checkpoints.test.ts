@@ -5,7 +5,7 @@ import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import {
   ConfigError, LeaseLostError, StreamNotFoundError, TableNotFoundError, createTables, resetCheckpoints, type ResetCheckpointsOptions,
 } from '../../../src/index.js';
-import type { HeldLease, StoredCheckpoint } from '../../../src/ports/ports.js';
+import type { HeldLease, StoredCheckpoint } from '../../../src/ports/lease-store.js';
 import { createStream } from '../../../src/testing/index.js';
 import { uniqueName, useLocalAws } from '../../support/local.js';
 

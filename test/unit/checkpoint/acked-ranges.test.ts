@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { ACKED_RANGES_MAX_BYTES, capAckedRanges, decodeAckedRanges, encodeAckedRanges } from '../../../src/checkpoint/acked-ranges.js';
-import type { AckedRange, StoredCheckpoint } from '../../../src/ports/ports.js';
+import type { AckedRange, StoredCheckpoint } from '../../../src/ports/lease-store.js';
 import { comparePositions } from '../../../src/checkpoint/sequence-number.js';
 import { type Position } from '../../../src/ports/position.js';
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { ACKED_RANGES_MAX_BYTES, encodeAckedRanges } from '../../../src/checkpoint/acked-ranges.js';
 import { type CommitDecision, CheckpointState, type TrackedRecord } from '../../../src/checkpoint/checkpoint-state.js';
-import type { StoredCheckpoint } from '../../../src/ports/ports.js';
+import type { StoredCheckpoint } from '../../../src/ports/lease-store.js';
 import type { Position } from '../../../src/ports/position.js';
 
 // Real Kinesis sequence numbers are 56 digits: far beyond 2^53, so only BigInt orders them.

@@ -3,7 +3,8 @@ import { Observable, ReplaySubject, VirtualTimeScheduler, firstValueFrom, mergeM
 import { TestScheduler } from 'rxjs/testing';
 import { type Checkpointer, createCheckpointer } from '../../../src/checkpoint/checkpointer.js';
 import { KinsumerError, LeaseLostError } from '../../../src/errors/kinsumer-errors.js';
-import type { CheckpointWrite, HeldLease, LeaseStore, ShardTracker, StoredCheckpoint } from '../../../src/ports/ports.js';
+import type { ShardTracker } from '../../../src/ports/shard-tracker.js';
+import type { CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../../../src/ports/lease-store.js';
 import type { Position } from '../../../src/ports/position.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 import type { KinsumerEvent, StatReceiver } from '../../../src/types.js';

@@ -5,7 +5,8 @@ import type { CheckpointLag } from '../../../src/cli/commands/status-read.js';
 import { type PrintedRecord, parseTailStart, recordLine, shardsToRead } from '../../../src/cli/commands/tail.js';
 import { UsageError } from '../../../src/cli/command.js';
 import { ageText, checkpointText, dataText, renderTable, shortSequence } from '../../../src/cli/format.js';
-import type { CheckpointRow, ShardInfo } from '../../../src/ports/ports.js';
+import type { ShardInfo } from '../../../src/ports/stream.js';
+import type { CheckpointRow } from '../../../src/ports/lease-store.js';
 
 const SEQ = '49680774074096777489958285650618970692452261160099512322';
 

@@ -4,7 +4,7 @@ import { LeaseObservations } from '../../../src/lease/lease-observations.js';
 import type { LiveClient } from '../../../src/ports/coordination.js';
 import { nextExpiryMs } from '../../../src/group/coordinator.js';
 import { assignerFor, assignmentInput, goPlan, rowsToRead, successorWatch } from '../../../src/group/group-view.js';
-import type { CheckpointRow } from '../../../src/ports/ports.js';
+import type { CheckpointRow } from '../../../src/ports/lease-store.js';
 import { RivalRow } from '../../../src/group/rival-row.js';
 import { RowObserver } from '../../../src/lease/row-observer.js';
 

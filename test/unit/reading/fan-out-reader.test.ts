@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { type Observable, type Subscription, NEVER, firstValueFrom, Observable as RxObservable, VirtualAction, VirtualTimeScheduler, map, of, throwError, timer } from 'rxjs';
 import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from '../../../src/reading/fan-out-plan.js';
 import { type ReadFanOutOptions, readFanOut } from '../../../src/reading/fan-out-reader.js';
-import type { FanOutPort, IteratorStart, RawRecord, ShardEvent, ShardEventPull, StreamConsumerInfo } from '../../../src/ports/ports.js';
+import type { FanOutPort, IteratorStart, RawRecord, ShardEvent, ShardEventPull, StreamConsumerInfo } from '../../../src/ports/stream.js';
 import { compareSequenceNumbers } from '../../../src/checkpoint/sequence-number.js';
 import { ShardReadError } from '../../../src/reading/read-errors.js';
 import { ConfigError, CorruptCheckpointError } from '../../../src/errors/kinsumer-errors.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { AggregateDecodeError, KPL_MAGIC, deaggregate, hasKplMagic } from '../../../src/reading/kpl.js';
-import type { RawRecord } from '../../../src/ports/ports.js';
+import type { RawRecord } from '../../../src/ports/stream.js';
 import { unpackRecords } from '../../../src/reading/unpack-page.js';
 import { aggregate } from '../../support/kpl-aggregate.js';
 

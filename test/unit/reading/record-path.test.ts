@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import { VirtualTimeScheduler, of } from 'rxjs';
 import { createCheckpointer } from '../../../src/checkpoint/checkpointer.js';
-import type { LeaseStore, RawRecord, ShardTracker } from '../../../src/ports/ports.js';
+import type { ShardTracker } from '../../../src/ports/shard-tracker.js';
+import type { RawRecord } from '../../../src/ports/stream.js';
+import type { LeaseStore } from '../../../src/ports/lease-store.js';
 import { leaseSignalOf } from '../../../src/reading/lease-signal.js';
 import { readShard } from '../../../src/reading/shard-reader.js';
 import { MemoryStream } from '../../../src/testing/index.js';

@@ -5,7 +5,7 @@ import { metrics } from '@opentelemetry/api';
 import { expect } from 'chai';
 import { NEVER, firstValueFrom, of } from 'rxjs';
 import { processRecords } from '../../../src/index.js';
-import type { FanOutPort, ShardEvent } from '../../../src/ports/ports.js';
+import type { FanOutPort, ShardEvent } from '../../../src/ports/stream.js';
 import { useOtelLoader } from '../../../src/telemetry/otel-api.js';
 import { MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../../src/types.js';

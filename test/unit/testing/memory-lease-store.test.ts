@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { TestScheduler } from 'rxjs/testing';
 import { LeaseLostError } from '../../../src/errors/kinsumer-errors.js';
-import type { HeldLease, StoredCheckpoint } from '../../../src/ports/ports.js';
+import type { HeldLease, StoredCheckpoint } from '../../../src/ports/lease-store.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 
 const SHARD = 'shardId-000000000002';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { type Observable, VirtualTimeScheduler, firstValueFrom, lastValueFrom } from 'rxjs';
 import { classifyAwsError } from '../../../src/errors/aws-error-kind.js';
 import { StreamNotFoundError } from '../../../src/errors/kinsumer-errors.js';
-import type { IteratorStart } from '../../../src/ports/ports.js';
+import type { IteratorStart } from '../../../src/ports/stream.js';
 import { MemoryStream, awsError, type StreamCall } from '../../../src/testing/memory-stream.js';
 
 const text = (data: Uint8Array) => Buffer.from(data).toString('utf8');
