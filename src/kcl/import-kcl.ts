@@ -10,7 +10,7 @@ import { KinesisStream } from '../kinesis/kinesis.js';
 import { type ImportWrite, planImport } from './import-plan.js';
 import { type KclMoveOptions, checkMoveOptions } from './kcl-options.js';
 import { KclTable, type KclTableRead, leaseVersions } from './kcl-table.js';
-import { type StoredRow, ownedRowVersions, readCheckpointRows, rowOwner, writeCheckpoint } from './kinsumer-rows.js';
+import { type StoredRow, ownedRowVersions, readCheckpointItem, readCheckpointRows, rowOwner, writeCheckpoint } from './kinsumer-rows.js';
 import type { KclPlan } from './plan.js';
 import { type RecordAtCheckpoint, recordAt } from './record-at.js';
 import { type StreamIdentity, accountOf, selectStreamLeases } from './stream-leases.js';
@@ -36,7 +36,7 @@ const RECORD_READS_AT_ONCE = 8;
  * number), at `TRIM_HORIZON`, `LATEST` or `timestamp` where the lease holds that start, and with
  * shards at `SHARD_END` finished, so their children come after them. A shard without a lease is
  * left to `initialPosition`; `pendingCheckpoint` is not used (the KCL does not resume from it).
- * Creates kinsumer's tables when they are missing (not in a dry run).
+ * Creates kinsumer's tables when they are missing, before its first write (not in a dry run, nor when it refuses).
  *
  * Refuses, writing nothing (the plan's `refused` says why), while the KCL fleet is alive (a lease's
  * `leaseCounter` moves while the tables are watched for `watchMs`), and, unless `force`, where a
@@ -61,12 +61,10 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
   const identity: StreamIdentity = { streamName: summary.streamName, accountId: accountOf(summary.streamArn), creationMs: summary.creationTimestamp?.getTime() };
   const kcl = new KclTable(dynamo, checked.leaseTable);
   const table = tableNames(checked.applicationName).checkpoints;
-  if (!dryRun) await createTables({ dynamodb: options.dynamodb, applicationName: checked.applicationName, scheduler });
-  const rows$ = readCheckpointRows(dynamo, table);
   const read = (): Observable<{ kcl: KclTableRead; rows: Map<string, StoredRow> }> => forkJoin({
     kcl: kcl.read(),
-    // A dry run creates nothing: missing tables hold no rows.
-    rows: dryRun ? rows$.pipe(catchError((error: unknown) => (error instanceof TableNotFoundError ? of(new Map<string, StoredRow>()) : throwError(() => error)))) : rows$,
+    // Missing tables hold no rows; they are created only when there is something to write.
+    rows: readCheckpointRows(dynamo, table).pipe(catchError((error: unknown) => (error instanceof TableNotFoundError ? of(new Map<string, StoredRow>()) : throwError(() => error)))),
   });
   const watched = await firstValueFrom(readTwice(read, ({ kcl: k, rows }) => {
     const leases = leaseVersions(k).size;
@@ -87,9 +85,10 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
   const refused = [...plan.refused];
   let written = 0;
   if (!dryRun && refused.length === 0) {
+    await createTables({ dynamodb: options.dynamodb, applicationName: checked.applicationName, scheduler });
     let changed = 0;
     for (const write of plan.writes) {
-      if (await writeOne(dynamo, table, write, after.rows.get(write.shardId))) {
+      if (await writeOne(dynamo, table, write, after.rows.get(write.shardId), force)) {
         written += 1;
         continue;
       }
@@ -106,13 +105,20 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
   };
 }
 
-async function writeOne(dynamo: Dynamo, table: string, write: ImportWrite, asRead: StoredRow | undefined): Promise<boolean> {
-  try {
-    await lastValueFrom(writeCheckpoint(dynamo, table, write.shardId, write, asRead?.item, Date.now()), { defaultValue: undefined });
-    return true;
-  } catch (error) {
-    if (classifyAwsError(error) === 'conditional') return false;
-    throw error;
+/** A forced write that lost the race with a live owner's renewal reads the row again and tries again, as a forced reset does. */
+const FORCED_ATTEMPTS = 3;
+
+async function writeOne(dynamo: Dynamo, table: string, write: ImportWrite, asRead: StoredRow | undefined, force: boolean): Promise<boolean> {
+  let item = asRead?.item;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await lastValueFrom(writeCheckpoint(dynamo, table, write.shardId, write, item, Date.now()), { defaultValue: undefined });
+      return true;
+    } catch (error) {
+      if (classifyAwsError(error) !== 'conditional') throw error;
+      if (!force || attempt >= FORCED_ATTEMPTS) return false;
+      item = await firstValueFrom(readCheckpointItem(dynamo, table, write.shardId));
+    }
   }
 }
 

@@ -38,6 +38,11 @@ export function readCheckpointRows(dynamo: Dynamo, table: string): Observable<Ma
   );
 }
 
+/** One row of `<app>_checkpoints` as stored (strongly consistent), or `undefined`. */
+export function readCheckpointItem(dynamo: Dynamo, table: string, shardId: string): Observable<Item | undefined> {
+  return dynamo.getItem({ TableName: table, Key: { [A.shard]: { S: shardId } }, ConsistentRead: true }).pipe(catchError((error: unknown) => tableError(table, error)));
+}
+
 /** The owner of a row (as stored: a corrupt row's too), or `undefined`. */
 export function rowOwner(stored: StoredRow): string | undefined {
   const owner = stored.item[A.ownerId]?.S;
