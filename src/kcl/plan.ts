@@ -15,7 +15,18 @@ export interface KclPlanCheckpoint {
  * {@link StartingPosition}), `FINISHED` for a shard read to its end (its children come next), or
  * `INITIAL_POSITION` for a shard with no checkpoint (the `initialPosition` option decides).
  */
-export type KclPlanStart = StartingPosition | { readonly type: 'FINISHED' } | { readonly type: 'INITIAL_POSITION' };
+export type KclPlanStart =
+  | StartingPosition
+  /** Read to its end: not read again, its children come next (the KCL's `SHARD_END`). */
+  | {
+    /** Which kind of start. */
+    readonly type: 'FINISHED';
+  }
+  /** No checkpoint: where the group's `initialPosition` option says. */
+  | {
+    /** Which kind of start. */
+    readonly type: 'INITIAL_POSITION';
+  };
 
 /** One line of a plan: a shard, its KCL checkpoint, its kinsumer start, and what is done. */
 export interface KclPlanLine {

@@ -3,36 +3,30 @@
 import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
 import { expect } from 'chai';
 import { importKclCheckpoints } from '../../src/index.js';
-import { type LocalAws, createStream, startLocalAws } from '../../src/testing/index.js';
-import { Collector, type PutRecord, hashKeys, putInto, textsFrom } from '../support/kcl-fixtures.js';
+import { createStream } from '../../src/testing/index.js';
+import { Collector, type PutRecord, hashKeys, putInto, textsFrom, useTier } from '../support/kcl-fixtures.js';
 import { KclLeaseWriter, createKclTable } from '../support/kcl-rows.js';
 import { uniqueName } from '../support/local.js';
-import { TIERS, skipUnless } from '../support/tiers.js';
+import { TIERS } from '../support/tiers.js';
 
 const six = (prefix: string) => Array.from({ length: 6 }, (_, i) => `${prefix}-${i}`);
 
 for (const tier of TIERS) {
   describe(`import-kcl: resuming where the KCL stopped, on ${tier.name}`, function () {
     this.timeout(180_000);
-    skipUnless(tier);
-    let local: LocalAws;
-    before(async function () {
-      this.timeout(180_000);
-      local = await startLocalAws(tier.options);
-    });
-    after(async () => { await local?.stop(); });
+    const local = useTier(tier);
 
     /** A stream of `count` shards, its shard ids sorted and the hash key that reaches each. */
     async function stream(count: number): Promise<{ name: string; shards: string[]; keys: Map<string, string> }> {
       const name = uniqueName('kcl');
-      await createStream(local.kinesis, name, count);
-      const keys = await hashKeys(local.kinesis, name);
+      await createStream(local().kinesis, name, count);
+      const keys = await hashKeys(local().kinesis, name);
       return { name, shards: [...keys.keys()].sort(), keys };
     }
 
     async function arrivals(streamName: string, shardId: string): Promise<Map<string, number>> {
-      const { ShardIterator } = await local.kinesis.send(new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }));
-      const page = await local.kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: 100 }));
+      const { ShardIterator } = await local().kinesis.send(new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }));
+      const page = await local().kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: 100 }));
       return new Map((page.Records ?? []).map((r) => [r.SequenceNumber ?? '', r.ApproximateArrivalTimestamp?.getTime() ?? 0]));
     }
 
@@ -40,11 +34,11 @@ for (const tier of TIERS) {
       const { name, shards, keys } = await stream(5);
       const [s0 = '', s1 = '', s2 = '', s3 = '', s4 = ''] = shards;
       const put = new Map<string, PutRecord[]>();
-      for (const shardId of shards) put.set(shardId, await putInto(local.kinesis, name, keys.get(shardId) ?? '', six(shardId)));
+      for (const shardId of shards) put.set(shardId, await putInto(local().kinesis, name, keys.get(shardId) ?? '', six(shardId)));
       const records = (shardId: string) => put.get(shardId) ?? [];
       const table = uniqueName('kcl-leases');
-      await createKclTable(local.dynamodb, table, '3.5');
-      const writer = (version: '1.3' | '2.x' | '3.x' | '3.5') => new KclLeaseWriter(local.dynamodb, table, version);
+      await createKclTable(local().dynamodb, table, '3.5');
+      const writer = (version: '1.3' | '2.x' | '3.x' | '3.5') => new KclLeaseWriter(local().dynamodb, table, version);
       // KCL 1.3: checkpointed record 2 (no sub-sequence number in the row).
       const w13 = writer('1.3');
       await w13.create({ shardId: s0 });
@@ -70,17 +64,17 @@ for (const tier of TIERS) {
       const timestamp = new Date(arrived.get(records(s4)[3]?.sequenceNumber ?? '') ?? 0);
 
       const app = uniqueName('kcl-app');
-      const plan = await importKclCheckpoints({ dynamodb: local.dynamodb, kinesis: local.kinesis, leaseTable: table, applicationName: app, streamName: name, watchMs: 100, timestamp });
+      const plan = await importKclCheckpoints({ dynamodb: local().dynamodb, kinesis: local().kinesis, leaseTable: table, applicationName: app, streamName: name, watchMs: 100, timestamp });
       expect(plan.refused, JSON.stringify(plan.shards)).to.deep.equal([]);
       expect(plan.written).to.equal(5);
       expect(plan.shards.find((l) => l.shardId === s1)?.reason).to.contain('pendingCheckpoint');
 
-      const consumer = new Collector({ kinesis: local.kinesis, dynamodb: local.dynamodb, stream: name, app });
+      const consumer = new Collector({ kinesis: local().kinesis, dynamodb: local().dynamodb, stream: name, app });
       try {
         // LATEST is fixed when the shard is first read: records put after that are its first.
         await consumer.reading(shards);
         const after = new Map(shards.map((id) => [id, `${id}-after`]));
-        for (const [shardId, text] of after) await putInto(local.kinesis, name, keys.get(shardId) ?? '', [text]);
+        for (const [shardId, text] of after) await putInto(local().kinesis, name, keys.get(shardId) ?? '', [text]);
         await consumer.delivered(after, 'every shard\'s record put after the start');
         const atOrAfterTimestamp = records(s4).filter((r) => (arrived.get(r.sequenceNumber) ?? 0) >= timestamp.getTime()).flatMap((r) => r.texts);
         expect(Object.fromEntries(shards.map((id) => [id, consumer.texts(id)]))).to.deep.equal({
@@ -100,12 +94,12 @@ for (const tier of TIERS) {
       const { name, shards, keys } = await stream(3);
       const layout = (p: string) => [{ aggregate: [`${p}-a0`, `${p}-a1`, `${p}-a2`, `${p}-a3`, `${p}-a4`] }, { aggregate: [`${p}-b0`, `${p}-b1`, `${p}-b2`, `${p}-b3`, `${p}-b4`] }, `${p}-plain`, { aggregate: [`${p}-c0`, `${p}-c1`, `${p}-c2`] }];
       const put = new Map<string, PutRecord[]>();
-      for (const shardId of shards) put.set(shardId, await putInto(local.kinesis, name, keys.get(shardId) ?? '', layout(shardId)));
+      for (const shardId of shards) put.set(shardId, await putInto(local().kinesis, name, keys.get(shardId) ?? '', layout(shardId)));
       const [mid = '', onPlain = '', aggregateZero = ''] = shards;
       const seqOf = (shardId: string, index: number) => put.get(shardId)?.[index]?.sequenceNumber ?? '';
       const table = uniqueName('kcl-leases');
-      await createKclTable(local.dynamodb, table, '2.x');
-      const kcl = new KclLeaseWriter(local.dynamodb, table, '2.x');
+      await createKclTable(local().dynamodb, table, '2.x');
+      const kcl = new KclLeaseWriter(local().dynamodb, table, '2.x');
       const checkpoints: [string, { sequenceNumber: string; subSequenceNumber: number }][] = [
         [mid, { sequenceNumber: seqOf(mid, 1), subSequenceNumber: 2 }],
         [onPlain, { sequenceNumber: seqOf(onPlain, 2), subSequenceNumber: 0 }],
@@ -117,17 +111,17 @@ for (const tier of TIERS) {
         await kcl.checkpoint(shardId, checkpoint);
       }
       const app = uniqueName('kcl-app');
-      const plan = await importKclCheckpoints({ dynamodb: local.dynamodb, kinesis: local.kinesis, leaseTable: table, applicationName: app, streamName: name, watchMs: 100 });
+      const plan = await importKclCheckpoints({ dynamodb: local().dynamodb, kinesis: local().kinesis, leaseTable: table, applicationName: app, streamName: name, watchMs: 100 });
       expect(plan.refused).to.deep.equal([]);
       expect(plan.shards.map((l) => l.start)).to.deep.equal([
         { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: seqOf(mid, 1), subSequenceNumber: 2 },
         { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: seqOf(onPlain, 2) },
         { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: seqOf(aggregateZero, 0), subSequenceNumber: 0 },
       ]);
-      const consumer = new Collector({ kinesis: local.kinesis, dynamodb: local.dynamodb, stream: name, app });
+      const consumer = new Collector({ kinesis: local().kinesis, dynamodb: local().dynamodb, stream: name, app });
       try {
         const after = new Map(shards.map((id) => [id, `${id}-after`]));
-        for (const [shardId, text] of after) await putInto(local.kinesis, name, keys.get(shardId) ?? '', [text]);
+        for (const [shardId, text] of after) await putInto(local().kinesis, name, keys.get(shardId) ?? '', [text]);
         await consumer.delivered(after, 'every shard\'s last record');
         const records = (shardId: string) => put.get(shardId) ?? [];
         expect(Object.fromEntries(shards.map((id) => [id, consumer.texts(id)]))).to.deep.equal({

@@ -6,36 +6,30 @@ import { DescribeStreamSummaryCommand } from '@aws-sdk/client-kinesis';
 import { GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
 import { exportKclCheckpoints, importKclCheckpoints } from '../../src/index.js';
-import { type LocalAws, createStream, startLocalAws } from '../../src/testing/index.js';
-import { Collector, hashKeys, putInto } from '../support/kcl-fixtures.js';
+import { createStream } from '../../src/testing/index.js';
+import { Collector, hashKeys, putInto, useTier } from '../support/kcl-fixtures.js';
 import { KclLeaseWriter, createKclTable, writeKcl35OtherItems } from '../support/kcl-rows.js';
 import { eventually, uniqueName } from '../support/local.js';
 import { FAST } from '../support/memory-group.js';
-import { TIERS, skipUnless } from '../support/tiers.js';
+import { TIERS } from '../support/tiers.js';
 
 for (const tier of TIERS) {
   describe(`import-kcl: refusals and every kind of KCL row, on ${tier.name}`, function () {
     this.timeout(180_000);
-    skipUnless(tier);
-    let local: LocalAws;
-    before(async function () {
-      this.timeout(180_000);
-      local = await startLocalAws(tier.options);
-    });
-    after(async () => { await local?.stop(); });
+    const local = useTier(tier);
 
     // A refused import creates nothing: a missing table is "no rows".
-    const rows = async (app: string) => local.dynamodb.send(new ScanCommand({ TableName: `${app}_checkpoints`, ConsistentRead: true }))
+    const rows = async (app: string) => local().dynamodb.send(new ScanCommand({ TableName: `${app}_checkpoints`, ConsistentRead: true }))
       .then((out) => out.Items ?? [], (error: Error) => { if (error.name === 'ResourceNotFoundException') return 'no table'; throw error; });
-    const move = (app: string, stream: string, leaseTable: string) => ({ dynamodb: local.dynamodb, kinesis: local.kinesis, leaseTable, applicationName: app, streamName: stream });
+    const move = (app: string, stream: string, leaseTable: string) => ({ dynamodb: local().dynamodb, kinesis: local().kinesis, leaseTable, applicationName: app, streamName: stream });
 
     it('refuses while the KCL fleet is alive (a leaseCounter moves during the watch), writing nothing; imports once it stopped; --force goes ahead and marks the lines', async () => {
       const stream = uniqueName('kcl-live');
-      await createStream(local.kinesis, stream, 2);
-      const shards = [...(await hashKeys(local.kinesis, stream)).keys()].sort();
+      await createStream(local().kinesis, stream, 2);
+      const shards = [...(await hashKeys(local().kinesis, stream)).keys()].sort();
       const table = uniqueName('kcl-leases');
-      await createKclTable(local.dynamodb, table, '3.x');
-      const fleet = new KclLeaseWriter(local.dynamodb, table, '3.x');
+      await createKclTable(local().dynamodb, table, '3.x');
+      const fleet = new KclLeaseWriter(local().dynamodb, table, '3.x');
       for (const shardId of shards) {
         await fleet.create({ shardId });
         await fleet.take(shardId, 'worker-a');
@@ -59,21 +53,21 @@ for (const tier of TIERS) {
 
     it('refuses to overwrite a row a live kinsumer client holds and to move a checkpoint backwards; --force does both and fences the client', async () => {
       const stream = uniqueName('kcl-owner');
-      await createStream(local.kinesis, stream, 1);
-      const keys = await hashKeys(local.kinesis, stream);
+      await createStream(local().kinesis, stream, 1);
+      const keys = await hashKeys(local().kinesis, stream);
       const [shardId = ''] = [...keys.keys()];
-      const put = await putInto(local.kinesis, stream, keys.get(shardId) ?? '', ['r0', 'r1', 'r2', 'r3']);
+      const put = await putInto(local().kinesis, stream, keys.get(shardId) ?? '', ['r0', 'r1', 'r2', 'r3']);
       const table = uniqueName('kcl-leases');
-      await createKclTable(local.dynamodb, table, '2.x');
-      const kcl = new KclLeaseWriter(local.dynamodb, table, '2.x');
+      await createKclTable(local().dynamodb, table, '2.x');
+      const kcl = new KclLeaseWriter(local().dynamodb, table, '2.x');
       await kcl.create({ shardId });
       await kcl.checkpoint(shardId, { sequenceNumber: put[1]?.sequenceNumber ?? '', subSequenceNumber: 0 });
       const app = uniqueName('kcl-app');
       expect((await importKclCheckpoints({ ...move(app, stream, table), watchMs: 50 })).written).to.equal(1);
-      const row = async () => (await local.dynamodb.send(new GetItemCommand({ TableName: `${app}_checkpoints`, Key: { Shard: { S: shardId } }, ConsistentRead: true }))).Item;
+      const row = async () => (await local().dynamodb.send(new GetItemCommand({ TableName: `${app}_checkpoints`, Key: { Shard: { S: shardId } }, ConsistentRead: true }))).Item;
 
-      const consumer = new Collector({ kinesis: local.kinesis, dynamodb: local.dynamodb, stream, app, clientId: 'live-one' });
-      const again = new Collector({ kinesis: local.kinesis, dynamodb: local.dynamodb, stream, app, clientId: 'second' });
+      const consumer = new Collector({ kinesis: local().kinesis, dynamodb: local().dynamodb, stream, app, clientId: 'live-one' });
+      const again = new Collector({ kinesis: local().kinesis, dynamodb: local().dynamodb, stream, app, clientId: 'second' });
       try {
         await eventually(async () => (await row())?.SequenceNumber?.S === put[3]?.sequenceNumber, 'the consumer to checkpoint r3');
         expect(consumer.texts(shardId)).to.deep.equal(['r2', 'r3']);
@@ -103,26 +97,26 @@ for (const tier of TIERS) {
 
     it('takes this stream\'s multi-stream leases (pendingCheckpointState as N and as B), refuses an older stream\'s with the reason, leaves other streams and 3.5\'s other items alone; exports back with the same keys', async () => {
       const stream = uniqueName('kcl-multi');
-      await createStream(local.kinesis, stream, 2);
-      const keys = await hashKeys(local.kinesis, stream);
+      await createStream(local().kinesis, stream, 2);
+      const keys = await hashKeys(local().kinesis, stream);
       const [s0 = '', s1 = ''] = [...keys.keys()].sort();
-      const put = await putInto(local.kinesis, stream, keys.get(s0) ?? '', ['m0', 'm1', 'm2']);
-      const summary = (await local.kinesis.send(new DescribeStreamSummaryCommand({ StreamName: stream }))).StreamDescriptionSummary;
+      const put = await putInto(local().kinesis, stream, keys.get(s0) ?? '', ['m0', 'm1', 'm2']);
+      const summary = (await local().kinesis.send(new DescribeStreamSummaryCommand({ StreamName: stream }))).StreamDescriptionSummary;
       const account = summary?.StreamARN?.split(':')[4] ?? '';
       const epoch = Math.floor((summary?.StreamCreationTimestamp?.getTime() ?? 0) / 1000);
       const id = `${account}:${stream}:${epoch}`;
       const table = uniqueName('kcl-leases');
-      await createKclTable(local.dynamodb, table, '3.5');
-      const kcl = new KclLeaseWriter(local.dynamodb, table, '3.5', id);
+      await createKclTable(local().dynamodb, table, '3.5');
+      const kcl = new KclLeaseWriter(local().dynamodb, table, '3.5', id);
       await kcl.create({ shardId: s0, pendingCheckpointStateAsNumber: true, hashRange: { startingHashKey: keys.get(s0) ?? '', endingHashKey: '1' } });
       await kcl.take(s0, 'worker-a');
       await kcl.checkpoint(s0, { sequenceNumber: put[0]?.sequenceNumber ?? '', subSequenceNumber: 0 }, { pending: { sequenceNumber: put[1]?.sequenceNumber ?? '', subSequenceNumber: 0 }, state: new Uint8Array([9]) });
       await kcl.create({ shardId: s1, checkpoint: 'LATEST', pendingCheckpointStateAsNumber: true });
-      const older = new KclLeaseWriter(local.dynamodb, table, '3.5', `${account}:${stream}:${epoch - 86_400}`);
+      const older = new KclLeaseWriter(local().dynamodb, table, '3.5', `${account}:${stream}:${epoch - 86_400}`);
       await older.create({ shardId: s0, checkpoint: 'SHARD_END' });
-      const other = new KclLeaseWriter(local.dynamodb, table, '3.5', `${account}:payments:${epoch}`);
+      const other = new KclLeaseWriter(local().dynamodb, table, '3.5', `${account}:payments:${epoch}`);
       await other.create({ shardId: s0 });
-      await writeKcl35OtherItems(local.dynamodb, table, id);
+      await writeKcl35OtherItems(local().dynamodb, table, id);
 
       const app = uniqueName('kcl-app');
       const plan = await importKclCheckpoints({ ...move(app, stream, table), watchMs: 50 });
@@ -137,7 +131,7 @@ for (const tier of TIERS) {
 
       const exported = await exportKclCheckpoints({ ...move(app, stream, table), watchMs: 50 });
       expect(exported.written).to.equal(2);
-      const item = (await local.dynamodb.send(new GetItemCommand({ TableName: table, Key: { leaseKey: { S: `${id}:${s0}` } }, ConsistentRead: true }))).Item;
+      const item = (await local().dynamodb.send(new GetItemCommand({ TableName: table, Key: { leaseKey: { S: `${id}:${s0}` } }, ConsistentRead: true }))).Item;
       expect(item).to.deep.include({
         checkpoint: { S: put[0]?.sequenceNumber ?? '' }, checkpointSubSequenceNumber: { N: '0' }, streamName: { S: id }, shardId: { S: s0 }, ownerSwitchesSinceCheckpoint: { N: '0' },
       });

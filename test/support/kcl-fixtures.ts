@@ -6,8 +6,10 @@ import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { Kinsumer, type KinsumerEvent, type KinsumerRecord } from '../../src/index.js';
 import { listShards, putRecords } from '../../src/testing/index.js';
 import { aggregate } from './kpl-aggregate.js';
+import { type LocalAws, startLocalAws } from '../../src/testing/index.js';
 import { eventually } from './local.js';
 import { FAST } from './memory-group.js';
+import { type Tier, skipUnless } from './tiers.js';
 
 /** A record to put: a plain one (its text), or a KPL aggregate of user records (their texts). */
 export type Put = string | { readonly aggregate: readonly string[] };
@@ -82,4 +84,19 @@ export class Collector {
   async stop(): Promise<void> {
     await this.kinsumer.stop();
   }
+}
+
+/** The tier's servers for the enclosing describe block (skipped, saying why, where the tier cannot run). */
+export function useTier(tier: Tier): () => LocalAws {
+  let local: LocalAws | undefined;
+  skipUnless(tier);
+  before(async function () {
+    this.timeout(180_000);
+    local = await startLocalAws(tier.options);
+  });
+  after(async () => { await local?.stop(); });
+  return () => {
+    if (local === undefined) throw new Error(`the ${tier.name} servers are not running`);
+    return local;
+  };
 }

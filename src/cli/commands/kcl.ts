@@ -47,8 +47,17 @@ export function planTable(plan: KclPlan, direction: 'import' | 'export'): string
   return renderTable(headers, rows);
 }
 
-function watchMsOption(values: OptionValues): number {
-  return integerOption(values, 'watch-ms', DEFAULT_KCL_WATCH_MS);
+/** The options both commands read alike. */
+function moveOptions(values: OptionValues) {
+  const stream = streamOption(values);
+  return {
+    applicationName: applicationOption(values),
+    ...(stream.streamArn === undefined ? { streamName: stream.streamName } : { streamArn: stream.streamArn }),
+    leaseTable: String(textOption(values, 'lease-table')),
+    watchMs: integerOption(values, 'watch-ms', DEFAULT_KCL_WATCH_MS),
+    dryRun: values['dry-run'] === true,
+    force: values.force === true,
+  };
 }
 
 /** Runs one of the two with the clients the options name, and prints its plan and outcome. */
@@ -83,11 +92,6 @@ function onWatch(name: string, io: CliIo) {
   };
 }
 
-function streamOf(values: OptionValues): { streamName: string } | { streamArn: string } {
-  const stream = streamOption(values);
-  return stream.streamArn === undefined ? { streamName: stream.streamName } : { streamArn: stream.streamArn };
-}
-
 const EXIT_CODES = (done: string, refused: string) => ({
   [EXIT.ok]: done,
   [EXIT.failure]: 'an AWS error, or the stream or a table is missing',
@@ -111,18 +115,14 @@ export const importKclCommand: Command = {
   exitCodes: EXIT_CODES('imported (with --dry-run: planned)', 'refused: the KCL fleet is alive, or a shard is refused (see its line); nothing was written'),
   required: ['lease-table', 'stream', 'app'],
   async run(values, io) {
-    const applicationName = applicationOption(values);
-    const stream = streamOf(values);
-    const leaseTable = String(textOption(values, 'lease-table'));
-    const watchMs = watchMsOption(values);
+    const options = moveOptions(values);
+    const { applicationName, leaseTable, dryRun } = options;
     const timestampText = textOption(values, 'timestamp');
     const timestamp = timestampText === undefined ? undefined : parseTimestamp(timestampText, 'timestamp');
     if (timestampText !== undefined && timestamp === undefined) throw new UsageError(`--timestamp must be an ISO 8601 time (2026-01-31T12:00:00Z), not '${timestampText}'`);
     if (timestamp !== undefined && timestamp.getTime() > Date.now()) throw new UsageError(`--timestamp ${timestampText ?? ''} is in the future (Kinesis reads AT_TIMESTAMP only up to now)`);
-    const dryRun = values['dry-run'] === true;
     return runMove('import-kcl', values, io, (clients) => importKclCheckpoints({
-      ...clients, leaseTable, applicationName, ...stream, watchMs, dryRun, force: values.force === true,
-      ...(timestamp === undefined ? {} : { timestamp }), onWatch: onWatch('import-kcl', io),
+      ...clients, ...options, ...(timestamp === undefined ? {} : { timestamp }), onWatch: onWatch('import-kcl', io),
     }), (plan) => [
       dryRun
         ? `dry run: ${plan.shards.filter((l) => l.action === 'write').length} checkpoint rows of app ${applicationName} would be written; nothing was`
@@ -142,7 +142,7 @@ function parseInitialPosition(text: string): InitialPosition {
 
 export const exportKclCommand: Command = {
   name: 'export-kcl',
-  summary: 'roll back to the AWS KCL: the app\'s checkpoints into a KCL lease table a stopped kinsumer group leaves behind',
+  summary: 'roll back to the AWS KCL: a stopped kinsumer group\'s checkpoints into the KCL application\'s lease table',
   usage: 'kinsumer export-kcl --app <name> --stream <name|arn> --lease-table <KCL table> [--initial-position LATEST|TRIM_HORIZON|<ISO time>] [--watch-ms 15000] [--dry-run] [--force] [--json]',
   options: { ...SHARED_OPTIONS, 'initial-position': { type: 'string' } },
   optionHelp: {
@@ -156,16 +156,12 @@ export const exportKclCommand: Command = {
   exitCodes: EXIT_CODES('exported (with --dry-run: planned)', 'refused: live kinsumer clients, or a shard is refused (see its line); nothing was written'),
   required: ['lease-table', 'stream', 'app'],
   async run(values, io) {
-    const applicationName = applicationOption(values);
-    const stream = streamOf(values);
-    const leaseTable = String(textOption(values, 'lease-table'));
-    const watchMs = watchMsOption(values);
+    const options = moveOptions(values);
+    const { applicationName, leaseTable, dryRun } = options;
     const positionText = textOption(values, 'initial-position');
     const initialPosition = positionText === undefined ? undefined : parseInitialPosition(positionText);
-    const dryRun = values['dry-run'] === true;
     return runMove('export-kcl', values, io, (clients) => exportKclCheckpoints({
-      ...clients, leaseTable, applicationName, ...stream, watchMs, dryRun, force: values.force === true,
-      ...(initialPosition === undefined ? {} : { initialPosition }), onWatch: onWatch('export-kcl', io),
+      ...clients, ...options, ...(initialPosition === undefined ? {} : { initialPosition }), onWatch: onWatch('export-kcl', io),
     }), (plan) => [
       ...(plan.createdTables ?? []).map((table) => (dryRun ? `dry run: table ${table} would be created` : `created table ${table}`)),
       dryRun
