@@ -8,6 +8,10 @@ export { createTables, deleteTables, type TablesOptions } from './dynamodb/table
 export {
   resetCheckpoints, type ResetCheckpointsOptions, type ResetCheckpointsResult, type ShardReset,
 } from './reset/reset-checkpoints.js';
+export { importKclCheckpoints, type ImportKclOptions } from './kcl/import-kcl.js';
+export { exportKclCheckpoints, type ExportKclOptions } from './kcl/export-kcl.js';
+export { DEFAULT_KCL_WATCH_MS, type KclMoveOptions } from './kcl/kcl-options.js';
+export type { KclPlan, KclPlanLine, KclPlanCheckpoint, KclPlanStart } from './kcl/plan.js';
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
   RequestTimeoutError, StartTimeoutError,

@@ -29,6 +29,7 @@ export const COMMON_HELP: Readonly<Record<string, string>> = {
 /** What `--help` shows as an option's value, where `<value>` would say too little. */
 const PLACEHOLDERS: Readonly<Record<string, string>> = {
   to: 'position', from: 'position', shard: 'id,...', limit: 'N', 'lease-ttl-ms': 'ms', 'refresh-ms': 'ms', interval: 'seconds',
+  'lease-table': 'table', 'watch-ms': 'ms', timestamp: 'ISO time', 'initial-position': 'position',
   stream: 'name|arn', app: 'name', region: 'region', endpoint: 'url', 'kinesis-endpoint': 'url', 'dynamodb-endpoint': 'url', profile: 'name',
 };
 

@@ -4,6 +4,7 @@ import { ConfigError, KinsumerError } from '../errors/kinsumer-errors.js';
 import { packageVersion } from '../group/package-version.js';
 import { EXIT, UsageError, type CliIo, type Command, type CommonOption, type ExitCode, type ExitCodeHelp, type OptionValues } from './command.js';
 import { deregisterConsumerCommand } from './commands/consumer.js';
+import { exportKclCommand, importKclCommand } from './commands/kcl.js';
 import { resetCommand } from './commands/reset.js';
 import { statusCommand } from './commands/status.js';
 import { createTablesCommand, deleteTablesCommand } from './commands/tables.js';
@@ -11,7 +12,9 @@ import { tailCommand } from './commands/tail.js';
 import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js';
 
 /** Every command, in the order `kinsumer --help` lists them. */
-export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, deregisterConsumerCommand];
+export const COMMANDS: readonly Command[] = [
+  createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, importKclCommand, exportKclCommand, deregisterConsumerCommand,
+];
 
 function mainHelp(commands: readonly Command[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;

@@ -163,6 +163,12 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
       ParallelizationFactor: 'a Lambda setting', MaximumRetryAttempts: 'a Lambda setting', MaximumRecordAgeInSeconds: 'a Lambda setting',
       BisectBatchOnFunctionError: 'a Lambda setting', FunctionResponseTypes: 'a Lambda setting', ReportBatchItemFailures: 'a Lambda setting',
       BatchSize: 'a Lambda setting', MaximumBatchingWindowInSeconds: 'a Lambda setting', StartingPosition: 'a Lambda setting',
+      // The AWS KCL's callbacks and settings, in the table that maps them to kinsumer's ("Moving from the KCL").
+      ...Object.fromEntries([
+        'initialize', 'InitializationInput', 'ProcessRecordsInput', 'prepareCheckpoint', 'leaseLost', 'LeaseLostInput', 'shardEnded', 'ShardEndedInput',
+        'shutdownRequested', 'ShutdownRequestedInput', 'startGracefulShutdown', 'workerIdentifier', 'initialPositionInStream', 'failoverTimeMillis',
+        'maxRecords', 'idleTimeBetweenReadsInMillis', 'shardSyncIntervalMillis', 'MetricsConfig',
+      ].map((name) => [name, 'a KCL callback or setting'])),
     };
     const known = (name: string) => declared.has(name) || peers.has(name) || peers.has(`${name}Command`) || name in NOT_API
       // Environment variables the shipped code reads (by name).

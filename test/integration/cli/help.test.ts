@@ -9,6 +9,7 @@ import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { createTables } from '../../../src/index.js';
 import { createStream, putRecords } from '../../../src/testing/index.js';
 import { cli, documentedCodes, endpointArgs } from '../../support/cli.js';
+import { KclLeaseWriter, createKclTable } from '../../support/kcl-rows.js';
 import { eventually, uniqueName, useLocalAws } from '../../support/local.js';
 
 /** The bin as a separate node process, run from source through tsx (no build needed). */
@@ -200,19 +201,43 @@ describe('CLI: each documented exit code happens (kinesalite + dynalite)', funct
       },
       1: () => ['reset', '--stream', uniqueName('none'), '--app', app, '--to', 'LATEST', ...all()],
       2: () => ['reset', '--stream', stream, '--app', app, ...all()],
-      3: async () => {
-        // A live lease: a client captured the shard just now.
-        const held = uniqueName('codes-held');
-        await createTables({ dynamodb: local().dynamodb, applicationName: held });
-        const store = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: `${held}_checkpoints`, clientId: 'holder', clientName: 'holder', leaseTtlMs: 60_000, now: Date.now });
-        const lease = await firstValueFrom(store.capture('shardId-000000000000'));
-        if (lease === undefined) throw new Error('the holder could not capture the shard');
-        // Live means renewing: an unforced reset watches the row for one lease TTL and refuses if it changes.
-        renewals.push(interval(300).pipe(concatMap(() => store.renew(lease))).subscribe());
-        return ['reset', '--stream', stream, '--app', held, '--to', 'LATEST', '--lease-ttl-ms', '3000', ...all()];
-      },
+      // Live means renewing: an unforced reset watches the row for one lease TTL and refuses if it changes.
+      3: async () => ['reset', '--stream', stream, '--app', await liveHolder(), '--to', 'LATEST', '--lease-ttl-ms', '3000', ...all()],
+    },
+    'import-kcl': {
+      0: async () => ['import-kcl', '--lease-table', await kclTable('TRIM_HORIZON'), '--stream', stream, '--app', uniqueName('codes-kcl'), '--watch-ms', '50', ...all()],
+      1: () => ['import-kcl', '--lease-table', uniqueName('absent'), '--stream', stream, '--app', app, '--watch-ms', '50', ...all()],
+      2: () => ['import-kcl', '--stream', stream, '--app', app, ...all()],
+      // An AT_TIMESTAMP lease without the application's time.
+      3: async () => ['import-kcl', '--lease-table', await kclTable('AT_TIMESTAMP'), '--stream', stream, '--app', uniqueName('codes-kcl'), '--watch-ms', '50', ...all()],
+    },
+    'export-kcl': {
+      0: () => ['export-kcl', '--lease-table', uniqueName('codes-kcl-out'), '--stream', stream, '--app', app, '--watch-ms', '50', ...all()],
+      1: () => ['export-kcl', '--lease-table', uniqueName('codes-kcl-out'), '--stream', uniqueName('none'), '--app', app, ...all()],
+      2: () => ['export-kcl', '--lease-table', 't-1', '--stream', stream, '--app', app, '--initial-position', 'EARLIEST', ...all()],
+      // A live client: its lease row is renewed while the export watches it.
+      3: async () => ['export-kcl', '--lease-table', uniqueName('codes-kcl-out'), '--stream', stream, '--app', await liveHolder(), '--watch-ms', '2000', ...all()],
     },
   };
+
+  /** A fresh app whose shard a client captured just now and renews every 300 ms (a live lease). */
+  async function liveHolder(): Promise<string> {
+    const held = uniqueName('codes-held');
+    await createTables({ dynamodb: local().dynamodb, applicationName: held });
+    const store = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: `${held}_checkpoints`, clientId: 'holder', clientName: 'holder', leaseTtlMs: 60_000, now: Date.now });
+    const lease = await firstValueFrom(store.capture('shardId-000000000000'));
+    if (lease === undefined) throw new Error('the holder could not capture the shard');
+    renewals.push(interval(300).pipe(concatMap(() => store.renew(lease))).subscribe());
+    return held;
+  }
+
+  /** A KCL lease table (as KCL 3.x writes it) with one lease of the stream's shard at `checkpoint`. */
+  async function kclTable(checkpoint: 'TRIM_HORIZON' | 'AT_TIMESTAMP'): Promise<string> {
+    const table = uniqueName('codes-kcl-leases');
+    await createKclTable(local().dynamodb, table, '3.x');
+    await new KclLeaseWriter(local().dynamodb, table, '3.x').create({ shardId: 'shardId-000000000000', checkpoint });
+    return table;
+  }
 
   for (const command of COMMANDS.filter((c) => c.name !== 'deregister-consumer')) {
     it(`${command.name}: every exit code its --help documents happens`, async () => {
