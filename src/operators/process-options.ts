@@ -2,7 +2,7 @@
 // built, not where it runs) and fills in the defaults; a bad option throws ConfigError naming it.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { ConfigError } from '../errors/kinsumer-errors.js';
-import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions } from './process-types.js';
+import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions, RetryPredicate } from './process-types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './record-retry.js';
 
 /** What both operators share once resolved. */
@@ -10,6 +10,7 @@ export interface ResolvedFailurePolicy {
   readonly retry: RetryPolicy;
   readonly maxRecordAgeMs: number | undefined;
   readonly onFailure: FailureHandler | undefined;
+  readonly retryIf: RetryPredicate | undefined;
   readonly scheduler: SchedulerLike;
   readonly random: () => number;
 }
@@ -34,7 +35,7 @@ const DEFAULT_BATCH_SIZE = 100;
 // setTimeout clamps anything above 2^31-1 ms to 1 ms.
 const MAX_TIMER_MS = 2_147_483_647;
 const ORDERINGS: readonly RecordOrdering[] = ['shard', 'partitionKey', 'none'];
-const FAILURE_KEYS = ['retry', 'maxRecordAgeMs', 'onFailure', 'scheduler', 'random'];
+const FAILURE_KEYS = ['retry', 'retryIf', 'maxRecordAgeMs', 'onFailure', 'scheduler', 'random'];
 const RECORDS_KEYS = new Set(['ordering', 'concurrency', ...FAILURE_KEYS]);
 const BATCHES_KEYS = new Set(['maxSize', 'maxWaitMs', ...FAILURE_KEYS]);
 const RETRY_KEYS = new Set(['maxAttempts', 'initialDelayMs', 'maxDelayMs']);
@@ -84,7 +85,8 @@ function failurePolicy(input: ProcessRecordsOptions | ProcessBatchesOptions): Re
     throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
   }
   const random = optionalFunction<() => number>(input.random, 'random') ?? Math.random;
-  return { retry, maxRecordAgeMs, onFailure, scheduler, random };
+  const retryIf = optionalFunction<RetryPredicate>(input.retryIf, 'retryIf');
+  return { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, random };
 }
 
 function resolveRetry(value: RetryOptions | undefined): RetryPolicy {
