@@ -5,6 +5,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { DEFAULT_STALL_WARNING_MS } from './checkpoint/stall-clock.js';
 import { checkApplicationName } from './dynamodb/table-names.js';
+import { didYouMean } from './errors/did-you-mean.js';
 import { ConfigError } from './errors/kinsumer-errors.js';
 import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
@@ -213,7 +214,7 @@ const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   if (input === null || typeof input !== 'object') throw new ConfigError('options', 'must be an object');
   for (const key of Object.keys(input)) {
-    if (!KNOWN_OPTIONS.has(key)) throw new ConfigError(key, 'is not a kinsumer option');
+    if (!KNOWN_OPTIONS.has(key)) throw new ConfigError(key, `is not a kinsumer option${didYouMean(key, KNOWN_OPTIONS)}`);
   }
   const stream = resolveStream(input);
   const applicationName = checkApplicationName(input.applicationName);

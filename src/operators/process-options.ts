@@ -1,6 +1,7 @@
 // Checks the options of processRecords and processBatches synchronously (where the pipeline is
 // built, not where it runs) and fills in the defaults; a bad option throws ConfigError naming it.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import { didYouMean } from '../errors/did-you-mean.js';
 import { ConfigError } from '../errors/kinsumer-errors.js';
 import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions, RetryPredicate } from './process-types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './record-retry.js';
@@ -65,7 +66,7 @@ function checkShape(operator: string, handler: unknown, options: unknown, known:
   if (options === undefined) return {};
   if (options === null || typeof options !== 'object') throw new ConfigError('options', 'must be an object');
   for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new ConfigError(key, `is not an option of ${operator}`);
+    if (!known.has(key)) throw new ConfigError(key, `is not an option of ${operator}${didYouMean(key, known)}`);
   }
   return options;
 }
@@ -93,7 +94,7 @@ function resolveRetry(value: RetryOptions | undefined): RetryPolicy {
   if (value === undefined) return DEFAULT_RETRY;
   if (value === null || typeof value !== 'object') throw new ConfigError('retry', 'must be an object { maxAttempts, initialDelayMs, maxDelayMs }');
   for (const key of Object.keys(value)) {
-    if (!RETRY_KEYS.has(key)) throw new ConfigError(`retry.${key}`, 'is not a retry option (maxAttempts, initialDelayMs, maxDelayMs)');
+    if (!RETRY_KEYS.has(key)) throw new ConfigError(`retry.${key}`, `is not a retry option (maxAttempts, initialDelayMs, maxDelayMs)${didYouMean(key, RETRY_KEYS)}`);
   }
   const maxAttempts = value.maxAttempts === Infinity ? Infinity : positiveInteger(value.maxAttempts, 'retry.maxAttempts', DEFAULT_RETRY.maxAttempts);
   const initialDelayMs = milliseconds(value.initialDelayMs, 'retry.initialDelayMs', DEFAULT_RETRY.initialDelayMs);

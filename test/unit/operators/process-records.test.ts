@@ -422,6 +422,12 @@ describe('processRecords', () => {
       });
     }
 
+    it('an unknown option names the nearest known one', () => {
+      expect(() => processRecords(handler, { retrys: 3 } as never)).to.throw(ConfigError, 'invalid option retrys: is not an option of processRecords (did you mean retry?)');
+      expect(() => processRecords(handler, { retry: { maxAttempt: 3 } as never })).to.throw(ConfigError, '(did you mean maxAttempts?)');
+      expect(() => processRecords(handler, { retryif: () => true } as never)).to.throw(ConfigError, '(did you mean retryIf?)');
+    });
+
     it('accepts the design example, Infinity attempts, and no options at all', () => {
       expect(() => processRecords(handler, {
         ordering: 'partitionKey', concurrency: 64, retry: { maxAttempts: 5, initialDelayMs: 100, maxDelayMs: 30000 },
