@@ -123,6 +123,26 @@ describe('startTimeoutMs (virtual time)', function () {
     expect(member.kinsumer.status().state).to.equal('failed');
   });
 
+  it('the stop() after a failed start reports nothing more: a client that never reached the group has none to leave', async () => {
+    const group = new MemoryGroup(1, { startTimeoutMs: 2000 });
+    const unreachable = awsError('InternalServerError');
+    const down = () => throwError(() => unreachable);
+    const member = group.join('a', {
+      keepFailure: true,
+      wrap: (ports) => ({
+        ...ports,
+        membership: override(ports.membership, { heartbeat: down, deregister: down }),
+        metadata: override(ports.metadata, { stepDown: down, bumpGroupEpoch: down }),
+      }),
+    });
+    await group.scheduler.until(() => member.failure !== undefined, 'records$ to fail', 20_000);
+    expect(member.failure).to.be.instanceOf(StartTimeoutError);
+    await member.kinsumer.stop();
+    // The failure stops the client at once (its stop() only awaits that): nothing after the failure's own event.
+    const failedAt = member.events.findIndex((e) => e.type === 'error' && e.error === member.failure);
+    expect(member.events.slice(failedAt + 1).map((e) => (e.type === 'error' ? `error: ${e.error.message}` : e.type))).to.deep.equal([]);
+  });
+
   it('a client that started in time is not bound by it', async () => {
     const group = new MemoryGroup(1, { startTimeoutMs: 2000 });
     const member = group.join('a');
