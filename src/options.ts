@@ -8,6 +8,7 @@ import { checkApplicationName } from './dynamodb/table-names.js';
 import { didYouMean } from './errors/did-you-mean.js';
 import { ConfigError } from './errors/kinsumer-errors.js';
 import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
+import { stderrLogger } from './telemetry/stderr-logger.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
 
 /**
@@ -73,7 +74,10 @@ export interface KinsumerSettings {
   readonly consumerName?: string;
   /** Create missing tables at start instead of failing with `TableNotFoundError`. Default `false`. */
   readonly createTables?: boolean;
-  /** A pino-compatible logger. Default: silent. */
+  /**
+   * A pino-compatible logger. Default: warnings and errors to stderr, one line each (a healthy run
+   * prints nothing); pass `{ debug() {}, info() {}, warn() {}, error() {} }` for silence.
+   */
   readonly logger?: Logger;
   /** Metrics callbacks. Default: none. */
   readonly stats?: StatReceiver;
@@ -133,7 +137,7 @@ export interface ResolvedOptions {
   readonly consumerName: string;
   /** See {@link KinsumerOptions.createTables}; default `false`. */
   readonly createTables: boolean;
-  /** The given logger, or one that discards everything. */
+  /** The given logger, or one that writes warnings and errors to stderr. */
   readonly logger: Logger;
   /** The given stats receiver, or `{}` (no callbacks). */
   readonly stats: StatReceiver;
@@ -205,7 +209,7 @@ const STREAM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const STREAM_ARN = /^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\d{12}:stream\/[A-Za-z0-9_.-]{1,128}$/;
 const CONSUMER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
-const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const defaultLogger: Logger = stderrLogger();
 
 /**
  * Checks every option and fills in the defaults. Throws {@link ConfigError} naming the first
@@ -345,7 +349,7 @@ function positiveInteger(input: KinsumerOptions, option: 'maxInFlightRecords', f
 }
 
 function resolveLogger(value: unknown): Logger {
-  if (value === undefined) return silentLogger;
+  if (value === undefined) return defaultLogger;
   const methods = ['debug', 'info', 'warn', 'error'] as const;
   if (typeof value !== 'object' || value === null || methods.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function')) {
     throw new ConfigError('logger', 'must have debug, info, warn and error methods (pino-compatible)');
