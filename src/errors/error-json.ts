@@ -7,9 +7,11 @@ const MAX_CAUSES = 5;
 /** Longer messages are cut (an HTML page quoted by a parser, a long SDK explanation). */
 const MAX_MESSAGE = 1000;
 
-/** An error as {@link errorJson} writes it. */
+/** An error as JSON, as `KinsumerError.toJSON()` writes it: plain data, safe to log. */
 export interface ErrorJson {
+  /** The error's name (`TableNotFoundError`, an AWS error's name such as `ThrottlingException`). */
   readonly name: string;
+  /** Its message, cut at 1000 characters, credentials masked. */
   readonly message: string;
   /** The error's own facts (kinsumer's typed fields; an AWS error's `code` and `httpStatusCode`). */
   readonly [fact: string]: unknown;

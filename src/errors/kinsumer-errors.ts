@@ -107,8 +107,8 @@ export class RequestTimeoutError extends KinsumerError {
 /**
  * The client could not start within `startTimeoutMs`: the tables, the stream or the group could not
  * be reached (DynamoDB or Kinesis unreachable, every call failing or hanging). `cause` is the last
- * error seen while trying; the message names its root cause (see {@link rootCause}), such as
- * `cannot reach DynamoDB at http://127.0.0.1:9: connection refused`. `records$` and `leases$` error
+ * error seen while trying; the message names its root cause (the innermost `EndpointError` of that
+ * error's causes, else the innermost cause), such as `cannot reach DynamoDB at http://127.0.0.1:9: connection refused`. `records$` and `leases$` error
  * with it; create a new Kinsumer to try again.
  */
 export class StartTimeoutError extends KinsumerError {
