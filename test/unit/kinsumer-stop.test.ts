@@ -5,23 +5,13 @@ import { expect } from 'chai';
 import { ReplaySubject, concatMap, delay, throwError } from 'rxjs';
 import { StartTimeoutError } from '../../src/index.js';
 import { drainBoundMs } from '../../src/lease/lease-session.js';
-import { resolveOptions } from '../../src/options.js';
 import type { HeldLease } from '../../src/ports/lease-store.js';
-import type { Logger } from '../../src/types.js';
 import { awsError } from '../../src/testing/memory-stream.js';
+import { type LogLine as Line, capturingLogger } from '../support/log-lines.js';
 import { FAST, MemoryGroup } from '../support/memory-group.js';
 import { override } from '../support/port-wrappers.js';
 
-interface Line { readonly level: keyof Logger; readonly obj: object; readonly msg: string | undefined }
-
-function capturingLogger(lines: Line[]): Logger {
-  const at = (level: keyof Logger) => (obj: object, msg?: string) => { lines.push({ level, obj, msg }); };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-const DRAIN_BOUND_MS = drainBoundMs(resolveOptions({
-  ...FAST, streamName: 's', applicationName: 'a', kinesis: { send: () => undefined } as never, dynamodb: { send: () => undefined } as never,
-}));
+const DRAIN_BOUND_MS = drainBoundMs(FAST);
 
 describe('stop() (virtual time)', function () {
   this.timeout(30_000);

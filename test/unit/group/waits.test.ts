@@ -5,19 +5,12 @@
 // failing warns after its first failures, long before startTimeoutMs. Virtual time, in-memory stores.
 import { expect } from 'chai';
 import { throwError } from 'rxjs';
-import type { KinsumerEvent, Logger } from '../../../src/types.js';
+import type { KinsumerEvent } from '../../../src/types.js';
 import { drainBoundMs } from '../../../src/lease/lease-session.js';
-import { resolveOptions } from '../../../src/options.js';
 import { awsError } from '../../../src/testing/memory-stream.js';
 import { FAST, type Member, MemoryGroup } from '../../support/memory-group.js';
+import { type LogLine as Line, capturingLogger } from '../../support/log-lines.js';
 import { override } from '../../support/port-wrappers.js';
-
-interface Line { readonly level: keyof Logger; readonly obj: object; readonly msg: string | undefined }
-
-function capturingLogger(lines: Line[]): Logger {
-  const at = (level: keyof Logger) => (obj: object, msg?: string) => { lines.push({ level, obj, msg }); };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
 
 type Timed = { readonly atMs: number; readonly event: KinsumerEvent };
 type Waiting = Extract<KinsumerEvent, { type: 'waiting' }>;
@@ -37,9 +30,7 @@ function acquiredAt(seen: readonly Timed[], shardId: string): number | undefined
   return seen.find((t) => t.event.type === 'lease-acquired' && t.event.shardId === shardId)?.atMs;
 }
 
-const DRAIN_BOUND_MS = drainBoundMs(resolveOptions({
-  ...FAST, streamName: 's', applicationName: 'a', kinesis: { send: () => undefined } as never, dynamodb: { send: () => undefined } as never,
-}));
+const DRAIN_BOUND_MS = drainBoundMs(FAST);
 
 describe('waits that say what they wait for (virtual time)', function () {
   this.timeout(30_000);
