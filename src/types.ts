@@ -398,14 +398,17 @@ export type KinsumerEventType = KinsumerEvent['type'];
 
 /**
  * A pino-compatible logger: kinsumer calls `logger.warn({ shardId, err }, 'message')`.
- * Record contents and credentials are never logged.
+ * Record contents and credentials are never logged. Without one, warnings and errors go to stderr.
  */
 export interface Logger {
   /** Routine detail: checkpoints committed. */
   debug(obj: object, msg?: string): void;
-  /** Changes worth knowing: leases acquired and released, shards finished, leadership, rebalances. */
+  /** Changes worth knowing: leases acquired and released, shards finished, leadership, rebalances, what a stop waits for. */
   info(obj: object, msg?: string): void;
-  /** Trouble kinsumer recovers from, or that needs a look: retries, lost leases, undecodable records, stalled shards. */
+  /**
+   * Trouble kinsumer recovers from, or that needs a look: retries, lost leases, undecodable records,
+   * stalled shards, a wait that keeps it from reading anything, a drain that gave up, a start that keeps failing.
+   */
   warn(obj: object, msg?: string): void;
   /** Faults that stop a shard or the client. */
   error(obj: object, msg?: string): void;
