@@ -18,6 +18,7 @@ export {
   CorruptCheckpointError,
 } from './errors/kinsumer-errors.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
+export type { ErrorJson } from './errors/error-json.js';
 export { ShardReadError } from './reading/read-errors.js';
 export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';
 export type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
@@ -31,5 +32,5 @@ export { processBatches } from './operators/process-batches.js';
 export { RecordTooOldError } from './operators/record-retry.js';
 export type {
   RecordOrdering, RetryOptions, ProcessContext, FailedRecord, HandlerResult, RecordHandler, FailureHandler, ProcessedRecord,
-  ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions,
+  ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions, RetryPredicate,
 } from './operators/process-types.js';

@@ -122,9 +122,10 @@ export class Kinsumer {
 
   /**
    * Stops gracefully: no new captures; every lease stops reading, waits for its emitted records to
-   * be acked (at most three quarters of the shorter of `shutdownTimeoutMs` and `leaseTtlMs`, and
-   * logs at info what it waits for), writes its final checkpoint and is released; the client
-   * leaves the group. Idempotent. Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs`
+   * be acked (at most three quarters of the shorter of `shutdownTimeoutMs` and `leaseTtlMs`; a
+   * `draining` event says what it waits for, a warning follows while it still waits, and a
+   * `drain-gave-up` event names the shards released with records unacked, which the next owner
+   * gets again), writes its final checkpoint and is released; the client leaves the group. Idempotent. Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs`
    * (the releases still go on; the error is also an `error` event).
    *
    * Once nobody is subscribed to `records$`/`leases$` any more (the last unsubscribe, or a

@@ -30,6 +30,11 @@ export interface CoordinatorDeps {
   /** Receives, after every check, how many live clients the group has, this one included (`status()`). */
   readonly members?: (count: number) => void;
   /**
+   * Receives, after every check, the live clients as read, each with what it holds (for a Go
+   * kinsumer client, what the Go rule gives it): who holds a shard this client waits for.
+   */
+  readonly clients?: (clients: readonly LiveClient[]) => void;
+  /**
    * Called after every heartbeat the clients table answered, registered or not: the client has
    * started (its start bound no longer applies), even while it waits for a duplicate to leave.
    */
@@ -63,8 +68,11 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   let lastStrategy: AssignmentStrategy | undefined;
   /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
   const suspectAfterMs = options.shardCheckFrequencyMs / 2;
-  /** Since when (this client's clock) another process's row has stood in the way, and whether that was reported. */
-  let rival: { readonly sinceMs: number; reported: boolean } | undefined;
+  /**
+   * Since when (this client's clock) another process's row of this clientId has stood in the way,
+   * and whether that was reported: as a wait (the row stands still) and as a duplicate (it changes).
+   */
+  let rival: { readonly sinceMs: number; reported: boolean; announced: boolean } | undefined;
   /**
    * The shards this client would take over if their owner alone died (as of the last check): their
    * rows are read at every check, so that they expire for this client one TTL after their last
@@ -114,6 +122,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
         lastStrategy = strategy;
       }
       deps.members?.(members);
+      deps.clients?.(holders);
       deps.want(wanted);
     }),
   );
@@ -164,10 +173,24 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   // holds, so that if it turns out dead its leases expire for this client in step with its row.
   function waitForRival(registration: Extract<Registration, { registered: false }>): Observable<unknown> {
     const nowMs = options.scheduler.now();
-    rival ??= { sinceMs: nowMs, reported: false };
+    rival ??= { sinceMs: nowMs, reported: false, announced: false };
     if (registration.heartbeating && !rival.reported) {
       rival.reported = true;
       emit({ type: 'duplicate-client', clientId: options.clientId });
+    }
+    if (!registration.heartbeating) {
+      // Most likely a restart without stop(): the row expires for this client leaseTtlMs after it
+      // first saw it so. A check then (not at the next period) registers it, and its leases,
+      // read below since then too, are captured within a poll.
+      const expiresInMs = rival.sinceMs + options.leaseTtlMs - nowMs;
+      expiryWake$.next(Math.max(1, expiresInMs + 1));
+      if (!rival.announced) {
+        rival.announced = true;
+        emit({
+          type: 'waiting', reason: 'own-client-row', shardIds: [...(registration.shardIds ?? [])].sort(), holders: [options.clientId],
+          boundMs: Math.max(0, expiresInMs), held: deps.held().length,
+        });
+      }
     }
     if (registration.heartbeating && nowMs - rival.sinceMs >= options.startTimeoutMs) {
       return throwError(() => new ConfigError('clientId', `another live process uses clientId ${options.clientId}: its row in the clients table carries another instance id and keeps changing; two processes cannot share one clientId (this one waited ${options.startTimeoutMs} ms, startTimeoutMs, for it to stop)`));

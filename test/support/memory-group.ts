@@ -8,8 +8,12 @@ import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { skewedScheduler } from './skewed-scheduler.js';
 import { SteppedScheduler } from './stepped-scheduler.js';
 
-/** Small timings, as the tests and the demo use them. */
+/** A logger that drops everything (the default one writes warnings to stderr). */
+export const QUIET = { debug() {}, info() {}, warn() {}, error() {} } as const;
+
+/** Small timings, as the tests and the demo use them, and a silent logger (the default one writes warnings to stderr). */
 export const FAST = {
+  logger: QUIET,
   throttleDelayMs: 200,
   commitFrequencyMs: 200,
   shardCheckFrequencyMs: 500,
