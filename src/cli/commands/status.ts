@@ -307,7 +307,7 @@ export const statusCommand: Command = {
     const watch = values.watch === true;
     const intervalMs = intervalOption(values);
     const json = values.json === true;
-    const tty = (io.stdout as { readonly isTTY?: boolean }).isTTY === true;
+    const tty = io.stdout.isTTY === true;
     const settings = clientSettings(values);
     const kinesis = kinesisClient(settings);
     const dynamodb = dynamodbClient(settings);
