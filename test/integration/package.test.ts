@@ -195,6 +195,11 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
       ParallelizationFactor: 'a Lambda setting', MaximumRetryAttempts: 'a Lambda setting', MaximumRecordAgeInSeconds: 'a Lambda setting',
       BisectBatchOnFunctionError: 'a Lambda setting', FunctionResponseTypes: 'a Lambda setting', ReportBatchItemFailures: 'a Lambda setting',
       BatchSize: 'a Lambda setting', MaximumBatchingWindowInSeconds: 'a Lambda setting', StartingPosition: 'a Lambda setting',
+      TumblingWindowInSeconds: 'a Lambda setting', FilterCriteria: 'a Lambda setting',
+      // The package's own metadata and the TypeScript settings its readers have (README, The package).
+      module: 'a package.json and tsconfig value', commonjs: 'a tsconfig value', moduleResolution: 'a tsconfig option', node10: 'a tsconfig value',
+      exports: 'a package.json field', typesVersions: 'a package.json field', sourcesContent: 'a source map field',
+      tsx: 'the TypeScript runner the examples use',
     };
     const known = (name: string) => declared.has(name) || peers.has(name) || peers.has(`${name}Command`) || name in NOT_API
       // Environment variables the shipped code reads (by name).
