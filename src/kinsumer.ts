@@ -47,6 +47,18 @@ export class Kinsumer {
    * checkpoint), ends that shard's part quietly (see `lease-lost` and `error` on
    * {@link Kinsumer.events$}; the shard is taken again later); only a fault of the whole group
    * errors it.
+   *
+   * Multicast: every subscriber receives every record emitted while it is subscribed, as the same
+   * objects. A second subscriber does not share the work, it does all of it again, and either
+   * subscriber's `ack()` acks the record for both (the checkpoint moves past it whatever the other
+   * did). Subscribe once and fan out inside the pipe (`processRecords` with `concurrency`,
+   * `groupBy`); for two independent consumers of the stream, use two `applicationName`s.
+   *
+   * Do the work inside the pipe (`concatMap`, `mergeMap`, `processRecords`), not in `subscribe()`'s
+   * `next`: a throw inside the pipe errors this Observable and stops the client gracefully (acked
+   * records committed, leases released), while RxJS rethrows an exception from `next`
+   * asynchronously as an unhandled error, which ends a Node process at once — no stop, no final
+   * commit, no release; the next owner waits `leaseTtlMs`. Give `subscribe()` an `error` callback.
    */
   readonly records$: Observable<KinsumerRecord>;
 

@@ -12,11 +12,13 @@ export {
   createStream, deleteStream, waitForStreamStatus, listShards, openShardIds, putRecords, splitShard,
   mergeShards, adjacentOpenShards, type RecordToPut, type PutResult, type WaitOptions,
 } from './streams.js';
+// freePort, javaAvailable (servers.ts) and awsError (memory-stream.ts) are the suite's own helpers:
+// not part of the kit, the tests import them from their files.
 export {
-  startKinesalite, startDynalite, startKinesisLocal, startDynamoDbLocal, javaAvailable, freePort,
+  startKinesalite, startDynalite, startKinesisLocal, startDynamoDbLocal,
   type RunningServer, type KinesaliteOptions, type DynaliteOptions, type KinesisLocalOptions, type DynamoDbLocalOptions,
 } from './servers.js';
-export { MemoryStream, awsError, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
+export { MemoryStream, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
 export { MemoryLeaseStore, MemoryCheckpointTable, type MemoryLeaseStoreOptions, type MemoryLeaseOperation } from './memory-lease-store.js';
 export {
   MemoryMembershipStore, MemoryMetadataStore, MemoryCoordinationTables, type MemoryCoordinationOptions, type MemoryCoordinationOperation,

@@ -3,7 +3,8 @@
 // StartTimeoutError, the last error as its cause, instead of retrying silently forever.
 import { expect } from 'chai';
 import { EndpointError, Kinsumer, KinsumerError, StartTimeoutError, type KinsumerEvent } from '../../src/index.js';
-import { createStream, freePort, localDynamoDbClient } from '../../src/testing/index.js';
+import { createStream, localDynamoDbClient } from '../../src/testing/index.js';
+import { freePort } from '../../src/testing/servers.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
 import { FAST } from '../support/memory-group.js';
 

@@ -36,7 +36,8 @@ describe('CLI: --help on every command', () => {
       const listed = [...help.stdout.matchAll(/^ {2}--([\w-]+)/gm)].map((m) => m[1]).sort();
       expect(listed).to.deep.equal(Object.keys(commandOptions(command)).sort());
       for (const option of [...Object.keys(command.options), 'region', 'profile', 'help']) expect(listed, option).to.include(option);
-      for (const text of expected[command.name] ?? []) expect(help.stdout).to.contain(text);
+      // Wrapped to 80 columns: compared with single spaces.
+      for (const text of expected[command.name] ?? []) expect(help.stdout.replace(/\s+/g, ' ')).to.contain(text);
       // -h too, and help wins over missing required options.
       expect((await cli([command.name, '-h'])).stdout).to.equal(help.stdout);
     });
@@ -87,6 +88,52 @@ describe('CLI: --help on every command', () => {
   it('prints tail --help from the bin (a separate process)', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [...BIN, 'tail', '--help']);
     expect(stdout).to.contain('Usage: kinsumer tail --stream <name|arn>');
+  });
+});
+
+// Newcomer trial 3: at 80 columns the help broke mid-word (7 of 13 lines of `--help`, up to 180
+// characters in `reset --help`). Every help text wraps at the terminal's width, 80 in a pipe.
+describe('CLI: --help at 80 columns (and at the terminal width)', () => {
+  const helps = ['--help', ...COMMANDS.map((c) => `${c.name} --help`)];
+  const longer = (text: string, width: number) => text.split('\n').filter((line) => line.length > width);
+  /** The words of a help text, in order: what must survive any wrapping whole. */
+  const words = (text: string) => text.split(/\s+/).filter((w) => w !== '');
+
+  for (const help of helps) {
+    it(`kinsumer ${help}: no line over 80 columns when the output is not a terminal, nor over 60 on a 60-column terminal, and no word lost or cut`, async () => {
+      const piped = await cli(help.split(' '));
+      expect(longer(piped.stdout, 80)).to.deep.equal([]);
+      const narrow = await cli(help.split(' '), undefined, 60);
+      expect(longer(narrow.stdout, 60)).to.deep.equal([]);
+      const wide = await cli(help.split(' '), undefined, 400);
+      expect(words(narrow.stdout)).to.deep.equal(words(wide.stdout));
+      expect(words(piped.stdout)).to.deep.equal(words(wide.stdout));
+    });
+  }
+
+  it('an option\'s text goes on under a hanging indent at its column, and an exit code\'s under its meaning', async () => {
+    const { stdout } = await cli(['reset', '--help']);
+    const lines = stdout.split('\n');
+    const force = lines.findIndex((l) => l.startsWith('  --force '));
+    const column = (lines[force] ?? '').indexOf('reset shards');
+    expect(column).to.be.greaterThan(10);
+    // The --force text is longer than one line: the next line continues it at the same column.
+    expect(lines[force + 1]?.slice(0, column)).to.equal(' '.repeat(column));
+    expect(lines[force + 1]?.[column]).to.match(/\S/);
+    expect(lines[force]?.endsWith(' their') || lines[force + 1]?.includes('owners are fenced')).to.equal(true);
+    const usage = lines.slice(0, lines.indexOf(''));
+    expect(usage.length).to.be.greaterThan(1);
+    // A bracketed group of the usage is never split across lines.
+    expect(usage.some((l) => l.includes('[--shard <id>[,<id>...]]'))).to.equal(true);
+    const codes = (await cli(['deregister-consumer', '--help'])).stdout.split('\n');
+    const one = codes.findIndex((l) => l.startsWith('  1  the stream was not found'));
+    expect(codes[one + 1]).to.match(/^ {5}\S/);
+  });
+
+  it('the bin in a pipe (not a terminal) wraps at 80 columns', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [...BIN, 'reset', '--help']);
+    expect(longer(stdout, 80)).to.deep.equal([]);
+    expect(stdout).to.contain('--force');
   });
 });
 
