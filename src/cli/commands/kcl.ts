@@ -143,11 +143,11 @@ function parseInitialPosition(text: string): InitialPosition {
 export const exportKclCommand: Command = {
   name: 'export-kcl',
   summary: 'roll back to the AWS KCL: a stopped kinsumer group\'s checkpoints into the KCL application\'s lease table',
-  usage: 'kinsumer export-kcl --app <name> --stream <name|arn> --lease-table <KCL table> [--initial-position LATEST|TRIM_HORIZON|<ISO time>] [--watch-ms 15000] [--dry-run] [--force] [--json]',
+  usage: 'kinsumer export-kcl --app <name> --stream <name|arn> --lease-table <KCL table> [--initial-position <position>] [--watch-ms 15000] [--dry-run] [--force] [--json]',
   options: { ...SHARED_OPTIONS, 'initial-position': { type: 'string' } },
   optionHelp: {
     'lease-table': `${SHARED_HELP['lease-table']}; created (hash key leaseKey) when missing`,
-    'initial-position': 'the group\'s initialPosition, for shards kinsumer never read and whose parents say nothing (default TRIM_HORIZON)',
+    'initial-position': 'LATEST, TRIM_HORIZON or an ISO 8601 time: the group\'s initialPosition, for shards kinsumer never read and whose parents say nothing (default TRIM_HORIZON)',
     'watch-ms': `watch kinsumer's clients and owned rows this long first: a row that moves means a live kinsumer client, and the export is refused (default ${DEFAULT_KCL_WATCH_MS})`,
     'dry-run': SHARED_HELP['dry-run'],
     force: 'export while kinsumer clients are live; the plan marks every line forced',
