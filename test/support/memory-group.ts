@@ -156,6 +156,13 @@ export class MemoryGroup {
     return counts;
   }
 
+  /** Stops `member` gracefully, advancing virtual time until its `stop()` resolves (at most `limitMs`). */
+  async stop(member: Member, limitMs = 20_000): Promise<void> {
+    let stopped = false;
+    void member.kinsumer.stop().then(() => { stopped = true; });
+    await this.scheduler.until(() => stopped, `${member.id} stops`, limitMs);
+  }
+
   /** Every record received by any member, as `data` strings. */
   receivedData(): string[] {
     return this.members.flatMap((m) => m.received.map((r) => new TextDecoder().decode(r.data)));
