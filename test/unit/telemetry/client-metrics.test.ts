@@ -9,7 +9,7 @@ import type { FanOutPort, ShardEvent } from '../../../src/ports/stream.js';
 import { useOtelLoader } from '../../../src/telemetry/otel-api.js';
 import { MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../../src/types.js';
-import { alive, collectGarbage } from '../../support/garbage.js';
+import { aliveAfterCollections } from '../../support/garbage.js';
 import { FAST, MemoryGroup } from '../../support/memory-group.js';
 import { type Point, testMeter, testTracer, valueOf } from '../../support/otel.js';
 
@@ -85,18 +85,19 @@ describe('OpenTelemetry metrics (virtual time)', function () {
   it('R13: stopped clients are not kept by a meter nobody collects; the next collection still reports their final figures', async () => {
     const meter = testMeter();
     const group = new MemoryGroup(1, { meterProvider: meter.provider });
-    const clients: WeakRef<object>[] = [];
-    for (let i = 0; i < 5; i += 1) {
+    // In a function of its own, so that no frame of the test still holds the last client when it is weighed.
+    const runAndStop = async (i: number): Promise<WeakRef<object>> => {
       // Each client reads four records of its own (the same final totals, whichever client's report comes last).
       group.stream.putRecords(Array.from({ length: 4 }, (_, j) => ({ partitionKey: 'k', data: `c${i}-r${j}` })));
       const member = group.join(`c${i}`);
       await group.scheduler.until(() => member.received.length === 4 && member.kinsumer.status().shards[0]?.pending === 0, `c${i} reads its four records`, 20_000);
       await stopAll(group);
-      clients.push(new WeakRef(member.kinsumer));
       group.members.length = 0;
-    }
-    await collectGarbage();
-    expect(alive(clients), 'stopped clients still reachable').to.equal(0);
+      return new WeakRef(member.kinsumer);
+    };
+    const clients: WeakRef<object>[] = [];
+    for (let i = 0; i < 5; i += 1) clients.push(await runAndStop(i));
+    expect(await aliveAfterCollections(clients), 'stopped clients still reachable').to.equal(0);
     // Nobody collected meanwhile: the final figures are all still there (the totals, no lease, nothing pending).
     const read = await meter.collect();
     expect(sum(read.get('kinsumer.records.delivered'))).to.equal(4);
