@@ -50,7 +50,15 @@ export interface KinsumerRecord {
   readonly partitionKey: string;
   /** The explicit hash key a KPL producer gave the sub-record; absent otherwise (Kinesis does not return it for plain records). */
   readonly explicitHashKey?: string;
-  /** The payload, as the producer wrote it (a KPL aggregate is unpacked into its sub-records). */
+  /**
+   * The payload, as the producer wrote it (a KPL aggregate is unpacked into its sub-records).
+   *
+   * A view, as the AWS SDK's own is: a small payload (under 4 KiB) lies in Node's shared 8 KiB
+   * Buffer pool, so `data.buffer` holds other records' bytes and unrelated Buffers, and
+   * `data.byteOffset` is rarely 0. Read it through `data` itself; copy it with `data.slice()`
+   * before keeping or transferring its buffer (`postMessage` with a transfer list,
+   * `new Uint8Array(data.buffer)`, a native addon).
+   */
   readonly data: Uint8Array;
   /**
    * The payload as UTF-8 text. Throws `RecordDecodeError` (naming this record) when the bytes are

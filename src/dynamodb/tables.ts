@@ -16,7 +16,11 @@ export interface TablesOptions {
   readonly applicationName: string;
   /** Default `'PAY_PER_REQUEST'` (on demand): a busy shard writes about one checkpoint per second. */
   readonly billingMode?: 'PAY_PER_REQUEST' | 'PROVISIONED';
-  /** Provisioned read capacity of each table (PROVISIONED only). Default 10. */
+  /**
+   * Provisioned read capacity of each table (PROVISIONED only). Default 10. The metadata table
+   * needs about 2 per client (each polls the group epoch four times a second): see the README's
+   * "DynamoDB cost" for what each table needs.
+   */
   readonly readCapacity?: number;
   /** Provisioned write capacity of each table (PROVISIONED only). Default 10. */
   readonly writeCapacity?: number;

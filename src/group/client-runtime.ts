@@ -102,7 +102,7 @@ export class ClientRuntime {
   private start(): void {
     const { deps, emit } = this;
     const { options } = deps;
-    this.startedAtMs = options.scheduler.now();
+    this.startedAtMs = options.clock.elapsedNow();
     this.coordination = defer(() => from(deps.prepare())).pipe(
       // A throttled or failed DescribeTable / ListShards at start is a transient fault like any
       // other: retried with backoff until startTimeoutMs (found by the chaos run).
@@ -153,8 +153,8 @@ export class ClientRuntime {
     if (this.startFailingReported || this.startFailures < START_FAILURES_REPORTED_AFTER || error === undefined) return;
     if (this.registered.value || this.failure !== undefined) return;
     this.startFailingReported = true;
-    const { startTimeoutMs, scheduler } = this.deps.options;
-    const giveUpInMs = Math.max(0, startTimeoutMs - (scheduler.now() - this.startedAtMs));
+    const { startTimeoutMs, clock } = this.deps.options;
+    const giveUpInMs = Math.max(0, startTimeoutMs - (clock.elapsedNow() - this.startedAtMs));
     this.emit({ type: 'start-failing', attempts: this.startFailures, error, giveUpInMs });
   }
 

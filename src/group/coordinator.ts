@@ -172,7 +172,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   // held: this process may be the stale one), lead nothing, and watch the rows of what the other
   // holds, so that if it turns out dead its leases expire for this client in step with its row.
   function waitForRival(registration: Extract<Registration, { registered: false }>): Observable<unknown> {
-    const nowMs = options.scheduler.now();
+    const nowMs = options.clock.elapsedNow();
     rival ??= { sinceMs: nowMs, reported: false, announced: false };
     if (registration.heartbeating && !rival.reported) {
       rival.reported = true;
@@ -245,8 +245,8 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const leaderActions$ = defer(() => deps.metadata.readShardCache()).pipe(
     concatMap((cache) => refreshShardList(cache?.shards ?? [])),
     concatMap(() => {
-      if (options.scheduler.now() - lastReapMs < REAP_EVERY_MS) return EMPTY;
-      lastReapMs = options.scheduler.now();
+      if (options.clock.elapsedNow() - lastReapMs < REAP_EVERY_MS) return EMPTY;
+      lastReapMs = options.clock.elapsedNow();
       return deps.membership.reapStale();
     }),
     ignoreElements(),
@@ -266,18 +266,29 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
 
   // A member that leaves bumps the group epoch once its shards are released and its row deleted
   // (leaveGroup): polled every throttleDelayMs, the bump brings a check at once, so its successors
-  // take its shards over within a poll, not at their next periodic check.
+  // take its shards over within a poll, not at their next periodic check. The poll is the most
+  // frequent read of the metadata table: on a table with provisioned capacity it is what gets
+  // throttled first. A failed read slows the poll down (doubling, up to shardCheckFrequencyMs, the
+  // pace at which the periodic check finds a departure anyway); the adapter sends it without the
+  // SDK's retries, so it never spends the retry quota the lease writes share.
   let epochSeen: number | undefined;
+  let epochFailures = 0;
+  const epochDelayMs = (): number => Math.min(Math.max(options.throttleDelayMs, options.shardCheckFrequencyMs), options.throttleDelayMs * 2 ** Math.min(epochFailures, 30));
   const departureWake$ = new Subject<void>();
-  const epoch$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(
-    exhaustMap(() => deps.metadata.groupEpoch().pipe(
-      tap((epoch) => {
-        if (epochSeen !== undefined && epoch > epochSeen) departureWake$.next();
-        epochSeen = Math.max(epoch, epochSeen ?? epoch);
+  const epoch$ = defer(() => timer(epochDelayMs(), options.scheduler)).pipe(
+    concatMap(() => deps.metadata.groupEpoch().pipe(
+      tap({
+        next: (epoch) => {
+          epochFailures = 0;
+          if (epochSeen !== undefined && epoch > epochSeen) departureWake$.next();
+          epochSeen = Math.max(epoch, epochSeen ?? epoch);
+        },
+        error: () => { epochFailures += 1; },
       }),
       ignoreElements(),
-      tolerate('group epoch read', options.throttleDelayMs),
+      tolerate('group epoch read', epochDelayMs),
     )),
+    repeat(),
   );
 
   // A reason to check (the period, a row's expiry, a departure) that comes while a check runs is
@@ -298,7 +309,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
 
   // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
   // (with the run of failures so far), like every other retried call; anything else as `error`.
-  function tolerate(what: string, periodMs: number): MonoTypeOperatorFunction<never> {
+  function tolerate(what: string, periodMs: number | (() => number)): MonoTypeOperatorFunction<never> {
     let attempt = 0;
     return (source) => source.pipe(
       tap({ complete: () => { attempt = 0; } }),
@@ -307,7 +318,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
         const err = asError(error);
         if (classifyAwsError(error) === 'transient') {
           attempt += 1;
-          emit({ type: 'retrying', operation: what, attempt, delayMs: periodMs, error: err });
+          emit({ type: 'retrying', operation: what, attempt, delayMs: typeof periodMs === 'number' ? periodMs : periodMs(), error: err });
         } else {
           emit({ type: 'error', error: err });
         }

@@ -43,7 +43,7 @@ export function recordAt(stream: StreamPort, shardId: string, sequenceNumber: st
     }),
   );
   return stream.getShardIterator(shardId, { type: 'AT_SEQUENCE_NUMBER', sequenceNumber }).pipe(
-    concatMap((iterator) => page(iterator, 0)),
+    concatMap((issued) => page(issued.shardIterator, 0)),
     catchError((error: unknown) => {
       // InvalidArgumentException (Kinesis, kinesalite) or ResourceNotFoundException for the record (kinesis-mock).
       if (error instanceof StreamNotFoundError || (error as { name?: unknown }).name === 'InvalidArgumentException') {

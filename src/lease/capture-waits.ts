@@ -7,6 +7,8 @@ import type { KinsumerEvent } from '../types.js';
 /** What the waits need from the lease manager. */
 export interface CaptureWaitsDeps {
   readonly scheduler: SchedulerLike;
+  /** Monotonic milliseconds (the client's `clock.elapsedNow`): how long a wait has lasted is a difference of it. */
+  readonly elapsedNow: () => number;
   readonly leaseTtlMs: number;
   /** How long the refusals of one round are gathered before they are reported. */
   readonly gatherMs: number;
@@ -36,7 +38,7 @@ export class CaptureWaits {
   /** A capture of `shardId` was refused. */
   refused(shardId: string): void {
     if (this.#waits.has(shardId)) return;
-    this.#waits.set(shardId, { sinceMs: this.deps.scheduler.now(), reported: false });
+    this.#waits.set(shardId, { sinceMs: this.deps.elapsedNow(), reported: false });
     this.#gathering ??= timer(this.deps.gatherMs, this.deps.scheduler).subscribe(() => this.report());
   }
 
@@ -58,7 +60,7 @@ export class CaptureWaits {
     this.#gathering = undefined;
     const fresh = [...this.#waits].filter(([, wait]) => !wait.reported).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     if (fresh.length === 0) return;
-    const nowMs = this.deps.scheduler.now();
+    const nowMs = this.deps.elapsedNow();
     let boundMs = 0;
     const holders = new Set<string>();
     for (const [shardId, wait] of fresh) {

@@ -54,6 +54,7 @@ export class LeaseManager {
     const { options, emit, holderOf } = deps;
     this.waits = new CaptureWaits({
       scheduler: options.scheduler,
+      elapsedNow: () => options.clock.elapsedNow(),
       leaseTtlMs: options.leaseTtlMs,
       // The first attempts of one round are spread over half a poll: one event for all of them.
       gatherMs: options.throttleDelayMs,

@@ -3,6 +3,7 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { didYouMean } from '../errors/did-you-mean.js';
 import { ConfigError } from '../errors/kinsumer-errors.js';
+import { schedulerClock } from '../ports/clock.js';
 import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions, RetryPredicate } from './process-types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './record-retry.js';
 
@@ -13,6 +14,8 @@ export interface ResolvedFailurePolicy {
   readonly onFailure: FailureHandler | undefined;
   readonly retryIf: RetryPredicate | undefined;
   readonly scheduler: SchedulerLike;
+  /** How long a batch has waited is a difference of this (monotonic, or the given scheduler's `now()`). */
+  readonly elapsedNow: () => number;
   readonly random: () => number;
 }
 
@@ -87,7 +90,8 @@ function failurePolicy(input: ProcessRecordsOptions | ProcessBatchesOptions): Re
   }
   const random = optionalFunction<() => number>(input.random, 'random') ?? Math.random;
   const retryIf = optionalFunction<RetryPredicate>(input.retryIf, 'retryIf');
-  return { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, random };
+  const clock = schedulerClock(input.scheduler);
+  return { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, elapsedNow: () => clock.elapsedNow(), random };
 }
 
 function resolveRetry(value: RetryOptions | undefined): RetryPolicy {
