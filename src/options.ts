@@ -97,8 +97,9 @@ export interface KinsumerSettings {
   /**
    * The wall clock (only written: `LastUpdate`, `CheckpointUpdate`) and the monotonic clock (every
    * expiry and every "for how long") this client reads: a seam for tests that step one host's wall
-   * clock. Default: with no `scheduler` option, `wallNow` is `Date.now()` and `elapsedNow` is
-   * `performance.timeOrigin + performance.now()`; with a `scheduler`, both are its `now()`.
+   * clock. Default: with no `scheduler` option or one of RxJS's own, `wallNow` is `Date.now()` and
+   * `elapsedNow` is `performance.timeOrigin + performance.now()`; with another (a virtual-time
+   * scheduler), both are its `now()`.
    */
   readonly clock?: Clock;
 }
