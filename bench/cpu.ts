@@ -1,8 +1,10 @@
 // CPU per record on the local Kinesis server, every consumer in a process of its own: kinsumer
-// (records$ + ack(), defaults), the bare SDK GetRecords loop, and lifion-kinesis (polling, its
-// defaults, and with its poll delay at 0). From it: how many shards at Kinesis's read limit
-// (2 MiB/s per shard) one core can drain. With a CPU profile of kinsumer and of the bare loop
-// (where the time goes: the SDK's deserializer, GC, kinsumer, RxJS).
+// (records$ + ack(), defaults), the bare SDK GetRecords loop, the raw loop without the SDK
+// (node:http, JSON.parse, base64: the practical limit of Node on this protocol, issue 26), and
+// lifion-kinesis (polling, its defaults, and with its poll delay at 0). From it: kinsumer's CPU per
+// record as a ratio to the raw loop's, and how many shards at Kinesis's read limit (2 MiB/s per
+// shard) one core can drain. With a CPU profile of kinsumer, the bare loop and the raw loop (where
+// the time goes: decoding, GC, kinsumer, RxJS, HTTP).
 //
 //   npx tsx bench/cpu.ts [--quick]
 //
@@ -37,7 +39,10 @@ interface Settings {
   readonly profile: boolean;
 }
 
-const CONSUMERS: readonly CpuConsumer[] = ['kinsumer', 'bareSdk', 'lifion', 'lifionPollDelay0'];
+const CONSUMERS: readonly CpuConsumer[] = ['kinsumer', 'bareSdk', 'rawHttp', 'lifion', 'lifionPollDelay0'];
+
+/** Issue 26's goal: kinsumer's CPU per record at most this many times the raw loop's. */
+export const RATIO_TO_RAW_GOAL = 1.15;
 
 /** Quick runs can be narrowed for a look at one case: CONSUMERS=kinsumer,bareSdk SIZES=1KiB. */
 function narrowed(settings: Settings): Settings {
@@ -46,20 +51,23 @@ function narrowed(settings: Settings): Settings {
   return { ...settings, consumers: settings.consumers.filter((c) => consumers.includes(c)), sizes: settings.sizes.filter((s) => sizes.includes(s.key)) };
 }
 
+// Steady state: the first pages warm the process up (compiled code, a grown heap); the rest is measured.
+const FULL_SIZES: Settings['sizes'] = [{ bytes: 100, key: '100B', records: 110_000, warmup: 30_000 }, { bytes: 1024, key: '1KiB', records: 60_000, warmup: 20_000 }];
+
 function settingsFor(options: RunOptions): Settings {
   if (options.tiny === true) {
     return { sizes: [{ bytes: 100, key: '100B', records: 300, warmup: 100 }, { bytes: 1024, key: '1KiB', records: 300, warmup: 100 }], rounds: 1, consumers: CONSUMERS, profile: false };
   }
   if (options.quick) {
-    // PROFILE=1 adds the profiles to a quick run (a look at where the time goes, not a measurement).
+    // PROFILE=1 adds the profiles to a quick run (a look at where the time goes, not a measurement);
+    // LONG=1 reads as many records as a full run (a narrowed measurement that leaves results.json alone).
     return narrowed({
-      sizes: [{ bytes: 100, key: '100B', records: 50_000, warmup: 20_000 }, { bytes: 1024, key: '1KiB', records: 40_000, warmup: 20_000 }],
+      sizes: process.env.LONG === '1' ? FULL_SIZES : [{ bytes: 100, key: '100B', records: 50_000, warmup: 20_000 }, { bytes: 1024, key: '1KiB', records: 40_000, warmup: 20_000 }],
       rounds: Number(process.env.ROUNDS ?? 1), consumers: CONSUMERS, profile: process.env.PROFILE === '1',
     });
   }
-  // Steady state: the first pages warm the process up (compiled code, a grown heap); the rest is measured.
   return {
-    sizes: [{ bytes: 100, key: '100B', records: 110_000, warmup: 30_000 }, { bytes: 1024, key: '1KiB', records: 60_000, warmup: 20_000 }],
+    sizes: FULL_SIZES,
     rounds: 5, consumers: CONSUMERS, profile: true,
   };
 }
@@ -104,6 +112,7 @@ export function shardsPerCore(cpuMicrosPerRecord: number, recordBytes: number): 
 const LABEL: Record<CpuConsumer, string> = {
   kinsumer: 'kinsumer (records$ + ack)',
   bareSdk: 'bare SDK GetRecords loop',
+  rawHttp: 'raw node:http + JSON.parse + base64 loop (no SDK)',
   lifion: 'lifion-kinesis (defaults, pollDelay 250)',
   lifionPollDelay0: 'lifion-kinesis (pollDelay 0)',
 };
@@ -170,6 +179,7 @@ export const cpuFigure: Figure = {
         }
       }
       const cpuOf = (consumer: CpuConsumer, key: string): number => median((runs.get(`${consumer}.${key}`) ?? []).map(microsPerRecord));
+      const ratiosToRaw: Record<string, number[]> = {};
       for (const size of settings.sizes) {
         const bare = cpuOf('bareSdk', size.key);
         for (const consumer of settings.consumers) {
@@ -178,10 +188,28 @@ export const cpuFigure: Figure = {
             name: `${size.key}: CPU per record, ${LABEL[consumer]}`,
             value: round(value),
             unit: 'µs',
-            ...(consumer === 'bareSdk' ? {} : { baseline: { name: 'bare SDK loop', value: round(bare), unit: 'µs' }, ratio: round(value / bare) }),
+            ...(consumer === 'bareSdk' || consumer === 'rawHttp' ? {} : { baseline: { name: 'bare SDK loop', value: round(bare), unit: 'µs' }, ratio: round(value / bare) }),
             ...(consumer === 'kinsumer' ? { target: '< 1 × the bare SDK loop', met: value < bare } : {}),
           });
           keyed[`cpu.microsPerRecord.${consumer}.${size.key}`] = round(value);
+        }
+        if (settings.consumers.includes('kinsumer') && settings.consumers.includes('rawHttp')) {
+          const raw = cpuOf('rawHttp', size.key);
+          const value = cpuOf('kinsumer', size.key);
+          metrics.push({
+            name: `${size.key}: CPU per record, kinsumer against the raw loop (the limit)`,
+            value: round(value),
+            unit: 'µs',
+            baseline: { name: 'raw node:http loop', value: round(raw), unit: 'µs' },
+            ratio: round(value / raw),
+            target: `<= ${RATIO_TO_RAW_GOAL} × the raw loop`,
+            met: value / raw <= RATIO_TO_RAW_GOAL,
+          });
+          keyed[`cpu.ratioToRaw.${size.key}`] = round(value / raw);
+          // Round by round (the two runs of a round minutes apart at most): the spread of the ratio.
+          const kinsumerRuns = runs.get(`kinsumer.${size.key}`) ?? [];
+          const rawRuns = runs.get(`rawHttp.${size.key}`) ?? [];
+          ratiosToRaw[size.key] = kinsumerRuns.map((run, i) => round(microsPerRecord(run) / microsPerRecord(rawRuns[i] ?? run)));
         }
         const goal = size.bytes === 100 ? 10 : 40;
         for (const consumer of settings.consumers) {
@@ -195,11 +223,12 @@ export const cpuFigure: Figure = {
           if (consumer === 'kinsumer') keyed[`capacity.shardsPerCoreAtLimit.${size.key}`] = round(shards);
         }
       }
+      details.ratioToRawByRound = ratiosToRaw;
       details.runs = Object.fromEntries([...runs].map(([key, list]) => [key, list.map((x) => ({ microsPerRecord: round(microsPerRecord(x)), records: x.records, wallMs: Math.round(x.wallMs) }))]));
       if (settings.profile) {
         const profiles: Record<string, ProfileCategories> = {};
         for (const size of settings.sizes) {
-          for (const consumer of (['kinsumer', 'bareSdk'] as const).filter((c) => settings.consumers.includes(c))) {
+          for (const consumer of (['kinsumer', 'bareSdk', 'rawHttp'] as const).filter((c) => settings.consumers.includes(c))) {
             // PROFILE_DIR keeps the profiles (for bench/support/cpu-profile.ts); by default they go with the scratch folder.
             const file = join(process.env.PROFILE_DIR ?? scratch, `${consumer}-${size.key}.cpuprofile`);
             await runChild(job(consumer, size, file));
@@ -228,7 +257,8 @@ export const cpuFigure: Figure = {
       notes: [
         `CPU is process.cpuUsage() of the consumer's own process (user + system, all threads, GC included), from the end of its warm-up (${settings.sizes.map((s) => `${s.key}: ${s.warmup} records`).join(', ')}) to its last record (${settings.sizes.map((s) => `${s.records - s.warmup} measured`).join(', ')}); medians of rotated rounds. kinesalite and dynalite run in another process.`,
         'Shards per core = (1e6 / CPU µs per record) / (2 MiB/s / record size): the read limit counted on the payload alone (100 B: 20,972 records/s per shard; 1 KiB: 2,048), the strictest count (a partition key or the wire\'s base64 would lower the records per second at the limit).',
-        'kinesalite answers MillisBehindLatest 0: kinsumer and lifion-kinesis wait their poll delay between pages, the bare loop does not; the CPU of that waiting (timers, lease renewals, checkpoints) is the consumer\'s and is counted.',
+        'kinesalite answers MillisBehindLatest 0: kinsumer and lifion-kinesis wait their poll delay between pages, the bare and raw loops do not; the CPU of that waiting (timers, lease renewals, checkpoints) is the consumer\'s and is counted.',
+        `The raw loop (bench/support/raw-get-records.ts) is the practical limit of Node on this protocol: node:http with a keep-alive agent, the same GetRecords requests (Limit 10,000, SigV4-signed by hand) and pages, the body made text as kinsumer makes it (Latin-1 when ASCII, into a reused buffer), one JSON.parse, every record's Data decoded to bytes; nothing kept. cpu.ratioToRaw is kinsumer's median over the raw loop's (goal <= ${RATIO_TO_RAW_GOAL}); details.ratioToRawByRound gives it round by round.`,
         `Load average (1 min) over the run: ${round(Math.min(...loads))}–${round(Math.max(...loads))} on ${cpus().length} cores (other work shares the machine).`,
       ],
       details,

@@ -7,16 +7,15 @@
 // The first pages (`warmup` records, whole pages of 10,000) are the warm-up: the per-record code is
 // compiled and the heap grown by then, and start-up (tables, registration, capture, lifion's lease
 // acquisition) lies before it.
-import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
+//
+// Each consumer imports what it runs when it starts (the SDK, kinsumer, lifion-kinesis): a process
+// carries no other consumer's modules in its heap.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import { Kinsumer, createTables } from '../../src/index.js';
-import { localDynamoDbClient, localKinesisClient } from '../../src/testing/index.js';
 import type { LocalAwsConfig } from '../../src/testing/index.js';
-import { lifionConsumer } from './lifion.js';
 
 /** The consumers measured. */
-export type CpuConsumer = 'kinsumer' | 'bareSdk' | 'lifion' | 'lifionPollDelay0';
+export type CpuConsumer = 'kinsumer' | 'bareSdk' | 'rawHttp' | 'lifion' | 'lifionPollDelay0';
 
 /** What the figure asks one child for. */
 export interface Job {
@@ -95,6 +94,8 @@ class Meter {
 }
 
 async function bareSdk(job: Job, meter: Meter): Promise<() => Promise<void>> {
+  const { GetRecordsCommand, GetShardIteratorCommand } = await import('@aws-sdk/client-kinesis');
+  const { localKinesisClient } = await import('../../src/testing/index.js');
   const kinesis = localKinesisClient(job.servers);
   let iterator = (await kinesis.send(new GetShardIteratorCommand({ StreamName: job.streamName, ShardId: job.shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
   let read = 0;
@@ -109,7 +110,24 @@ async function bareSdk(job: Job, meter: Meter): Promise<() => Promise<void>> {
   return () => Promise.resolve(kinesis.destroy());
 }
 
+/** The limit: `node:http`, JSON.parse and base64, no SDK (raw-get-records.ts). */
+async function rawHttp(job: Job, meter: Meter): Promise<() => Promise<void>> {
+  const { RawKinesis } = await import('./raw-get-records.js');
+  const kinesis = new RawKinesis(job.servers);
+  let iterator: string | undefined = await kinesis.trimHorizon(job.streamName, job.shardId);
+  let read = 0;
+  while (read < job.records && iterator !== undefined) {
+    const page = await kinesis.getRecords(iterator, 10_000, touch);
+    read += page.count;
+    meter.count(page.count);
+    iterator = page.next;
+  }
+  return () => Promise.resolve(kinesis.destroy());
+}
+
 async function kinsumer(job: Job, meter: Meter): Promise<() => Promise<void>> {
+  const { Kinsumer, createTables } = await import('../../src/index.js');
+  const { localDynamoDbClient, localKinesisClient } = await import('../../src/testing/index.js');
   const kinesis = localKinesisClient(job.servers);
   const dynamodb = localDynamoDbClient(job.servers);
   await createTables({ dynamodb, applicationName: job.app });
@@ -126,6 +144,7 @@ async function kinsumer(job: Job, meter: Meter): Promise<() => Promise<void>> {
 }
 
 async function lifion(job: Job, meter: Meter, pollDelay: number | undefined): Promise<() => Promise<void>> {
+  const { lifionConsumer } = await import('./lifion.js');
   const { servers } = job;
   const consumer = lifionConsumer({
     streamName: job.streamName,
@@ -168,7 +187,9 @@ async function run(job: Job): Promise<JobResult> {
   const meter = new Meter(job);
   const stop = job.consumer === 'bareSdk'
     ? await bareSdk(job, meter)
-    : job.consumer === 'kinsumer'
+    : job.consumer === 'rawHttp'
+      ? await rawHttp(job, meter)
+      : job.consumer === 'kinsumer'
       ? await kinsumer(job, meter)
       : await lifion(job, meter, job.consumer === 'lifionPollDelay0' ? 0 : undefined);
   const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${job.consumer}: no ${job.records} records within 240 s`)), 240_000).unref());
