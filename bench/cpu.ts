@@ -37,6 +37,8 @@ interface Settings {
   readonly rounds: number;
   readonly consumers: readonly CpuConsumer[];
   readonly profile: boolean;
+  /** After its last record, kinsumer's CPU is measured this long with its shard drained (its work by the clock). */
+  readonly idleMs: number;
 }
 
 const CONSUMERS: readonly CpuConsumer[] = ['kinsumer', 'bareSdk', 'rawHttp', 'lifion', 'lifionPollDelay0'];
@@ -56,19 +58,19 @@ const FULL_SIZES: Settings['sizes'] = [{ bytes: 100, key: '100B', records: 110_0
 
 function settingsFor(options: RunOptions): Settings {
   if (options.tiny === true) {
-    return { sizes: [{ bytes: 100, key: '100B', records: 300, warmup: 100 }, { bytes: 1024, key: '1KiB', records: 300, warmup: 100 }], rounds: 1, consumers: CONSUMERS, profile: false };
+    return { sizes: [{ bytes: 100, key: '100B', records: 300, warmup: 100 }, { bytes: 1024, key: '1KiB', records: 300, warmup: 100 }], rounds: 1, consumers: CONSUMERS, profile: false, idleMs: 200 };
   }
   if (options.quick) {
     // PROFILE=1 adds the profiles to a quick run (a look at where the time goes, not a measurement);
     // LONG=1 reads as many records as a full run (a narrowed measurement that leaves results.json alone).
     return narrowed({
       sizes: process.env.LONG === '1' ? FULL_SIZES : [{ bytes: 100, key: '100B', records: 50_000, warmup: 20_000 }, { bytes: 1024, key: '1KiB', records: 40_000, warmup: 20_000 }],
-      rounds: Number(process.env.ROUNDS ?? 1), consumers: CONSUMERS, profile: process.env.PROFILE === '1',
+      rounds: Number(process.env.ROUNDS ?? 1), consumers: CONSUMERS, profile: process.env.PROFILE === '1', idleMs: 3000,
     });
   }
   return {
     sizes: FULL_SIZES,
-    rounds: 5, consumers: CONSUMERS, profile: true,
+    rounds: 5, consumers: CONSUMERS, profile: true, idleMs: 4000,
   };
 }
 
@@ -103,6 +105,20 @@ function rotate<T>(list: readonly T[], by: number): T[] {
 }
 
 const microsPerRecord = (run: JobResult): number => run.cpuMicros / Math.max(1, run.records);
+
+/** Calls a second. */
+function callsPerSecond(calls: { readonly dynamodb: number; readonly kinesis: number }, wallMs: number): { dynamodbCallsPerSecond: number; kinesisCallsPerSecond: number } {
+  return { dynamodbCallsPerSecond: round((1000 * calls.dynamodb) / wallMs), kinesisCallsPerSecond: round((1000 * calls.kinesis) / wallMs) };
+}
+
+/**
+ * A run's CPU per record spent by the clock rather than by the record: the consumer's CPU per
+ * millisecond while idle on its drained shard, over the measured run's wall time. An upper
+ * estimate: idle, its polls are empty ones every throttleDelayMs; in the run they are the pages.
+ */
+function byTheClock(run: JobResult): number | undefined {
+  return run.idle === undefined ? undefined : ((run.idle.cpuMicros / run.idle.wallMs) * run.wallMs) / Math.max(1, run.records);
+}
 
 /** Shards at the read limit one core drains: records/s per core over records/s per shard at the limit. */
 export function shardsPerCore(cpuMicrosPerRecord: number, recordBytes: number): number {
@@ -164,6 +180,7 @@ export const cpuFigure: Figure = {
           consumer, servers: { region: server.region, endpoints: server.endpoints, credentials: server.credentials },
           ...stream, records: size.records, warmup: size.warmup, app: `bench-cpu-${process.pid}-${app}`, lifionTable,
           ...(profile === undefined ? {} : { profile }),
+          ...(consumer === 'kinsumer' && profile === undefined ? { idleMs: settings.idleMs } : {}),
         };
       };
       const runs = new Map<string, JobResult[]>();
@@ -224,7 +241,33 @@ export const cpuFigure: Figure = {
         }
       }
       details.ratioToRawByRound = ratiosToRaw;
-      details.runs = Object.fromEntries([...runs].map(([key, list]) => [key, list.map((x) => ({ microsPerRecord: round(microsPerRecord(x)), records: x.records, wallMs: Math.round(x.wallMs) }))]));
+      details.runs = Object.fromEntries([...runs].map(([key, list]) => [key, list.map((x) => ({
+        microsPerRecord: round(microsPerRecord(x)), records: x.records, wallMs: Math.round(x.wallMs),
+        ...(x.calls === undefined ? {} : { calls: x.calls }),
+        ...(x.idle === undefined ? {} : {
+          idle: { cpuMsPerSecond: round(x.idle.cpuMicros / x.idle.wallMs), ...callsPerSecond(x.idle.calls, x.idle.wallMs) },
+          byTheClockMicrosPerRecord: round(byTheClock(x) ?? 0),
+        }),
+      }))]));
+      for (const size of settings.sizes) {
+        const measured = (runs.get(`kinsumer.${size.key}`) ?? []).filter((x) => x.idle !== undefined);
+        if (measured.length === 0) continue;
+        const idle = measured.map((x) => x.idle as NonNullable<JobResult['idle']>);
+        const rate = median(idle.map((x) => x.cpuMicros / x.wallMs));
+        const calls = callsPerSecond({ dynamodb: median(idle.map((x) => x.calls.dynamodb)), kinesis: median(idle.map((x) => x.calls.kinesis)) }, median(idle.map((x) => x.wallMs)));
+        metrics.push({
+          name: `${size.key}: kinsumer idle on its drained shard, CPU per second (leases, group-epoch reads, checkpoints, empty polls)`,
+          value: round(rate),
+          unit: 'ms/s',
+          note: `${calls.dynamodbCallsPerSecond} DynamoDB and ${calls.kinesisCallsPerSecond} Kinesis calls a second`,
+        });
+        metrics.push({
+          name: `${size.key}: kinsumer's CPU per record by the clock (that idle rate over the measured run's wall time; an estimate)`,
+          value: round(median(measured.map((x) => byTheClock(x) ?? 0))),
+          unit: 'µs',
+          note: `in the measured runs, ${median(measured.map((x) => x.calls?.dynamodb ?? 0))} DynamoDB and ${median(measured.map((x) => x.calls?.kinesis ?? 0))} Kinesis calls (medians)`,
+        });
+      }
       if (settings.profile) {
         const profiles: Record<string, ProfileCategories> = {};
         for (const size of settings.sizes) {
