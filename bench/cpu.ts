@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createStream, localDynamoDbClient, localKinesisClient, openShardIds, putRecords } from '../src/testing/index.js';
 import type { CpuConsumer, Job, JobResult } from './support/cpu-consumer.js';
-import { type Profile, type ProfileCategories, categorize } from './support/cpu-profile.js';
+import { type LimitBuckets, type Profile, type ProfileCategories, categorize, limitBuckets } from './support/cpu-profile.js';
 import { type Figure, type Metric, type RunOptions, log, main, median, round, waitFor } from './support/harness.js';
 import { startServerProcess } from './support/local-servers.js';
 
@@ -105,6 +105,11 @@ function rotate<T>(list: readonly T[], by: number): T[] {
 }
 
 const microsPerRecord = (run: JobResult): number => run.cpuMicros / Math.max(1, run.records);
+
+/** Milliseconds of busy time by job as microseconds per record. */
+function perRecord(buckets: LimitBuckets, records: number): LimitBuckets {
+  return Object.fromEntries(Object.entries(buckets).map(([job, ms]) => [job, round((1000 * (ms as number)) / Math.max(1, records))])) as unknown as LimitBuckets;
+}
 
 /** Calls a second. */
 function callsPerSecond(calls: { readonly dynamodb: number; readonly kinesis: number }, wallMs: number): { dynamodbCallsPerSecond: number; kinesisCallsPerSecond: number } {
@@ -270,16 +275,21 @@ export const cpuFigure: Figure = {
       }
       if (settings.profile) {
         const profiles: Record<string, ProfileCategories> = {};
+        const byJob: Record<string, LimitBuckets> = {};
         for (const size of settings.sizes) {
           for (const consumer of (['kinsumer', 'bareSdk', 'rawHttp'] as const).filter((c) => settings.consumers.includes(c))) {
             // PROFILE_DIR keeps the profiles (for bench/support/cpu-profile.ts); by default they go with the scratch folder.
             const file = join(process.env.PROFILE_DIR ?? scratch, `${consumer}-${size.key}.cpuprofile`);
-            await runChild(job(consumer, size, file));
-            profiles[`${consumer}.${size.key}`] = categorize(JSON.parse(readFileSync(file, 'utf8')) as Profile);
-            log(`profile ${consumer} ${size.key}: ${JSON.stringify(profiles[`${consumer}.${size.key}`])}`);
+            const run = await runChild(job(consumer, size, file));
+            const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+            profiles[`${consumer}.${size.key}`] = categorize(profile);
+            // µs per record by job: the profiled run's busy time (inflated by the sampler) over its records.
+            byJob[`${consumer}.${size.key}`] = perRecord(limitBuckets(profile), run.records);
+            log(`profile ${consumer} ${size.key}: ${JSON.stringify(profiles[`${consumer}.${size.key}`])}; µs/record by job ${JSON.stringify(byJob[`${consumer}.${size.key}`])}`);
           }
         }
         details.profile = profiles;
+        details.profileMicrosPerRecordByJob = byJob;
       }
     } finally {
       rmSync(scratch, { recursive: true, force: true });
