@@ -7,16 +7,15 @@
 // The first pages (`warmup` records, whole pages of 10,000) are the warm-up: the per-record code is
 // compiled and the heap grown by then, and start-up (tables, registration, capture, lifion's lease
 // acquisition) lies before it.
-import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
+//
+// Each consumer imports what it runs when it starts (the SDK, kinsumer, lifion-kinesis): a process
+// carries no other consumer's modules in its heap.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import { Kinsumer, createTables } from '../../src/index.js';
-import { localDynamoDbClient, localKinesisClient } from '../../src/testing/index.js';
 import type { LocalAwsConfig } from '../../src/testing/index.js';
-import { lifionConsumer } from './lifion.js';
 
 /** The consumers measured. */
-export type CpuConsumer = 'kinsumer' | 'bareSdk' | 'lifion' | 'lifionPollDelay0';
+export type CpuConsumer = 'kinsumer' | 'bareSdk' | 'rawHttp' | 'lifion' | 'lifionPollDelay0';
 
 /** What the figure asks one child for. */
 export interface Job {
@@ -34,6 +33,17 @@ export interface Job {
   readonly lifionTable: string;
   /** Write a CPU profile of the measured window (the inspector's sampler, 100 µs) to this file. */
   readonly profile?: string;
+  /**
+   * kinsumer only: after the last record, measure its CPU for this long with the shard drained
+   * (leases, group-epoch reads, checkpoints, empty polls: what it spends by the clock, not by the record).
+   */
+  readonly idleMs?: number;
+}
+
+/** AWS calls made (commands sent, retries not counted again). */
+export interface CallCounts {
+  readonly dynamodb: number;
+  readonly kinesis: number;
 }
 
 /** What a child prints. */
@@ -42,6 +52,22 @@ export interface JobResult {
   readonly cpuMicros: number;
   readonly wallMs: number;
   readonly checksum: number;
+  /** kinsumer only: the calls it made in the measured window. */
+  readonly calls?: CallCounts;
+  /** kinsumer only (see {@link Job.idleMs}): its CPU and calls while idle on the drained shard. */
+  readonly idle?: { readonly cpuMicros: number; readonly wallMs: number; readonly calls: CallCounts };
+}
+
+// The AWS calls of the consumer under measure (kinsumer's clients count them, see countCalls).
+const calls = { dynamodb: 0, kinesis: 0 };
+const callsSince = (start: CallCounts): CallCounts => ({ dynamodb: calls.dynamodb - start.dynamodb, kinesis: calls.kinesis - start.kinesis });
+
+/** Counts every command a client sends (one step at the top of its stack: no work per record). */
+function countCalls(client: { middlewareStack: { add(middleware: unknown, options: { step: 'initialize'; name: string }): void } }, kind: keyof typeof calls): void {
+  client.middlewareStack.add((next: (args: unknown) => Promise<unknown>) => (args: unknown) => {
+    calls[kind] += 1;
+    return next(args);
+  }, { step: 'initialize', name: 'benchCallCounter' });
 }
 
 let checksum = 0;
@@ -54,6 +80,7 @@ class Meter {
   private seen = 0;
   private startCpu: NodeJS.CpuUsage | undefined;
   private startWall = 0;
+  private startCalls: CallCounts = { ...calls };
   private result: JobResult | undefined;
   private resolveDone!: (result: JobResult) => void;
   readonly done = new Promise<JobResult>((resolve) => { this.resolveDone = resolve; });
@@ -75,10 +102,14 @@ class Meter {
       this.session?.post('Profiler.start');
       this.startCpu = process.cpuUsage();
       this.startWall = performance.now();
+      this.startCalls = { ...calls };
     }
     if (this.result === undefined && this.startCpu !== undefined && this.seen >= this.job.records) {
       const used = process.cpuUsage(this.startCpu);
-      const result = { records: this.seen - this.job.warmup, cpuMicros: used.user + used.system, wallMs: performance.now() - this.startWall, checksum };
+      const result: JobResult = {
+        records: this.seen - this.job.warmup, cpuMicros: used.user + used.system, wallMs: performance.now() - this.startWall, checksum,
+        ...(this.job.consumer === 'kinsumer' ? { calls: callsSince(this.startCalls) } : {}),
+      };
       this.result = result;
       const { session } = this;
       const path = this.job.profile;
@@ -95,6 +126,8 @@ class Meter {
 }
 
 async function bareSdk(job: Job, meter: Meter): Promise<() => Promise<void>> {
+  const { GetRecordsCommand, GetShardIteratorCommand } = await import('@aws-sdk/client-kinesis');
+  const { localKinesisClient } = await import('../../src/testing/index.js');
   const kinesis = localKinesisClient(job.servers);
   let iterator = (await kinesis.send(new GetShardIteratorCommand({ StreamName: job.streamName, ShardId: job.shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
   let read = 0;
@@ -109,9 +142,28 @@ async function bareSdk(job: Job, meter: Meter): Promise<() => Promise<void>> {
   return () => Promise.resolve(kinesis.destroy());
 }
 
+/** The limit: `node:http`, JSON.parse and base64, no SDK (raw-get-records.ts). */
+async function rawHttp(job: Job, meter: Meter): Promise<() => Promise<void>> {
+  const { RawKinesis } = await import('./raw-get-records.js');
+  const kinesis = new RawKinesis(job.servers);
+  let iterator: string | undefined = await kinesis.trimHorizon(job.streamName, job.shardId);
+  let read = 0;
+  while (read < job.records && iterator !== undefined) {
+    const page = await kinesis.getRecords(iterator, 10_000, touch);
+    read += page.count;
+    meter.count(page.count);
+    iterator = page.next;
+  }
+  return () => Promise.resolve(kinesis.destroy());
+}
+
 async function kinsumer(job: Job, meter: Meter): Promise<() => Promise<void>> {
+  const { Kinsumer, createTables } = await import('../../src/index.js');
+  const { localDynamoDbClient, localKinesisClient } = await import('../../src/testing/index.js');
   const kinesis = localKinesisClient(job.servers);
   const dynamodb = localDynamoDbClient(job.servers);
+  countCalls(kinesis, 'kinesis');
+  countCalls(dynamodb, 'dynamodb');
   await createTables({ dynamodb, applicationName: job.app });
   const consumer = new Kinsumer({ streamName: job.streamName, applicationName: job.app, kinesis, dynamodb, clientId: `${job.app}-client` });
   const subscription = consumer.records$.subscribe((record) => {
@@ -126,6 +178,7 @@ async function kinsumer(job: Job, meter: Meter): Promise<() => Promise<void>> {
 }
 
 async function lifion(job: Job, meter: Meter, pollDelay: number | undefined): Promise<() => Promise<void>> {
+  const { lifionConsumer } = await import('./lifion.js');
   const { servers } = job;
   const consumer = lifionConsumer({
     streamName: job.streamName,
@@ -166,15 +219,23 @@ async function lifion(job: Job, meter: Meter, pollDelay: number | undefined): Pr
 
 async function run(job: Job): Promise<JobResult> {
   const meter = new Meter(job);
-  const stop = job.consumer === 'bareSdk'
-    ? await bareSdk(job, meter)
-    : job.consumer === 'kinsumer'
-      ? await kinsumer(job, meter)
-      : await lifion(job, meter, job.consumer === 'lifionPollDelay0' ? 0 : undefined);
+  const start = { bareSdk, rawHttp, kinsumer, lifion: (j: Job, m: Meter) => lifion(j, m, undefined), lifionPollDelay0: (j: Job, m: Meter) => lifion(j, m, 0) }[job.consumer];
+  const stop = await start(job, meter);
   const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${job.consumer}: no ${job.records} records within 240 s`)), 240_000).unref());
   const result = await Promise.race([meter.done, timeout]);
+  const idle = job.idleMs === undefined || job.idleMs <= 0 ? undefined : await idleFor(job.idleMs);
   await stop();
-  return result;
+  return idle === undefined ? result : { ...result, idle };
+}
+
+/** The process's CPU and calls over `ms` of doing nothing but what it does by the clock. */
+async function idleFor(ms: number): Promise<NonNullable<JobResult['idle']>> {
+  const cpu = process.cpuUsage();
+  const wall = performance.now();
+  const start = { ...calls };
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const used = process.cpuUsage(cpu);
+  return { cpuMicros: used.user + used.system, wallMs: performance.now() - wall, calls: callsSince(start) };
 }
 
 if (process.argv[2] !== undefined && import.meta.url.endsWith(process.argv[1]?.split('/').pop() ?? '\0')) {

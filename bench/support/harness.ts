@@ -105,7 +105,10 @@ export const SUMMARY_KEYS: readonly string[] = [
   'failover.crash.p95Ms',
   'failover.crash.boundMs',
   'overhead.libraryMicrosPerRecord',
-  ...['kinsumer', 'bareSdk', 'lifion'].flatMap((consumer) => ['100B', '1KiB'].map((size) => `cpu.microsPerRecord.${consumer}.${size}`)),
+  ...['kinsumer', 'bareSdk', 'rawHttp', 'lifion'].flatMap((consumer) => ['100B', '1KiB'].map((size) => `cpu.microsPerRecord.${consumer}.${size}`)),
+  // kinsumer's CPU per record over the raw node:http loop's, the practical limit (issue 26).
+  'cpu.ratioToRaw.100B',
+  'cpu.ratioToRaw.1KiB',
   'capacity.shardsPerCoreAtLimit.100B',
   'capacity.shardsPerCoreAtLimit.1KiB',
 ];
