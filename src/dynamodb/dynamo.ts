@@ -95,6 +95,16 @@ export class Dynamo {
       .pipe(map((out) => out.Attributes));
   }
 
+  /** UpdateItem (ALL_NEW), and the server's clock when it answered (see {@link getItemDated}). */
+  updateItemDated(input: UpdateItemCommandInput): Observable<{ readonly item: Item | undefined; readonly serverDate: Date | undefined }> {
+    return this.call('UpdateItem', async (signal) => {
+      const command = new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input });
+      const answeredAt = readServerDate(command);
+      const out = await this.client.send(command, { abortSignal: signal });
+      return { item: out.Attributes, serverDate: answeredAt() };
+    });
+  }
+
   deleteItem(input: DeleteItemCommandInput): Observable<void> {
     return this.call('DeleteItem', async (signal) => { await this.client.send(new DeleteItemCommand(input), { abortSignal: signal }); });
   }

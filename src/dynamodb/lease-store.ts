@@ -162,12 +162,15 @@ export class DynamoLeaseStore implements LeaseStore {
           // overwritten. The token is then spent unused, which only leaves a gap.
           if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
           else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
-          return this.#options.dynamo.updateItem(update.input(this.#options.table, { [A.shard]: { S: shardId } })).pipe(
-            map((attributes): HeldLease => {
+          return this.#options.dynamo.updateItemDated(update.input(this.#options.table, { [A.shard]: { S: shardId } })).pipe(
+            map(({ item: attributes, serverDate }): HeldLease => {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
               this.#stored.set(shardId, { leaseCounter: held.leaseCounter, checkpoint: held.checkpoint });
-              const lease = { shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished };
+              const lease = {
+                shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished,
+                ...(serverDate === undefined ? {} : { capturedAt: serverDate }),
+              };
               return held.acked === undefined ? lease : { ...lease, acked: held.acked };
             }),
             catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),

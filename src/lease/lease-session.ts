@@ -12,7 +12,7 @@ import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { StreamPort } from '../ports/stream.js';
 import { Multicast } from '../reading/multicast.js';
 import { readerFor } from '../reading/read-mode.js';
-import { planStart, startToKeep } from '../reading/start-position.js';
+import { DATE_RESOLUTION_MS, planStart, startToKeep } from '../reading/start-position.js';
 import { linkLease } from '../telemetry/lease-link.js';
 import { streamName } from '../telemetry/names.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, ShardStatus, StartingPosition } from '../types.js';
@@ -93,7 +93,11 @@ export class LeaseSession {
     const plan = planStart(held.checkpoint, options.initialPosition);
     // Taken now, before the reader asks for its first iterator: a LATEST start is kept as a time
     // no later than that request, so a hand-off before the first ack skips nothing.
-    const start = startToKeep(plan.iteratorStart, options.clock.wallNow(), plan.skipThrough, plan.notBefore);
+    // On the store's clock at the capture where it tells it (the next owner must never get a start
+    // from this client's clock: a crash before the iterator's answer is stored hands it on).
+    const start = held.capturedAt === undefined
+      ? startToKeep(plan.iteratorStart, options.clock.wallNow(), plan.skipThrough, plan.notBefore)
+      : startToKeep(plan.iteratorStart, held.capturedAt.getTime(), plan.skipThrough, plan.notBefore, DATE_RESOLUTION_MS);
     this.checkpointer = createCheckpointer({
       store: deps.store,
       lease: held,

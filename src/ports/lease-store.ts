@@ -120,6 +120,12 @@ export interface HeldLease {
   readonly finished: boolean;
   /** The records acked beyond the checkpoint, as they were at capture: this owner does not deliver them again. */
   readonly acked?: readonly AckedRange[];
+  /**
+   * The store's clock when it accepted the capture (DynamoDB's `Date` header: whole seconds), a
+   * moment before this owner asks for its first iterator: a LATEST start it keeps is judged by
+   * it, not by the client's clock. Absent where the store tells no clock.
+   */
+  readonly capturedAt?: Date;
 }
 
 /** What a commit or release writes. */

@@ -19,6 +19,9 @@ import type { InitialPosition, StartingPosition } from '../types.js';
  */
 export const START_SKEW_MARGIN_MS = 300_000;
 
+/** How early a server's `Date` header can be: it counts whole seconds. */
+export const DATE_RESOLUTION_MS = 1_000;
+
 /** A GetShardIterator request and the sub-records to drop from the first aggregate it returns. */
 export interface IteratorPlan {
   readonly iteratorStart: IteratorStart;
@@ -83,12 +86,15 @@ function fromInitialPosition(initialPosition: InitialPosition): StartPlan {
  * start is kept as it is. Other starts need nothing: `TRIM_HORIZON` and positions do not move.
  * (Once the first record arrives, the checkpoint narrows this to that record's arrival time, which
  * is the stream's own clock; see `CheckpointState.track`.) A LATEST start is never kept earlier than
- * `notBefore`, the time floor a reset left.
+ * `notBefore`, the time floor a reset left. Given the store's clock at the capture instead (its
+ * `Date`, see `HeldLease.capturedAt`), `marginMs` is {@link DATE_RESOLUTION_MS}: that moment came
+ * before the iterator was asked for, so nothing after the real start is skipped, and a hand-off
+ * before the iterator's own answer is stored delivers nothing older than about 2 s before it.
  */
-export function startToKeep(start: IteratorStart, nowMs: number, after?: Position, notBefore?: Date): StoredCheckpoint | undefined {
+export function startToKeep(start: IteratorStart, nowMs: number, after?: Position, notBefore?: Date, marginMs = START_SKEW_MARGIN_MS): StoredCheckpoint | undefined {
   const floor = after === undefined ? {} : { after };
   if (start.type === 'LATEST') {
-    const keptMs = Math.max(nowMs - START_SKEW_MARGIN_MS, notBefore?.getTime() ?? Number.NEGATIVE_INFINITY);
+    const keptMs = Math.max(nowMs - marginMs, notBefore?.getTime() ?? Number.NEGATIVE_INFINITY);
     return { type: 'AT_TIMESTAMP', timestamp: new Date(keptMs), ...floor };
   }
   if (start.type === 'AT_TIMESTAMP') return { type: 'AT_TIMESTAMP', timestamp: start.timestamp, ...floor };

@@ -13,6 +13,15 @@ import { withResetFloor } from '../reading/start-position.js';
 /** The rows of one checkpoints table, shared by the stores of several simulated clients. */
 export class MemoryCheckpointTable {
   readonly #rows = new Map<string, CheckpointRow>();
+  /**
+   * The table's own clock (DynamoDB's, which answers with a `Date`): a capture reports it as
+   * `capturedAt`. Default: none, and a client's LATEST start falls back to its own clock less five minutes.
+   */
+  readonly now: (() => number) | undefined;
+
+  constructor(options: { readonly now?: () => number } = {}) {
+    this.now = options.now;
+  }
   /** Each shard's highest fencing token, apart from the rows (the DynamoDB store keeps it in the metadata table). */
   readonly #tokens = new Map<string, number>();
 
@@ -163,7 +172,11 @@ export class MemoryLeaseStore implements LeaseStore {
         };
         this.table.put(row);
         this.#leases.captured(shardId, leaseCounter);
-        const held = { shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished };
+        const capturedAtMs = this.table.now?.();
+        const held = {
+          shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished,
+          ...(capturedAtMs === undefined ? {} : { capturedAt: new Date(capturedAtMs) }),
+        };
         return row.acked === undefined ? held : { ...held, acked: row.acked };
       };
     });
@@ -195,7 +208,7 @@ export class MemoryLeaseStore implements LeaseStore {
       }
       // Every reset is a fence: the owner goes and the counter moves; the acked ranges go (a reset means "read again from here").
       const { acked: _dropped, ...kept } = row;
-      this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint, new Date(nowMs)), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
+      this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint, new Date(this.table.now?.() ?? nowMs)), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
 

@@ -64,10 +64,10 @@ interface LeaseStoreBackend {
    */
   goWrite(shardId: string, write: { readonly ownerId: string; readonly sequenceNumber?: string; readonly nowMs: number }): Promise<void>;
   /**
-   * The clock that names a reset's moment: DynamoDB's (its `Date` header, the server's in whole
-   * seconds). Absent: the resetting store's own `now` (the in-memory store).
+   * The clock that names a reset's moment and a capture's (`capturedAt`): DynamoDB's (its `Date`
+   * header, the server's in whole seconds), the in-memory table's own.
    */
-  storeNow?(): number;
+  storeNow(): number;
 }
 
 /** What every LeaseStore guarantees, whatever holds the rows. */
@@ -103,6 +103,15 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await held(store('next'), shard)).checkpoint, 'the next owner starts where the operator said').to.deep.equal({ type: 'TRIM_HORIZON' });
     });
 
+    // R12: a LATEST start is kept from this moment (it came before the first iterator was asked
+    // for), never from the client's clock, which a crash before the iterator's answer would hand on.
+    it('a capture reports the store\'s clock when it accepted it (capturedAt), whatever the client\'s clock says', async () => {
+      const shard = uniqueName('captured-at');
+      const from = backend().storeNow() - 1000;
+      const lease = await held(store('a'), shard);
+      expect(lease.capturedAt?.getTime(), 'the store\'s clock, not the client\'s (NOW_MS)').to.be.within(from, backend().storeNow());
+    });
+
     it('acked ranges (§7.3): written with a commit, replaced by the next, written with the release, read by the next capture, BigInt-exact with KPL sub-records', async () => {
       const shard = uniqueName('ranges');
       const a = store('a');
@@ -124,7 +133,7 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
 
     /** Runs a reset; the window, on the store's clock, its moment lies in (less a second: the `Date` header's resolution). */
     const resetWindow = async (reset: () => Promise<void>): Promise<[number, number]> => {
-      const storeNow = () => backend().storeNow?.() ?? clock.now;
+      const storeNow = () => backend().storeNow();
       const from = storeNow() - 1000;
       await reset();
       return [from, storeNow()];
@@ -328,10 +337,12 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
 }
 
 describe('conformance: lease store in memory', () => {
-  let table = new MemoryCheckpointTable();
-  beforeEach(() => { table = new MemoryCheckpointTable(); });
+  // The table's clock plays DynamoDB's (the host's, as dynalite's Date is).
+  let table = new MemoryCheckpointTable({ now: () => Date.now() });
+  beforeEach(() => { table = new MemoryCheckpointTable({ now: () => Date.now() }); });
   leaseStoreSpec(() => ({
     store: (clientId, now, elapsedNow) => new MemoryLeaseStore({ clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, ...(elapsedNow === undefined ? {} : { elapsedNow }), table }),
+    storeNow: () => Date.now(),
     goWrite: (shardId, { ownerId, sequenceNumber, nowMs }) => {
       const row = table.row(shardId);
       table.put({
@@ -394,7 +405,8 @@ for (const tier of TIERS) {
       const fresh = uniqueName('fresh');
       let bNow = NOW_MS;
       const b = store('b', () => bNow);
-      expect(await held(store('a'), fresh)).to.deep.equal({ shardId: fresh, ownerId: 'a', leaseCounter: 1, checkpoint: undefined, finished: false });
+      const { capturedAt: _freshAt, ...freshLease } = await held(store('a'), fresh);
+      expect(freshLease).to.deep.equal({ shardId: fresh, ownerId: 'a', leaseCounter: 1, checkpoint: undefined, finished: false });
       expect(await capture(b, fresh), 'live foreign owner').to.equal(undefined);
       bNow += TTL_MS;
       expect((await held(b, fresh)).leaseCounter, 'expired at exactly one TTL of watching').to.equal(2);
@@ -531,7 +543,8 @@ for (const tier of TIERS) {
     it('a row the Go kinsumer wrote has no ranges; its release (an UpdateItem, which keeps the attribute) moves the checkpoint, so the ranges are no longer trusted', async () => {
       const goRow = uniqueName('ranges-go-row');
       await put({ Shard: { S: goRow }, SequenceNumber: { S: SEQ }, LastUpdate: { N: ns(NOW_MS) }, LastUpdateRFC: { S: rfc1123z(NOW_MS) }, OwnerID: { NULL: true }, OwnerName: { NULL: true }, Finished: { NULL: true }, FinishedRFC: { NULL: true } });
-      expect(await held(store('a'), goRow)).to.deep.equal({ shardId: goRow, ownerId: 'a', leaseCounter: 1, checkpoint: at(SEQ), finished: false });
+      const { capturedAt: _goRowAt, ...goRowLease } = await held(store('a'), goRow);
+      expect(goRowLease).to.deep.equal({ shardId: goRow, ownerId: 'a', leaseCounter: 1, checkpoint: at(SEQ), finished: false });
 
       const shard = uniqueName('ranges-go-release');
       const a = store('a');

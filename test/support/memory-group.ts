@@ -51,7 +51,8 @@ export interface Member {
 export class MemoryGroup {
   readonly scheduler = new SteppedScheduler();
   readonly stream: MemoryStream;
-  readonly checkpoints = new MemoryCheckpointTable();
+  // The table's clock is the shared timeline (DynamoDB's clock, whatever a member's wall clock says).
+  readonly checkpoints = new MemoryCheckpointTable({ now: () => this.scheduler.now() });
   readonly coordination = new MemoryCoordinationTables();
   readonly members: Member[] = [];
   private seed = 1;
