@@ -176,11 +176,18 @@ export class ClientClock implements SchedulerLike {
   #frozen = false;
   #dead = false;
   #held: Array<() => void> = [];
+  /** What the wall clock's steps (an NTP step, a manual `date`) added up to so far. */
+  #stepsMs = 0;
 
   constructor(private readonly base: SimScheduler, readonly skewMs = 0) {}
 
   now(): number {
-    return this.base.now() + this.skewMs;
+    return this.base.now() + this.skewMs + this.#stepsMs;
+  }
+
+  /** The wall clock jumps by `ms` (forward or back); timers stay on the shared timeline. */
+  step(ms: number): void {
+    this.#stepsMs += ms;
   }
 
   get frozen(): boolean {

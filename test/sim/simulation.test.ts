@@ -20,6 +20,9 @@ const QUIET: SimConfig = {
   storeLatencyMs: 0,
   skewsMs: Array.from({ length: 10 }, () => 0),
   handlers: Array.from({ length: 8 }, () => ({ mode: 'sync' as const })),
+  readMode: 'polling',
+  aggregatePercent: 0,
+  partitionKeys: 1_000_000,
 };
 
 const every = new Set<FaultKind>(ALL_KINDS);
