@@ -223,9 +223,12 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
   const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
   const dynamo = new Dynamo(options.dynamodb, bound);
   const tables = tableNames(options.applicationName);
-  const now = () => options.scheduler.now();
   const stream = new KinesisStream(options.kinesis, options.stream, { bound });
-  const common = { dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs, now };
+  // The wall clock is only written; every expiry the stores judge is a difference of elapsedNow.
+  const common = {
+    dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
+    now: () => options.clock.wallNow(), elapsedNow: () => options.clock.elapsedNow(),
+  };
   return {
     // Rows the coordinator reads but cannot decode are reported, never silently skipped.
     store: new DynamoLeaseStore({ ...common, table: tables.checkpoints, scheduler: options.scheduler, onCorruptRow: (error) => emit({ type: 'error', error, shardId: error.shardId }) }),

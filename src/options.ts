@@ -6,6 +6,7 @@ import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { DEFAULT_STALL_WARNING_MS } from './checkpoint/stall-clock.js';
 import { checkApplicationName } from './dynamodb/table-names.js';
 import { ConfigError } from './errors/kinsumer-errors.js';
+import { type Clock, schedulerClock } from './ports/clock.js';
 import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
 
@@ -88,6 +89,13 @@ export interface KinsumerSettings {
   readonly tracerProvider?: TracerProviderLike;
   /** RxJS scheduler for every timer (tests pass a virtual-time scheduler). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
+  /**
+   * The wall clock (only written: `LastUpdate`, `CheckpointUpdate`) and the monotonic clock (every
+   * expiry and every "for how long") this client reads: a seam for tests that step one host's wall
+   * clock. Default: with no `scheduler` option, `wallNow` is `Date.now()` and `elapsedNow` is
+   * `performance.timeOrigin + performance.now()`; with a `scheduler`, both are its `now()`.
+   */
+  readonly clock?: Clock;
 }
 
 /** The options with every default filled in and every rule checked. */
@@ -142,6 +150,8 @@ export interface ResolvedOptions {
   readonly tracerProvider: TracerProviderLike | undefined;
   /** The given scheduler, or RxJS's `asyncScheduler` (real time). */
   readonly scheduler: SchedulerLike;
+  /** The given clock, or the default of {@link KinsumerSettings.clock}. */
+  readonly clock: Clock;
 }
 
 /** The stream, by name or by ARN, never both: requests send it as `StreamName` or `StreamARN`. */
@@ -197,7 +207,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
   'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
   'requestTimeoutMs', 'startTimeoutMs',
-  'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler',
+  'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler', 'clock',
 ]);
 
 const STREAM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -269,6 +279,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
     meterProvider: resolveProvider(input.meterProvider, 'meterProvider', 'getMeter'),
     tracerProvider: resolveProvider(input.tracerProvider, 'tracerProvider', 'getTracer'),
     scheduler: resolveScheduler(input.scheduler),
+    clock: resolveClock(input.clock, input.scheduler),
   };
 }
 
@@ -377,4 +388,13 @@ function resolveScheduler(value: unknown): SchedulerLike {
     throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
   }
   return value as SchedulerLike;
+}
+
+function resolveClock(value: unknown, scheduler: SchedulerLike | undefined): Clock {
+  if (value === undefined) return schedulerClock(scheduler);
+  if (typeof value !== 'object' || value === null
+    || typeof (value as Clock).wallNow !== 'function' || typeof (value as Clock).elapsedNow !== 'function') {
+    throw new ConfigError('clock', 'must be a Clock (wallNow() and elapsedNow())');
+  }
+  return value as Clock;
 }

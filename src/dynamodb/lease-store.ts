@@ -52,11 +52,16 @@ export interface DynamoLeaseStoreOptions {
   /** A lease this client has seen unchanged for this long (on its own clock) is expired. */
   readonly leaseTtlMs: number;
   /**
-   * Milliseconds since the epoch, written as `LastUpdate`; its differences also time the expiry
-   * of what this client observes (never compared with a time another host wrote). Pass
-   * `() => scheduler.now()` so virtual time moves leases too.
+   * Milliseconds since the epoch on the wall clock, only written (`LastUpdate`,
+   * `CheckpointUpdate`). Pass `() => scheduler.now()` so virtual time moves leases too.
    */
   readonly now: () => number;
+  /**
+   * Milliseconds on a monotonic clock: what this client observes expires by differences of it,
+   * never of `now`, so a step of the wall clock moves no expiry. Default: `now` (as virtual time in
+   * tests wants it); the Kinsumer passes its `clock.elapsedNow`.
+   */
+  readonly elapsedNow?: () => number;
   /** Timers of readMany's retries of unprocessed keys. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
   /**
@@ -83,7 +88,7 @@ export class DynamoLeaseStore implements LeaseStore {
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
-    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.now);
+    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now);
     this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#scheduler = options.scheduler ?? asyncScheduler;
     const metadataTable = options.metadataTable ?? (options.table.endsWith('_checkpoints') ? `${options.table.slice(0, -'_checkpoints'.length)}_metadata` : undefined);

@@ -163,7 +163,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   // held: this process may be the stale one), lead nothing, and watch the rows of what the other
   // holds, so that if it turns out dead its leases expire for this client in step with its row.
   function waitForRival(registration: Extract<Registration, { registered: false }>): Observable<unknown> {
-    const nowMs = options.scheduler.now();
+    const nowMs = options.clock.elapsedNow();
     rival ??= { sinceMs: nowMs, reported: false };
     if (registration.heartbeating && !rival.reported) {
       rival.reported = true;
@@ -222,8 +222,8 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const leaderActions$ = defer(() => deps.metadata.readShardCache()).pipe(
     concatMap((cache) => refreshShardList(cache?.shards ?? [])),
     concatMap(() => {
-      if (options.scheduler.now() - lastReapMs < REAP_EVERY_MS) return EMPTY;
-      lastReapMs = options.scheduler.now();
+      if (options.clock.elapsedNow() - lastReapMs < REAP_EVERY_MS) return EMPTY;
+      lastReapMs = options.clock.elapsedNow();
       return deps.membership.reapStale();
     }),
     ignoreElements(),

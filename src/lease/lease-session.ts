@@ -93,7 +93,7 @@ export class LeaseSession {
     const plan = planStart(held.checkpoint, options.initialPosition);
     // Taken now, before the reader asks for its first iterator: a LATEST start is kept as a time
     // no later than that request, so a hand-off before the first ack skips nothing.
-    const start = startToKeep(plan.iteratorStart, options.scheduler.now(), plan.skipThrough, plan.notBefore);
+    const start = startToKeep(plan.iteratorStart, options.clock.wallNow(), plan.skipThrough, plan.notBefore);
     this.checkpointer = createCheckpointer({
       store: deps.store,
       lease: held,
@@ -102,6 +102,7 @@ export class LeaseSession {
       renewIntervalMs: Math.max(1, Math.floor(options.leaseTtlMs / 3)),
       stallWarningMs: options.stallWarningMs,
       scheduler: options.scheduler,
+      clock: options.clock,
       emit,
       stats: options.stats,
     });
@@ -136,11 +137,12 @@ export class LeaseSession {
         throttleDelayMs: options.throttleDelayMs,
         maxInFlightRecords: options.maxInFlightRecords,
         scheduler: options.scheduler,
+        clock: options.clock,
         emit,
         stats: options.stats,
         onFetch: ({ millisBehindLatest }) => { this.millisBehindLatest = millisBehindLatest; },
         // Once per run of records emitted, not per record: no clock read per record.
-        onDelivered: () => { this.lastRecordAtMs = options.scheduler.now(); },
+        onDelivered: () => { this.lastRecordAtMs = options.clock.wallNow(); },
         leaseSignal: this.leaseEnd.signal,
         tally: this.tally,
       }).pipe(

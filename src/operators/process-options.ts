@@ -2,6 +2,7 @@
 // built, not where it runs) and fills in the defaults; a bad option throws ConfigError naming it.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import { ConfigError } from '../errors/kinsumer-errors.js';
+import { schedulerClock } from '../ports/clock.js';
 import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions } from './process-types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './record-retry.js';
 
@@ -11,6 +12,8 @@ export interface ResolvedFailurePolicy {
   readonly maxRecordAgeMs: number | undefined;
   readonly onFailure: FailureHandler | undefined;
   readonly scheduler: SchedulerLike;
+  /** How long a batch has waited is a difference of this (monotonic, or the given scheduler's `now()`). */
+  readonly elapsedNow: () => number;
   readonly random: () => number;
 }
 
@@ -84,7 +87,8 @@ function failurePolicy(input: ProcessRecordsOptions | ProcessBatchesOptions): Re
     throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
   }
   const random = optionalFunction<() => number>(input.random, 'random') ?? Math.random;
-  return { retry, maxRecordAgeMs, onFailure, scheduler, random };
+  const clock = schedulerClock(input.scheduler);
+  return { retry, maxRecordAgeMs, onFailure, scheduler, elapsedNow: () => clock.elapsedNow(), random };
 }
 
 function resolveRetry(value: RetryOptions | undefined): RetryPolicy {

@@ -8,6 +8,7 @@ import {
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { retryTransient } from '../errors/retry-backoff.js';
+import { schedulerClock } from '../ports/clock.js';
 import type { FanOutPort, ShardEvent, ShardEventPull } from '../ports/stream.js';
 import type { KinsumerRecord } from '../types.js';
 import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from './fan-out-plan.js';
@@ -48,6 +49,7 @@ type Step = 'pull' | 'deliver' | 'renew' | 'finish';
 
 function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerRecord>): Observable<Step> {
   const { shardId, fanOut, tracker, scheduler, emit, stats, maxInFlightRecords } = options;
+  const clock = options.clock ?? schedulerClock(scheduler);
   const renewAfterMs = options.renewAfterMs ?? DEFAULT_RENEW_AFTER_MS;
   const delivery = new ShardDelivery({
     shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
@@ -63,7 +65,7 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
   let continuation: string | undefined;
   let childShardIds: readonly string[] | undefined;
 
-  const subscribe$ = defer(() => timer(subscribeDelayMs(scheduler.now(), lastSubscribeAtMs), scheduler)).pipe(
+  const subscribe$ = defer(() => timer(subscribeDelayMs(clock.elapsedNow(), lastSubscribeAtMs), scheduler)).pipe(
     switchMap(() => options.consumerArn$),
     switchMap((consumerArn) => {
       // What is left of the previous subscription's event comes again in the new one; its
@@ -72,8 +74,8 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
       delivery.discardPending();
       const plan = planSubscribe(origin, delivery.last, continuation, originRequestedAt);
       delivery.skipThrough = plan.skipThrough;
-      originRequestedAt ??= new Date(scheduler.now());
-      lastSubscribeAtMs = scheduler.now();
+      originRequestedAt ??= new Date(clock.wallNow());
+      lastSubscribeAtMs = clock.elapsedNow();
       return fanOut.subscribeToShard(consumerArn, shardId, plan.iteratorStart).pipe(
         // Before any delivery, a sequence-number start can only come from the stored checkpoint.
         catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
@@ -86,7 +88,7 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
     options.onFetch?.({ records: event.records.length, millisBehindLatest: event.millisBehindLatest });
     continuation = event.continuationSequenceNumber;
     if (event.continuationSequenceNumber === undefined) childShardIds = event.childShardIds ?? [];
-    delivery.load(event.records, new Date(scheduler.now()));
+    delivery.load(event.records, new Date(clock.wallNow()));
   };
 
   const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'pull');

@@ -5,6 +5,7 @@ import {
   type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
 } from 'rxjs';
 import { type BackoffPolicy, retryTransient } from '../errors/retry-backoff.js';
+import { type Clock, schedulerClock } from '../ports/clock.js';
 import type { Position } from '../ports/position.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { IteratorStart, RecordsPage, StreamPort } from '../ports/stream.js';
@@ -39,6 +40,11 @@ export interface ReadShardOptions {
   /** Records emitted and not yet under the checkpoint watermark (unacked, or acked behind an unacked one) before reading pauses. */
   readonly maxInFlightRecords: number;
   readonly scheduler: SchedulerLike;
+  /**
+   * Poll delays and iterator ages are differences of its `elapsedNow`, so a step of the wall clock
+   * stalls no reading. Default: the scheduler's `now()` for both.
+   */
+  readonly clock?: Clock;
   /** Receives `retrying`, `record-undecodable` and `shard-finished` events. */
   readonly emit: (event: KinsumerEvent) => void;
   readonly stats?: StatReceiver;
@@ -79,6 +85,7 @@ type Step = 'poll' | 'deliver' | 'finish';
 function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerRecord>): Observable<Step> {
   const { shardId, stream, tracker, scheduler, emit, stats, throttleDelayMs, maxInFlightRecords } = options;
   const maxAgeMs = options.iteratorMaxAgeMs ?? DEFAULT_ITERATOR_MAX_AGE_MS;
+  const clock = options.clock ?? schedulerClock(scheduler);
   const retryOptions = {
     shardId, scheduler, emit, isRetriable,
     ...(options.backoff === undefined ? {} : { policy: options.backoff }),
@@ -100,16 +107,15 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   let behind = false;
 
   const iterator$ = defer(() => {
-    const now = scheduler.now();
-    if (iterator !== undefined && !iteratorTooOld(now, iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
+    if (iterator !== undefined && !iteratorTooOld(clock.elapsedNow(), iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
     const plan = planResume(origin, delivery.last, originRequestedAt);
-    originRequestedAt ??= new Date(now);
+    originRequestedAt ??= new Date(clock.wallNow());
     return stream.getShardIterator(shardId, plan.iteratorStart).pipe(
       // Before any delivery, a sequence-number start can only come from the stored checkpoint.
       catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
       tap((issued) => {
         iterator = issued;
-        iteratorIssuedAtMs = scheduler.now();
+        iteratorIssuedAtMs = clock.elapsedNow();
         delivery.skipThrough = plan.skipThrough;
       }),
     );
@@ -121,11 +127,11 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   // One attempt: wait for the call budget, get an iterator if needed, call. Retries come back
   // through the wait, so a retry never breaks the spacing between calls. Room is asked for again
   // after the wait: a lease paused (or left unconfirmed) meanwhile sends nothing.
-  const attempt$ = defer(() => timer(pollDelayMs({ nowMs: scheduler.now(), recentCallsMs, throttleDelayMs, behind }), scheduler)).pipe(
+  const attempt$ = defer(() => timer(pollDelayMs({ nowMs: clock.elapsedNow(), recentCallsMs, throttleDelayMs, behind }), scheduler)).pipe(
     switchMap(() => roomFreed$),
     switchMap(() => iterator$),
     switchMap((current) => {
-      recentCallsMs = rememberCall(recentCallsMs, scheduler.now());
+      recentCallsMs = rememberCall(recentCallsMs, clock.elapsedNow());
       return stream.getRecords(current, recordsLimit(maxInFlightRecords, tracker.pending()));
     }),
     catchError((error: unknown) => {
@@ -141,14 +147,13 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   );
 
   const absorb = (page: RecordsPage): void => {
-    const now = scheduler.now();
     behind = (page.millisBehindLatest ?? 0) > 0;
     stats?.eventsFromKinesis?.(page.records.length, shardId, page.millisBehindLatest ?? 0);
     options.onFetch?.({ records: page.records.length, millisBehindLatest: page.millisBehindLatest });
     iterator = page.nextShardIterator;
-    iteratorIssuedAtMs = now;
+    iteratorIssuedAtMs = clock.elapsedNow();
     if (page.nextShardIterator === undefined) childShardIds = page.childShardIds ?? [];
-    delivery.load(page.records, new Date(now));
+    delivery.load(page.records, new Date(clock.wallNow()));
   };
 
   const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'poll');

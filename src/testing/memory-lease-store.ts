@@ -62,8 +62,13 @@ export interface MemoryLeaseStoreOptions {
   readonly clientName?: string;
   /** A lease this client has seen unchanged for this long (on its own clock) is expired and may be captured. */
   readonly leaseTtlMs: number;
-  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`), written as `LastUpdate`; its differences time the expiry. */
+  /** Milliseconds since the epoch on the wall clock (e.g. `() => scheduler.now()`), only written (`LastUpdate`). */
   readonly now: () => number;
+  /**
+   * Milliseconds on a monotonic clock: leases expire by differences of it, so a step of the wall
+   * clock (`now`) moves no expiry. Default: `now`.
+   */
+  readonly elapsedNow?: () => number;
   /** Shared with other clients' stores; default: a table of its own. */
   readonly table?: MemoryCheckpointTable;
   /** Each call answers after this long on `scheduler` (writes apply then). Default 0: synchronously. */
@@ -88,7 +93,7 @@ export class MemoryLeaseStore implements LeaseStore {
 
   constructor(options: MemoryLeaseStoreOptions) {
     this.#options = options;
-    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.now);
+    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now);
     this.table = options.table ?? new MemoryCheckpointTable();
   }
 

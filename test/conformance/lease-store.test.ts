@@ -54,7 +54,8 @@ class HookedDynamo extends Dynamo {
 
 /** Lease stores of several clients over one (shared) checkpoints table, and the Go kinsumer writing to it. */
 interface LeaseStoreBackend {
-  store(clientId: string, now: () => number): LeaseStore;
+  /** `now`: the wall clock, written; `elapsedNow`: the monotonic clock expiry is timed on (default `now`). */
+  store(clientId: string, now: () => number, elapsedNow?: () => number): LeaseStore;
   /**
    * The Go kinsumer's capture and commit, as kinsumer-go-behavior.md §3.2 describes them: it reads
    * the row into its own record and writes the whole row back with a full PutItem — Shard,
@@ -261,6 +262,27 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       });
     }
 
+    it('R10: a 20 s forward step of the capturer\'s wall clock captures no lease renewed 1 s ago; a backward step delays no expiry (the monotonic clock times it)', async () => {
+      const shard = uniqueName('wall-step');
+      const owner = store('owner');
+      const lease = await held(owner, shard);
+      let stepMs = 0;
+      const rival = backend().store('rival', () => clock.now + stepMs, () => clock.now);
+      await firstValueFrom(rival.readMany([shard]));
+      // One second of real time: the owner's next renewal is not due; the rival's wall clock jumps 20 s (> the TTL).
+      clock.now += 1000;
+      stepMs = 20_000;
+      expect(await firstValueFrom(rival.capture(shard)), 'captured from a live owner').to.equal(undefined);
+      await write(owner.renew(lease));
+      expect(await firstValueFrom(rival.capture(shard)), 'the renewal, seen now').to.equal(undefined);
+      // The owner stops renewing; the rival's wall clock steps back a minute: the row still expires one TTL later.
+      stepMs = -60_000;
+      clock.now += TTL_MS - 1;
+      expect(await firstValueFrom(rival.capture(shard)), 'one ms short of a TTL').to.equal(undefined);
+      clock.now += 1;
+      expect((await firstValueFrom(rival.capture(shard)))?.ownerId).to.equal('rival');
+    });
+
     it('a client that has just come (seen nothing yet) takes no owned lease, however old its LastUpdate; a free one at once', async () => {
       const shard = uniqueName('fresh-eyes');
       const owner = backend().store('owner', () => clock.now - 3_600_000);
@@ -287,7 +309,7 @@ describe('conformance: lease store in memory', () => {
   let table = new MemoryCheckpointTable();
   beforeEach(() => { table = new MemoryCheckpointTable(); });
   leaseStoreSpec(() => ({
-    store: (clientId, now) => new MemoryLeaseStore({ clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, table }),
+    store: (clientId, now, elapsedNow) => new MemoryLeaseStore({ clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, ...(elapsedNow === undefined ? {} : { elapsedNow }), table }),
     goWrite: (shardId, { ownerId, sequenceNumber, nowMs }) => {
       const row = table.row(shardId);
       table.put({
@@ -326,7 +348,9 @@ for (const tier of TIERS) {
     };
 
     leaseStoreSpec(() => ({
-      store: (clientId, now) => new DynamoLeaseStore({ dynamo: new Dynamo(local.dynamodb), table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now }),
+      store: (clientId, now, elapsedNow) => new DynamoLeaseStore({
+        dynamo: new Dynamo(local.dynamodb), table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, ...(elapsedNow === undefined ? {} : { elapsedNow }),
+      }),
       goWrite: async (shardId, { ownerId, sequenceNumber, nowMs }) => {
         const row = await raw(shardId);
         const kept = (attribute: string): AttributeValue => row?.[attribute] ?? { NULL: true };

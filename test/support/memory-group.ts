@@ -69,7 +69,12 @@ export class MemoryGroup {
   join(id: string, options: {
     ack?: (record: KinsumerRecord) => boolean;
     extra?: Partial<KinsumerSettings>;
-    skewMs?: number;
+    /**
+     * The member's wall clock is off by this: a number for a constant offset, a function (read at
+     * each call) for a clock that steps. Its monotonic clock (`clock.elapsedNow`), its timers and
+     * the stream keep the shared time, as `Date.now()` and `setTimeout` do on a host.
+     */
+    skewMs?: number | (() => number);
     /** Replaces ports with wrappers (a call that never answers, a malformed record). */
     wrap?: (ports: KinsumerPorts) => KinsumerPorts;
     /** Keep an error of `records$` in `failure` (the test looks at it) instead of failing the test run. */
@@ -93,12 +98,15 @@ export class MemoryGroup {
     });
     // A skewed member sees the shared virtual time through a wall clock that is off by skewMs.
     const scheduler = options.skewMs === undefined ? this.scheduler : skewedScheduler(this.scheduler, options.skewMs);
-    const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now() };
+    const elapsedNow = () => this.scheduler.now();
+    const clock = { wallNow: () => scheduler.now(), elapsedNow };
+    const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now(), elapsedNow };
     const store = new MemoryLeaseStore({ ...common, table: this.checkpoints });
     const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
       scheduler,
+      clock,
       // The Kinsumer checks that these are SDK clients; the deps below replace every use of them.
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,

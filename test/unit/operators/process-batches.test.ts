@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { map } from 'rxjs';
+import { Subject, firstValueFrom, map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { ConfigError, KinsumerError } from '../../../src/errors/kinsumer-errors.js';
 import { processBatches } from '../../../src/operators/process-batches.js';
@@ -150,5 +150,24 @@ describe('processBatches', () => {
     ];
     for (const [option, build] of bad) expect(build, option).to.throw(ConfigError).with.property('option', option);
     expect(() => processBatches(handler, { maxSize: 500, maxWaitMs: 1000, retry: { maxAttempts: 2 }, onFailure: handler })).to.not.throw();
+  });
+
+  it('R10: with no scheduler, a window is timed on the monotonic clock: the wall clock stepping back a minute holds no batch (real time, 20 ms window)', async () => {
+    const realDateNow = Date.now;
+    let stepMs = 0;
+    Date.now = () => realDateNow() + stepMs;
+    let deadline: NodeJS.Timeout | undefined;
+    try {
+      const source = new Subject<KinsumerRecord>();
+      const batch = firstValueFrom(source.pipe(processBatches(() => undefined, { maxWaitMs: 20 }), map(batchSummary)));
+      source.next(testRecord('a'));
+      stepMs = -60_000;
+      // A deadline, not a wait: the batch is due 20 ms after the record; a window timed on the wall clock would hold it a minute.
+      const late = new Promise<string>((resolve) => { deadline = setTimeout(() => resolve('held past 5 s'), 5000); });
+      expect(await Promise.race([batch, late])).to.equal('s0[a:processed:1]');
+    } finally {
+      Date.now = realDateNow;
+      clearTimeout(deadline);
+    }
   });
 });
