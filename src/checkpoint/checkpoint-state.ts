@@ -174,6 +174,21 @@ export class CheckpointState {
   }
 
   /**
+   * Before any record: a start kept as a timestamp earlier than `streamTime` (the stream's clock
+   * at the lease's first LATEST iterator) moves up to it, keeping its floor. Records before it are
+   * not the group's: the LATEST iterator did not return them. Like {@link narrowStart}, it must be
+   * stored before a record is emitted. Returns `true` when it changed the start.
+   */
+  raiseStart(streamTime: Date): boolean {
+    if (this.#last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
+    if (this.#initial.timestamp.getTime() >= streamTime.getTime()) return false;
+    this.#initial = { ...this.#initial, timestamp: streamTime };
+    this.#version += 1;
+    this.#startVersion = this.#version;
+    return true;
+  }
+
+  /**
    * Registers a record about to be emitted and returns its ticket (for {@link ack}). Positions
    * must strictly increase, and start after the current position: a record at or before the
    * checkpoint was consumed already. The state keeps `position` (a delivered record may be it)

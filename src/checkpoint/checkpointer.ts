@@ -271,6 +271,9 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       // Stored before the first record is emitted (startStored gates the reader), so it is worth a write at once.
       if (state.narrowStart(first, arrivedAt)) commitWanted.next();
     },
+    streamStart(streamTime: Date): void {
+      if (state.raiseStart(streamTime)) commitWanted.next();
+    },
     track(record: Position & { readonly approximateArrivalTimestamp?: Date }): number {
       const wasDirty = state.dirty;
       const ticket = state.track(record);

@@ -10,6 +10,7 @@ import {
 import { type Observable, expand, EMPTY, map, reduce } from 'rxjs';
 import { explainErrors } from '../errors/endpoint-error.js';
 import { type RequestBound, request } from '../ports/request-timeout.js';
+import { readServerDate } from '../ports/server-date.js';
 
 /** A DynamoDB item as the SDK spells it. */
 export type Item = Record<string, AttributeValue>;
@@ -23,6 +24,16 @@ export class Dynamo {
 
   getItem(input: GetItemCommandInput): Observable<Item | undefined> {
     return this.call('GetItem', (signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
+  }
+
+  /** GetItem, and the server's clock when it answered (its `Date` header, whole seconds; `undefined` without one). */
+  getItemDated(input: GetItemCommandInput): Observable<{ readonly item: Item | undefined; readonly serverDate: Date | undefined }> {
+    return this.call('GetItem', async (signal) => {
+      const command = new GetItemCommand(input);
+      const answeredAt = readServerDate(command);
+      const out = await this.client.send(command, { abortSignal: signal });
+      return { item: out.Item, serverDate: answeredAt() };
+    });
   }
 
   /** One BatchGetItem call (at most 100 keys); the caller retries what comes back in `UnprocessedKeys`. */

@@ -200,6 +200,7 @@ export class LeaseSession {
       ack: (ticket) => checkpointer.ack(ticket),
       skip: (position) => checkpointer.skip?.(position) ?? false,
       narrowStart: (first, arrivedAt) => { checkpointer.narrowStart?.(first, arrivedAt); },
+      streamStart: (streamTime) => { checkpointer.streamStart?.(streamTime); },
       inFlight: () => checkpointer.inFlight(),
       pending: () => checkpointer.pending(),
       acks$: checkpointer.acks$,

@@ -4,7 +4,7 @@
 // (shard-delivery.ts); the decisions are pure (fan-out-plan.ts); this module wires them to time and I/O.
 import {
   type Subscriber, EMPTY, Observable, catchError, concatMap, defer, endWith, expand, filter, last, map,
-  switchMap, takeUntil, takeWhile, throwError, timer,
+  switchMap, takeUntil, takeWhile, tap, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { retryTransient } from '../errors/retry-backoff.js';
@@ -16,7 +16,7 @@ import { isRetriableReadError, readError } from './read-errors.js';
 import { checkpointRejected } from './read-errors.js';
 import { ShardDelivery } from './shard-delivery.js';
 import { type ReadShardOptions } from './shard-reader.js';
-import type { IteratorPlan } from './start-position.js';
+import { type IteratorPlan, START_SKEW_MARGIN_MS } from './start-position.js';
 
 /**
  * Options of {@link readFanOut}: the polling reader's, less what only polling has (the stream's
@@ -58,7 +58,8 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
     ? { iteratorStart: options.start }
     : { iteratorStart: options.start, skipThrough: options.skipThrough };
 
-  let originRequestedAt: Date | undefined;
+  // Where the group's start lies for a LATEST origin while nothing is delivered (see readShard).
+  let originStart: Date | undefined;
   let lastSubscribeAtMs: number | undefined;
   // The ContinuationSequenceNumber of the last event, as long as its records are all delivered or
   // still to be delivered (never when some were dropped for a new subscription).
@@ -72,13 +73,18 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
       // continuation lies past records never emitted, so it no longer counts.
       if (delivery.hasPending()) continuation = undefined;
       delivery.discardPending();
-      const plan = planSubscribe(origin, delivery.last, continuation, originRequestedAt);
+      const plan = planSubscribe(origin, delivery.last, continuation, originStart);
       delivery.skipThrough = plan.skipThrough;
-      originRequestedAt ??= new Date(clock.wallNow());
+      const requestedAtMs = clock.wallNow();
       lastSubscribeAtMs = clock.elapsedNow();
       return fanOut.subscribeToShard(consumerArn, shardId, plan.iteratorStart).pipe(
         // Before any delivery, a sequence-number start can only come from the stored checkpoint.
         catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
+        tap((events) => {
+          if (originStart !== undefined || plan.iteratorStart.type !== 'LATEST') return;
+          originStart = events.streamTime ?? new Date(requestedAtMs - START_SKEW_MARGIN_MS);
+          if (events.streamTime !== undefined) tracker.streamStart?.(events.streamTime);
+        }),
       );
     }),
   );

@@ -2,7 +2,7 @@
 // (how many to ask for, when to call, where to resume, what a page holds) are pure functions in
 // poll-plan.ts, start-position.ts and unpack-page.ts; this module only wires them to time and I/O.
 import {
-  type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
+  type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, throwError, timer,
 } from 'rxjs';
 import { type BackoffPolicy, retryTransient } from '../errors/retry-backoff.js';
 import { type Clock, schedulerClock } from '../ports/clock.js';
@@ -15,7 +15,7 @@ import {
 } from './poll-plan.js';
 import { checkpointRejected, isRetriableReadError as isRetriable, readError } from './read-errors.js';
 import { ShardDelivery } from './shard-delivery.js';
-import { type IteratorPlan, planResume } from './start-position.js';
+import { type IteratorPlan, START_SKEW_MARGIN_MS, planResume } from './start-position.js';
 
 /** What one GetRecords answer (or one SubscribeToShard event) said about the shard. */
 export interface FetchFigures {
@@ -99,7 +99,9 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
   }, subscriber);
   const { roomFreed$ } = delivery;
-  let originRequestedAt: Date | undefined;
+  // Where the group's start lies for a LATEST origin while nothing is delivered: the stream's clock
+  // at its first iterator (else the client's clock less the skew margin). A rebuilt iterator starts there.
+  let originStart: Date | undefined;
   let iterator: string | undefined;
   let iteratorIssuedAtMs = 0;
   let childShardIds: readonly string[] | undefined;
@@ -108,15 +110,21 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
 
   const iterator$ = defer(() => {
     if (iterator !== undefined && !iteratorTooOld(clock.elapsedNow(), iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
-    const plan = planResume(origin, delivery.last, originRequestedAt);
-    originRequestedAt ??= new Date(clock.wallNow());
+    const plan = planResume(origin, delivery.last, originStart);
+    const requestedAtMs = clock.wallNow();
     return stream.getShardIterator(shardId, plan.iteratorStart).pipe(
       // Before any delivery, a sequence-number start can only come from the stored checkpoint.
       catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
-      tap((issued) => {
-        iterator = issued;
+      map((issued) => {
+        iterator = issued.shardIterator;
         iteratorIssuedAtMs = clock.elapsedNow();
         delivery.skipThrough = plan.skipThrough;
+        if (originStart === undefined && plan.iteratorStart.type === 'LATEST') {
+          originStart = issued.streamTime ?? new Date(requestedAtMs - START_SKEW_MARGIN_MS);
+          // The kept start moves up to the stream's clock (stored before any record goes out).
+          if (issued.streamTime !== undefined) tracker.streamStart?.(issued.streamTime);
+        }
+        return issued.shardIterator;
       }),
     );
   }).pipe(

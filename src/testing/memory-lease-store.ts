@@ -195,7 +195,7 @@ export class MemoryLeaseStore implements LeaseStore {
       }
       // Every reset is a fence: the owner goes and the counter moves; the acked ranges go (a reset means "read again from here").
       const { acked: _dropped, ...kept } = row;
-      this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
+      this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint, new Date(nowMs)), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
 

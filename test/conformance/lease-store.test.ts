@@ -63,6 +63,11 @@ interface LeaseStoreBackend {
    * attribute it does not know (LeaseCounter, LastOwnerID, ...) is gone afterwards.
    */
   goWrite(shardId: string, write: { readonly ownerId: string; readonly sequenceNumber?: string; readonly nowMs: number }): Promise<void>;
+  /**
+   * The clock that names a reset's moment: DynamoDB's (its `Date` header, the server's in whole
+   * seconds). Absent: the resetting store's own `now` (the in-memory store).
+   */
+  storeNow?(): number;
 }
 
 /** What every LeaseStore guarantees, whatever holds the rows. */
@@ -117,18 +122,29 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await firstValueFrom(b.read(shard)))?.acked, 'a commit without ranges removes them').to.equal(undefined);
     });
 
-    it('a reset to LATEST after a reset to a timestamp keeps that time as a floor (StartTimestamp), and a position after it drops it', async () => {
+    /** Runs a reset; the window, on the store's clock, its moment lies in (less a second: the `Date` header's resolution). */
+    const resetWindow = async (reset: () => Promise<void>): Promise<[number, number]> => {
+      const storeNow = () => backend().storeNow?.() ?? clock.now;
+      const from = storeNow() - 1000;
+      await reset();
+      return [from, storeNow()];
+    };
+    const timeFloor = (checkpoint: StoredCheckpoint | undefined) => (checkpoint?.type === 'LATEST' ? checkpoint.notBefore?.getTime() : undefined);
+
+    it('a reset to LATEST after a reset to a timestamp keeps a time floor (StartTimestamp): the later of that time and its own moment (R12); a position after it drops it', async () => {
       const shard = uniqueName('timefloor');
       const a = store('a');
       const lease = await held(a, shard);
       await write(a.release(lease, { checkpoint: at(SEQ), finished: false }));
       const when = new Date(NOW_MS - 60_000);
       await write(store('operator').resetCheckpoint(shard, { type: 'AT_TIMESTAMP', timestamp: when }, { force: false }));
-      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
-      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', notBefore: when });
+      const [from, to] = await resetWindow(() => write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false })));
+      const stored = (await firstValueFrom(a.read(shard)))?.checkpoint;
+      expect(stored?.type).to.equal('LATEST');
+      expect(timeFloor(stored), 'the reset\'s moment, after the replaced timestamp').to.be.within(Math.max(from, when.getTime()), to);
       const b = store('b');
       const next = await held(b, shard);
-      expect(next.checkpoint).to.deep.equal({ type: 'LATEST', notBefore: when });
+      expect(next.checkpoint).to.deep.equal(stored);
       await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
       expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(at(LATER));
     });
@@ -138,15 +154,19 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       const a = store('a');
       const lease = await held(a, shard);
       await write(a.release(lease, { checkpoint: { type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 3 } }, finished: false }));
-      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
+      const [from, to] = await resetWindow(() => write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false })));
       const floor = { sequenceNumber: SEQ, subSequenceNumber: 3 };
-      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
-      // Reset to LATEST again: the floor stays the last position consumed.
-      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
-      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      const first = (await firstValueFrom(a.read(shard)))?.checkpoint;
+      expect(first).to.deep.include({ type: 'LATEST', after: floor });
+      expect(timeFloor(first), 'the reset\'s moment (R12)').to.be.within(from, to);
+      // Reset to LATEST again: the floor stays the last position consumed; the time floor is the later reset's.
+      const [again, until] = await resetWindow(() => write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false })));
+      const second = (await firstValueFrom(a.read(shard)))?.checkpoint;
+      expect(second).to.deep.include({ type: 'LATEST', after: floor });
+      expect(timeFloor(second)).to.be.within(Math.max(again, timeFloor(first) ?? 0), until);
       const b = store('b');
       const next = await held(b, shard);
-      expect(next.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      expect(next.checkpoint).to.deep.equal(second);
       const kept = { type: 'AT_TIMESTAMP' as const, timestamp: new Date(NOW_MS - 300_000), after: floor };
       await write(b.commit(next, { checkpoint: kept, finished: false }));
       expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(kept);
@@ -351,6 +371,7 @@ for (const tier of TIERS) {
       store: (clientId, now, elapsedNow) => new DynamoLeaseStore({
         dynamo: new Dynamo(local.dynamodb), table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, ...(elapsedNow === undefined ? {} : { elapsedNow }),
       }),
+      storeNow: () => Date.now(),
       goWrite: async (shardId, { ownerId, sequenceNumber, nowMs }) => {
         const row = await raw(shardId);
         const kept = (attribute: string): AttributeValue => row?.[attribute] ?? { NULL: true };

@@ -96,7 +96,7 @@ async function readLags(stream: KinesisStream, rows: readonly CheckpointRow[]): 
   const positioned = rows.flatMap((row) => (row.checkpoint?.type === 'position' ? [{ shardId: row.shardId, sequenceNumber: row.checkpoint.position.sequenceNumber }] : []));
   const read = await lastValueFrom(from(positioned).pipe(
     mergeMap(({ shardId, sequenceNumber }) => stream.getShardIterator(shardId, { type: 'AT_SEQUENCE_NUMBER', sequenceNumber }).pipe(
-      switchMap((iterator) => stream.getRecords(iterator, 1)),
+      switchMap((issued) => stream.getRecords(issued.shardIterator, 1)),
       map((page): [string, CheckpointLag | { error: string }] => {
         const [record] = page.records;
         // Trimmed past the checkpoint: the first record kept is a later one, whose arrival says nothing of the checkpoint's.
