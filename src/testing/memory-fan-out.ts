@@ -111,7 +111,8 @@ export class MemoryFanOut implements FanOutPort {
         if (previous !== undefined) previous.subscription.takenOver = true;
         const subscription: Subscription = { shardId, endsAtMs: now + this.subscriptionMs, position, lastEventAtMs: now, takenOver: false, ended: false, shardEndSent: false };
         this.current.set(key, { atMs: now, subscription });
-        subscriber.next({ next: () => this.pull(subscription) });
+        // The stream's clock when it accepted (exact: no Date header to round).
+        subscriber.next({ next: () => this.pull(subscription), streamTime: new Date(now) });
         return () => {
           subscription.ended = true;
         };

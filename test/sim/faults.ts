@@ -6,6 +6,7 @@
 import { type Observable, NEVER, concat, defer, filter, ignoreElements, map, switchMap, take, tap, throwError, type BehaviorSubject } from 'rxjs';
 import type { FanOutPort, IteratorStart, ShardEventPull } from '../../src/ports/stream.js';
 import { awsError } from '../../src/testing/memory-stream.js';
+import { asDateHeader } from './date-header.js';
 
 /** What happens to one call. */
 export type CallFate = 'ok' | 'fault-before' | 'fault-after' | 'hang-before' | 'hang-after';
@@ -131,7 +132,8 @@ function isObservable(value: unknown): value is Observable<unknown> {
 export type SubscribeObserver = (shardId: string, start: IteratorStart) => void;
 
 /**
- * The fan-out port of one process, gated and faulted as {@link faultyPort} does the others. A
+ * The fan-out port of one process, gated and faulted as {@link faultyPort} does the others, its
+ * accepted subscriptions' `streamTime` as the adapter reads it (date-header.ts). A
  * SubscribeToShard may fail or hang before or after the service accepted it (after: it took over
  * the shard's previous subscription, and the client never learns it); a pull may fail (a dropped
  * connection) but never hangs — a silent connection is bounded by the subscription's renewal,
@@ -144,6 +146,7 @@ export function faultyFanOut(port: FanOutPort, caller: CallerState, plan: FaultP
     return caller.sending$.pipe(filter(Boolean), take(1), switchMap(send));
   });
   const pulls = (events: ShardEventPull): ShardEventPull => ({
+    ...(events.streamTime === undefined ? {} : { streamTime: asDateHeader(events.streamTime) as Date }),
     next: () => gate(() => {
       const fate = plan.fate(caller.clientId, 'subscribeToShard event');
       if (fate === 'ok' || fate === 'hang-before' || fate === 'hang-after') return events.next();

@@ -6,7 +6,7 @@
 // before it calms down, not after every step.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { ProcessView } from './checker-state.js';
+import type { Delivery, ProcessView } from './checker-state.js';
 
 /** What the probe reports to. */
 export interface MemoryHost {
@@ -18,7 +18,7 @@ export interface MemoryHost {
 interface Watched {
   readonly process: ProcessView;
   readonly shardId: string;
-  refs: WeakRef<object>[];
+  refs: { readonly ref: WeakRef<object>; readonly delivery: Delivery | undefined }[];
 }
 
 /** The garbage collector, exposed at run time (as `node --expose-gc` would); `undefined` if V8 refuses. */
@@ -51,14 +51,14 @@ export class MemoryProbe {
   constructor(private readonly host: MemoryHost, private readonly maxInFlightRecords: number) {}
 
   /** `record` was delivered to `process` for `shardId`. */
-  watch(process: ProcessView, shardId: string, record: object): void {
+  watch(process: ProcessView, shardId: string, record: object, delivery?: Delivery): void {
     const key = `${process.label} ${shardId}`;
     let watched = this.#watched.get(key);
     if (watched === undefined) {
       watched = { process, shardId, refs: [] };
       this.#watched.set(key, watched);
     }
-    watched.refs.push(new WeakRef(record));
+    watched.refs.push({ ref: new WeakRef(record), delivery });
   }
 
   /**
@@ -71,7 +71,7 @@ export class MemoryProbe {
     this.host.stats.memoryChecks += 1;
     const bound = 2 * this.maxInFlightRecords;
     for (const [key, watched] of this.#watched) {
-      watched.refs = watched.refs.filter((ref) => ref.deref() !== undefined);
+      watched.refs = watched.refs.filter(({ ref }) => ref.deref() !== undefined);
       if (watched.refs.length === 0) {
         this.#watched.delete(key);
         continue;
@@ -79,8 +79,16 @@ export class MemoryProbe {
       this.host.checks += 1;
       this.host.stats.peakRetainedPercent = Math.max(this.host.stats.peakRetainedPercent, Math.round((100 * watched.refs.length) / bound));
       if (watched.refs.length > bound) {
+        const acked = watched.refs.filter(({ delivery }) => delivery?.acked === true).length;
+        const settled = watched.refs.filter(({ delivery }) => delivery?.record?.settledBy !== undefined).length;
+        const leases = new Map<string, number>();
+        for (const { delivery } of watched.refs) {
+          const counter = String(delivery?.session.token?.counter ?? '?');
+          leases.set(counter, (leases.get(counter) ?? 0) + 1);
+        }
         this.host.fail('retained-memory', atMs, `${watched.process.label} keeps ${watched.refs.length} records of ${watched.shardId} reachable after a garbage collection `
-          + `(${watched.process.status()}; bound 2 × maxInFlightRecords = ${bound})`);
+          + `(${acked} of them acked, ${settled} settled by an operator; by lease counter: ${[...leases].map(([c, n]) => `${c}: ${n}`).join(', ')}; `
+          + `${watched.process.status()}; bound 2 × maxInFlightRecords = ${bound})`);
       }
     }
   }

@@ -14,6 +14,7 @@ import { seededRandom } from '../support/seeded-random.js';
 import type { Delivery, InvariantChecker, ObservedCheckpoint, ProcessView } from './checker.js';
 import type { CallOrdering } from './handler-rules.js';
 import type { MemoryProbe } from './memory-probe.js';
+import { dateHeaderStream } from './date-header.js';
 import { HandlerFailure, operatorPipeline } from './operator-pipeline.js';
 import { leakyStream, unfencedStore } from './sabotage.js';
 import { type CallerState, type FaultPlan, faultyFanOut, faultyPort } from './faults.js';
@@ -83,14 +84,19 @@ export class SimProcess implements ProcessView, CallerState {
     this.skewMs = skewMs;
     this.clock = new ClientClock(scheduler, skewMs);
     const clock = this.clock;
-    const common = { clientId, leaseTtlMs: t.leaseTtlMs, now: () => clock.now(), latencyMs: config.storeLatencyMs, scheduler: clock };
+    // Two clocks, as on a host (design §8.3): the wall clock (`now()`: skewed, stepped) is only
+    // written; every expiry is a difference on the monotonic one, the shared timeline.
+    const wallClock = { wallNow: () => clock.now(), elapsedNow: () => scheduler.now() };
+    const common = {
+      clientId, leaseTtlMs: t.leaseTtlMs, now: () => clock.now(), elapsedNow: () => scheduler.now(), latencyMs: config.storeLatencyMs, scheduler: clock,
+    };
     const memoryStore = new MemoryLeaseStore({ ...common, table: deps.checkpoints });
     const rawStore = deps.sabotage === 'ignore-fence' ? unfencedStore(memoryStore, deps.checkpoints, () => clock.now()) : memoryStore;
     const trueNow = () => scheduler.now();
     const store = faultyPort(rawStore, this, faults, random, (op, args, answer, calledAtMs) => this.#storeAnswered(op, args, answer, calledAtMs), trueNow);
     const membership = faultyPort(new MemoryMembershipStore({ ...common, tables: deps.coordination }), this, faults, random);
     const metadata = faultyPort(new MemoryMetadataStore({ ...common, tables: deps.coordination }), this, faults, random);
-    const rawStream = deps.sabotage === 'drop-record' ? leakyStream(deps.stream, deps.hidden) : deps.stream;
+    const rawStream = dateHeaderStream(deps.sabotage === 'drop-record' ? leakyStream(deps.stream, deps.hidden) : deps.stream);
     const firstRead = (shardId: string, start: IteratorStart) => {
       checker.iteratorIssued(shardId, deps.stream.records(shardId).length, scheduler.now(), start.type === 'LATEST');
     };
@@ -113,6 +119,7 @@ export class SimProcess implements ProcessView, CallerState {
       initialPosition: config.start === 'AT_TIMESTAMP' ? { timestamp: new Date(deps.startTimestampMs) } : config.start,
       readMode: config.readMode,
       scheduler: clock,
+      clock: wallClock,
       // The Kinsumer checks that these are SDK clients; the backend below replaces every use of them.
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
@@ -202,7 +209,7 @@ export class SimProcess implements ProcessView, CallerState {
     const { checker, scheduler, probe } = this.deps;
     const delivery = checker.delivered(this, record.shardId, record.sequenceNumber, scheduler.now(), record.subSequenceNumber);
     this.#deliveries.set(record, delivery);
-    probe?.watch(this, record.shardId, record);
+    probe?.watch(this, record.shardId, record, delivery);
     if (this.#startHandler.mode !== 'records' && this.#startHandler.mode !== 'batches') return;
     // The operator acks the record itself: the checker sees the ack as the operator makes it.
     const ack = record.ack.bind(record);

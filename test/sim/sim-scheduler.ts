@@ -23,9 +23,17 @@ class SimAction<T> extends Subscription implements SchedulerAction<T>, Queued {
   /** Bumped at every (re)schedule: heap entries of an older generation are stale. */
   generation = 0;
   private state: T | undefined;
+  private work: Work<T> | undefined;
 
-  constructor(private readonly scheduler: SimScheduler, private readonly work: Work<T>) {
+  constructor(private readonly scheduler: SimScheduler, work: Work<T>) {
     super();
+    this.work = work;
+    // As RxJS's AsyncAction does (and clearTimeout): a cancelled timer keeps nothing reachable,
+    // though its heap entry stays until its time comes (the memory kind counts what is reachable).
+    this.add(() => {
+      this.work = undefined;
+      this.state = undefined;
+    });
   }
 
   schedule(state?: T, delay = 0): Subscription {
@@ -36,7 +44,7 @@ class SimAction<T> extends Subscription implements SchedulerAction<T>, Queued {
   }
 
   execute(): void {
-    if (this.closed) return;
+    if (this.closed || this.work === undefined) return;
     this.work.call(this, this.state);
   }
 }
