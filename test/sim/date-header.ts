@@ -16,7 +16,9 @@ export function dateHeaderStream(stream: StreamPort): StreamPort {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (property !== 'getShardIterator' || typeof value !== 'function') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      return (...args: unknown[]) => ((value as (...a: unknown[]) => Observable<IssuedIterator>).apply(target, args)).pipe(map((issued) => {
+      return (...args: unknown[]) => ((value as (...a: unknown[]) => Observable<IssuedIterator | string>).apply(target, args)).pipe(map((issued) => {
+        // A bare iterator (a library from before streamTime, as the fix-reverted runs use) passes through.
+        if (typeof issued === 'string') return issued;
         const streamTime = asDateHeader(issued.streamTime);
         return streamTime === undefined ? { shardIterator: issued.shardIterator } : { shardIterator: issued.shardIterator, streamTime };
       }));
