@@ -188,7 +188,7 @@ function handlerArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<HandlerSpec> {
       arbitrary: fc.record({
         mode: fc.constant('batches' as const),
         maxSize: fc.integer({ min: 1, max: 50 }),
-        maxWaitMs: fc.constantFrom(0, 0, 50, 500),
+        maxWaitMs: fc.constantFrom(0, 0, 50, 500, 5000),
         throwPercent: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20 })),
         ...operatorCallsArb(kinds),
       }),
