@@ -144,6 +144,11 @@ export interface Delivery {
   readonly session: Session;
   readonly record: RecordState | undefined;
   acked: boolean;
+  /**
+   * The application's handler holds the record now (a direct handler until it acks, an operator's
+   * handler during a call): what it keeps is the application's, not the library's (retained-memory).
+   */
+  heldByHandler: boolean;
 }
 
 export type Requirement =

@@ -349,4 +349,26 @@ describe('simulation checker rules', () => {
     expect(names(checker)).to.deep.equal(['retained-memory']);
     expect(kept.length).to.equal(2 * SETTINGS.maxInFlightRecords);
   });
+
+  it('retained-memory: what the handler holds (a slow queue, a running call) is not the library\'s', async () => {
+    const { checker, put } = world();
+    const a = new Proc('a#1');
+    const probe = new MemoryProbe(checker, SETTINGS.maxInFlightRecords);
+    hold(checker, a, 1, T0);
+    const held = Array.from({ length: 3 * SETTINGS.maxInFlightRecords }, (_, i) => {
+      put(i + 1);
+      const delivery = checker.delivered(a, 's0', SEQ(i + 1), T0);
+      delivery.heldByHandler = true;
+      const record = { i };
+      probe.watch(a, 's0', record, delivery);
+      return { record, delivery };
+    });
+    const memory = () => names(checker).filter((n) => n === 'retained-memory');
+    await probe.measure(T0);
+    expect(memory()).to.deep.equal([]);
+    for (const { delivery } of held) delivery.heldByHandler = false;
+    await probe.measure(T0);
+    expect(memory()).to.deep.equal(['retained-memory']);
+    expect(held.length).to.equal(3 * SETTINGS.maxInFlightRecords);
+  });
 });

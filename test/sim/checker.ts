@@ -196,7 +196,7 @@ export class InvariantChecker {
     const session = this.#sessions.get(process)?.get(shardId)
       ?? { process, shardId, token: undefined, openedAtMs: atMs, lastOrd: undefined, outstanding: [], outstandingHead: 0 };
     const record = this.#records.get(recordKey(seq, sub));
-    const delivery: Delivery = { session, record, acked: false };
+    const delivery: Delivery = { session, record, acked: false, heldByHandler: false };
     this.stats.deliveries += 1;
     if (sub !== undefined) this.stats.subRecordDeliveries += 1;
     const shard = this.#shard(shardId);

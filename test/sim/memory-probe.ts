@@ -1,7 +1,8 @@
 // The retained-memory invariant (design §8.3, §7.2): per shard, a process keeps at most
 // 2 × maxInFlightRecords of the records it was delivered reachable, whatever the operator and its
 // concurrency. Every delivered record is watched through a WeakRef; at a measure the garbage
-// collector runs and the records still reachable are counted per process and shard. A full
+// collector runs and the records still reachable are counted per process and shard, less those
+// the application's handler holds at that moment (what a handler keeps is its own business). A full
 // collection costs milliseconds, so the simulation measures at its `measure` commands and once
 // before it calms down, not after every step.
 import { setFlagsFromString } from 'node:v8';
@@ -76,17 +77,19 @@ export class MemoryProbe {
         this.#watched.delete(key);
         continue;
       }
+      // What the handler holds (a slow handler's queue, a call still running) is the application's.
+      const kept = watched.refs.filter(({ delivery }) => delivery?.heldByHandler !== true);
       this.host.checks += 1;
-      this.host.stats.peakRetainedPercent = Math.max(this.host.stats.peakRetainedPercent, Math.round((100 * watched.refs.length) / bound));
-      if (watched.refs.length > bound) {
-        const acked = watched.refs.filter(({ delivery }) => delivery?.acked === true).length;
-        const settled = watched.refs.filter(({ delivery }) => delivery?.record?.settledBy !== undefined).length;
+      this.host.stats.peakRetainedPercent = Math.max(this.host.stats.peakRetainedPercent, Math.round((100 * kept.length) / bound));
+      if (kept.length > bound) {
+        const acked = kept.filter(({ delivery }) => delivery?.acked === true).length;
+        const settled = kept.filter(({ delivery }) => delivery?.record?.settledBy !== undefined).length;
         const leases = new Map<string, number>();
-        for (const { delivery } of watched.refs) {
+        for (const { delivery } of kept) {
           const counter = String(delivery?.session.token?.counter ?? '?');
           leases.set(counter, (leases.get(counter) ?? 0) + 1);
         }
-        this.host.fail('retained-memory', atMs, `${watched.process.label} keeps ${watched.refs.length} records of ${watched.shardId} reachable after a garbage collection `
+        this.host.fail('retained-memory', atMs, `${watched.process.label} keeps ${kept.length} records of ${watched.shardId} reachable after a garbage collection, its handler none of them `
           + `(${acked} of them acked, ${settled} settled by an operator; by lease counter: ${[...leases].map(([c, n]) => `${c}: ${n}`).join(', ')}; `
           + `${watched.process.status()}; bound 2 × maxInFlightRecords = ${bound})`);
       }

@@ -227,7 +227,13 @@ export class SimProcess implements ProcessView, CallerState {
     const { checker, scheduler } = this.deps;
     const deliveries = records.map((record) => this.#deliveries.get(record)).filter((d): d is Delivery => d !== undefined);
     const key = ordering === 'partitionKey' ? (records[0]?.partitionKey ?? '') : '';
-    return checker.handlers.called(deliveries, ordering, key, attempt, scheduler.now());
+    const ended = checker.handlers.called(deliveries, ordering, key, attempt, scheduler.now());
+    // The handler holds its records while a call runs (however the operator ends it).
+    for (const delivery of deliveries) delivery.heldByHandler = true;
+    return () => {
+      for (const delivery of deliveries) delivery.heldByHandler = false;
+      ended();
+    };
   }
 
   #handle(record: KinsumerRecord): Observable<never> {
@@ -264,8 +270,11 @@ export class SimProcess implements ProcessView, CallerState {
   }
 
   #acker(record: KinsumerRecord, delivery: Delivery): () => void {
+    // A direct handler holds the record until it acks it (its queue, its timers).
+    delivery.heldByHandler = true;
     const ack = () => {
       if (!this.#unacked.delete(ack)) return;
+      delivery.heldByHandler = false;
       this.deps.checker.acked(delivery, this.deps.scheduler.now());
       record.ack();
     };
