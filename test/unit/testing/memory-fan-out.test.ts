@@ -39,6 +39,14 @@ describe('MemoryFanOut', () => {
     return result;
   };
 
+  /** 5 s later (a new subscribe is allowed), one record `data` is put; what a subscription AFTER `continuation` gets first. */
+  const resumeAfter = (continuation: string | undefined, data: string): string[] => {
+    advance(scheduler, 5000);
+    stream.putRecord('k', data);
+    const again = subscribe({ type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: continuation ?? '' });
+    return text(pull(again.handle().next()).event);
+  };
+
   it('registers a consumer ACTIVE and refuses a second registration of the name', async () => {
     expect((await firstValueFrom(fanOut.describeConsumer('app')))?.status).to.equal('ACTIVE');
     expect(await firstValueFrom(fanOut.describeConsumer('other'))).to.equal(undefined);
@@ -59,21 +67,14 @@ describe('MemoryFanOut', () => {
     expect(scheduler.now(), 'after the heartbeat interval').to.be.at.least(1234 + 5000);
     expect(idle.event?.continuationSequenceNumber).to.equal(first.event?.continuationSequenceNumber);
     expect(BigInt(idle.event?.continuationSequenceNumber ?? '0') > BigInt(old.sequenceNumber)).to.equal(true);
-    // A new subscription from the continuation (later than 5 s) resumes right after it.
-    advance(scheduler, 5000);
-    stream.putRecord('k', 'c');
-    const again = subscribe({ type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: idle.event?.continuationSequenceNumber ?? '' });
-    expect(text(pull(again.handle().next()).event)).to.deep.equal(['c']);
+    expect(resumeAfter(idle.event?.continuationSequenceNumber, 'c'), 'a new subscription from the continuation').to.deep.equal(['c']);
   });
 
   it('a continuation on an empty shard is a valid AFTER_SEQUENCE_NUMBER below its first record', () => {
     const { handle } = subscribe({ type: 'TRIM_HORIZON' });
     const empty = pull(handle().next());
     expect(text(empty.event)).to.deep.equal([]);
-    advance(scheduler, 5000);
-    stream.putRecord('k', 'first');
-    const again = subscribe({ type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: empty.event?.continuationSequenceNumber ?? '' });
-    expect(text(pull(again.handle().next()).event)).to.deep.equal(['first']);
+    expect(resumeAfter(empty.event?.continuationSequenceNumber, 'first')).to.deep.equal(['first']);
   });
 
   it('ends a subscription after 5 minutes: the next pull emits undefined', () => {
