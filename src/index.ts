@@ -8,12 +8,17 @@ export { createTables, deleteTables, type TablesOptions } from './dynamodb/table
 export {
   resetCheckpoints, type ResetCheckpointsOptions, type ResetCheckpointsResult, type ShardReset,
 } from './reset/reset-checkpoints.js';
+export { importKclCheckpoints, type ImportKclOptions } from './kcl/import-kcl.js';
+export { exportKclCheckpoints, type ExportKclOptions } from './kcl/export-kcl.js';
+export { DEFAULT_KCL_WATCH_MS, type KclMoveOptions } from './kcl/kcl-options.js';
+export type { KclPlan, KclPlanLine, KclPlanCheckpoint, KclPlanStart } from './kcl/plan.js';
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
   RequestTimeoutError, StartTimeoutError,
   CorruptCheckpointError,
 } from './errors/kinsumer-errors.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
+export type { ErrorJson } from './errors/error-json.js';
 export { ShardReadError } from './reading/read-errors.js';
 export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';
 export type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
@@ -28,5 +33,5 @@ export { processBatches } from './operators/process-batches.js';
 export { RecordTooOldError } from './operators/record-retry.js';
 export type {
   RecordOrdering, RetryOptions, ProcessContext, FailedRecord, HandlerResult, RecordHandler, FailureHandler, ProcessedRecord,
-  ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions,
+  ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions, RetryPredicate,
 } from './operators/process-types.js';

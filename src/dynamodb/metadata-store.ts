@@ -162,7 +162,11 @@ export class DynamoMetadataStore implements MetadataStore {
   groupEpoch(): Observable<number> {
     // Half the price of a strongly consistent read, and polled often: a read that lags a bump only
     // delays the take-over by a poll, and the check it triggers reads the clients table strongly.
-    return this.#get(A.groupEpochKey, false).pipe(map((item) => {
+    // Not retried by the SDK (Dynamo.pollItem): a throttled poll slows the poll, never the lease writes.
+    const { dynamo, table } = this.#options;
+    const read$ = defer(() => dynamo.pollItem({ TableName: table, Key: { [A.key]: { S: A.groupEpochKey } }, ConsistentRead: false }))
+      .pipe(catchError((error: unknown) => tableError(table, error)));
+    return read$.pipe(map((item) => {
       const epoch = item === undefined ? undefined : readable(() => readInteger(item, A.epoch));
       return Number(epoch ?? 0n);
     }));

@@ -42,6 +42,8 @@ export interface StreamSummary {
   readonly streamMode: string | undefined;
   readonly encryptionType: string | undefined;
   readonly consumerCount: number | undefined;
+  /** When the stream was created (a multi-stream KCL application names its leases after it). */
+  readonly creationTimestamp: Date | undefined;
 }
 
 /** The user's Kinesis stream, by name or ARN, behind the {@link StreamPort} seam. */
@@ -114,6 +116,7 @@ export class KinesisStream implements StreamPort {
           streamMode: summary?.StreamModeDetails?.StreamMode,
           encryptionType: summary?.EncryptionType,
           consumerCount: summary?.ConsumerCount,
+          creationTimestamp: summary?.StreamCreationTimestamp,
         };
       }),
     );

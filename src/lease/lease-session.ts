@@ -215,7 +215,12 @@ export class LeaseSession {
    * records already emitted to be acked, write the final checkpoint and release. Idempotent.
    */
   end(drainMs = drainBoundMs(this.deps.options)): Promise<SessionEnd> {
-    this.ending ??= this.drainAndRelease(drainMs);
+    if (this.ending !== undefined) return this.ending;
+    // Set before the drain starts: stopping the reader ends records$, whose finalize calls end()
+    // again, synchronously — that call must find this one, not start a second drain.
+    let begin!: (drained: Promise<SessionEnd>) => void;
+    this.ending = new Promise<SessionEnd>((resolve) => { begin = resolve; });
+    begin(this.drainAndRelease(drainMs));
     return this.ending;
   }
 
@@ -223,7 +228,15 @@ export class LeaseSession {
     this.stopReading.next();
     if (this.lostError !== undefined) return this.done;
     const checkpointer = this.checkpointer;
-    if (drainMs > 0) await this.drain(drainMs);
+    if (drainMs > 0) {
+      const { clock } = this.deps.options;
+      const sinceMs = clock.elapsedNow();
+      await this.drain(drainMs);
+      const unacked = checkpointer.inFlight();
+      if (this.lostError === undefined && unacked > 0) {
+        this.deps.emit({ type: 'drain-gave-up', shardId: this.lease.shardId, unacked, waitedMs: clock.elapsedNow() - sinceMs });
+      }
+    }
     if (this.lostError !== undefined) return this.done;
     // After the drain: in-flight work had its chance to finish and ack; what is left goes to the next owner.
     this.leaseEnd.abort(new KinsumerError(`lease on ${this.lease.shardId} given up`));

@@ -165,12 +165,12 @@ abstract class MemoryStore<Op extends MemoryCoordinationOperation> {
     });
   }
 
-  /** The name to write: an empty name is written as none, as the DynamoDB stores do. */
   /** The monotonic clock the expiries are differences of. */
   protected elapsedNow(): number {
     return (this.options.elapsedNow ?? this.options.now)();
   }
 
+  /** The name to write: an empty name is written as none, as the DynamoDB stores do. */
   protected get clientName(): string | undefined {
     return this.options.clientName === '' ? undefined : this.options.clientName;
   }

@@ -22,3 +22,16 @@ export async function collectGarbage(): Promise<void> {
 export function alive(refs: readonly WeakRef<object>[]): number {
   return refs.filter((ref) => ref.deref() !== undefined).length;
 }
+
+/**
+ * How many of `refs` are still alive after up to `rounds` collections, each after the event loop
+ * turned (stopping as soon as none is): what is still pending for a turn or two — the last
+ * callbacks of a finished stop, a promise's continuation — may hold an object that nothing keeps.
+ */
+export async function aliveAfterCollections(refs: readonly WeakRef<object>[], rounds = 5): Promise<number> {
+  for (let round = 0; round < rounds; round += 1) {
+    await collectGarbage();
+    if (alive(refs) === 0) return 0;
+  }
+  return alive(refs);
+}

@@ -8,8 +8,12 @@ import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { skewedScheduler } from './skewed-scheduler.js';
 import { SteppedScheduler } from './stepped-scheduler.js';
 
-/** Small timings, as the tests and the demo use them. */
+/** A logger that drops everything (the default one writes warnings to stderr). */
+export const QUIET = { debug() {}, info() {}, warn() {}, error() {} } as const;
+
+/** Small timings, as the tests and the demo use them, and a silent logger (the default one writes warnings to stderr). */
 export const FAST = {
+  logger: QUIET,
   throttleDelayMs: 200,
   commitFrequencyMs: 200,
   shardCheckFrequencyMs: 500,
@@ -154,6 +158,13 @@ export class MemoryGroup {
     const counts = new Map<string, number>();
     for (const owner of this.owners().values()) if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
     return counts;
+  }
+
+  /** Stops `member` gracefully, advancing virtual time until its `stop()` resolves (at most `limitMs`). */
+  async stop(member: Member, limitMs = 20_000): Promise<void> {
+    let stopped = false;
+    void member.kinsumer.stop().then(() => { stopped = true; });
+    await this.scheduler.until(() => stopped, `${member.id} stops`, limitMs);
   }
 
   /** Every record received by any member, as `data` strings. */

@@ -224,6 +224,15 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(options.createTables).to.equal(true);
   });
 
+  it('an unknown option names the nearest known one, as TypeScript does (did you mean ...?)', () => {
+    expect(configError({ throttleDelay: 250 }).rule).to.equal('is not a kinsumer option (did you mean throttleDelayMs?)');
+    expect(configError({ leaseTTLMs: 3000 }).rule).to.equal('is not a kinsumer option (did you mean leaseTtlMs?)');
+    expect(configError({ streamname: 'events' }).message).to.contain('did you mean streamName?');
+    expect(configError({ shutdownTimeout: 1 }).message).to.contain('did you mean shutdownTimeoutMs?');
+    expect(configError({ logLevel: 'info' }).rule).to.equal('is not a kinsumer option');
+    expect(configError({ x: 1 }).rule).to.equal('is not a kinsumer option');
+  });
+
   it('names the first option at fault when several break a rule', () => {
     // The stream is checked before the timings.
     expect(configError({ streamName: '', throttleDelayMs: 1 }).option).to.equal('streamName');

@@ -146,7 +146,9 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
 
     const one = await cli(['reset', ...args, '--to', 'TRIM_HORIZON', '--shard', SHARD0, '--lease-ttl-ms', String(FAST.leaseTtlMs)]);
     expect(one.code, one.stderr).to.equal(0);
-    expect(one.stdout).to.equal(`${SHARD0}: - -> TRIM_HORIZON\nreset 1 shards of app ${app} to TRIM_HORIZON\n`);
+    // One shard, one word: `reset 1 shard`, not `1 shards` (newcomer trial 3).
+    expect(one.stdout).to.equal(`${SHARD0}: - -> TRIM_HORIZON\nreset 1 shard of app ${app} to TRIM_HORIZON\n`);
+    expect(one.stderr).to.contain(`kinsumer reset: 1 shard is leased; watching it for ${FAST.leaseTtlMs + 100} ms`);
     expect((await row(app, SHARD0))?.checkpoint).to.deep.equal({ type: 'TRIM_HORIZON' });
     // The reset fenced the crashed owner: were it only paused, its next write would fail.
     expect(await row(app, SHARD0)).to.deep.include({ ownerId: undefined, leaseCounter: 2 });

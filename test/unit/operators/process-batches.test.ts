@@ -100,12 +100,61 @@ describe('processBatches', () => {
     });
   });
 
+  it('a batch failed with an error that says retriable: false is not retried: its records go to onFailure after one call', () => {
+    const ts = testScheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const calls: string[] = [];
+      const { a, b } = testRecords(['a', 'b']);
+      const out = cold('(ab)', { a, b }).pipe(processBatches((records, ctx) => {
+        calls.push(`${names(records)}#${ctx.attempt}`);
+        return cold('#', undefined, new KinsumerError('schema mismatch', { retriable: false }));
+      }, { maxSize: 2, random: top, scheduler: ts, onFailure: () => undefined }), map(batchSummary));
+      expectObservable(out).toBe('A', { A: 's0[a:failed:1 b:failed:1]' });
+      ts.flush();
+      expect(calls).to.deep.equal(['a,b#1']);
+    });
+  });
+
+  it('retryIf(error, record) is asked per record: those it refuses go to onFailure, the others are retried as a smaller batch', () => {
+    const ts = testScheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const calls: string[] = [];
+      const { a, b, c } = testRecords(['a', 'b', 'c']);
+      const out = cold('(abc)', { a, b, c }).pipe(processBatches((records, ctx) => {
+        calls.push(`${names(records)}#${ctx.attempt}`);
+        return ctx.attempt === 1 ? cold('#', undefined, new Error('timeout')) : cold('|');
+      }, {
+        maxSize: 3, retry: { maxAttempts: 2, initialDelayMs: 50, maxDelayMs: 50 }, random: top, scheduler: ts,
+        retryIf: (_error, record) => record !== b,
+        onFailure: () => undefined,
+      }), map(batchSummary));
+      expectObservable(out).toBe('50ms A', { A: 's0[a:processed:2 b:failed:1 c:processed:2]' });
+      ts.flush();
+      expect(calls).to.deep.equal(['a,b,c#1', 'a,c#2']);
+    });
+  });
+
+  it('records reported failed by the handler are retried (the report is no reason to give up)', () => {
+    const ts = testScheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const calls: string[] = [];
+      const { a } = testRecords(['a']);
+      const out = cold('a', { a }).pipe(processBatches((records, ctx) => {
+        calls.push(`${names(records)}#${ctx.attempt}`);
+        return ctx.attempt === 1 ? { failed: records } : undefined;
+      }, { retry: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 10 }, random: top, scheduler: ts }), map(batchSummary));
+      expectObservable(out).toBe('10ms A', { A: 's0[a:processed:2]' });
+      ts.flush();
+      expect(calls).to.deep.equal(['a#1', 'a#2']);
+    });
+  });
+
   it('without onFailure, a record failing every attempt errors the output; the records that succeeded were acked, it was not', () => {
     const ts = testScheduler();
     ts.run(({ cold, expectObservable }) => {
       const { a, b } = testRecords(['a', 'b']);
       const out = cold('(ab)', { a, b }).pipe(processBatches(() => cold('(r|)', { r: { failed: [b] } }), { maxSize: 2, retry: { maxAttempts: 1 }, scheduler: ts }));
-      expectObservable(out).toBe('#', undefined, new KinsumerError('reported failed by the batch handler (attempt 1)'));
+      expectObservable(out).toBe('#', undefined, new KinsumerError('reported failed by the batch handler (attempt 1)', { retriable: true }));
       ts.flush();
       expect([a.acks.length, b.acks.length]).to.deep.equal([1, 0]);
     });

@@ -59,9 +59,7 @@ describe('memory of the processing operators (R11, WeakRef after GC, virtual tim
       expect(refs.length - processed, 'delivered and not yet processed: the shard is busy').to.be.above(0);
       expect(reachable, `records reachable of ${refs.length} delivered, ${processed} processed`).to.be.at.most(2 * MAX_IN_FLIGHT);
       subscription.unsubscribe();
-      let stopped = false;
-      void member.kinsumer.stop().then(() => { stopped = true; });
-      await group.scheduler.until(() => stopped, 'the stop', 20_000);
+      await group.stop(member);
     });
   }
 });

@@ -40,9 +40,7 @@ describe('LATEST hand-off before the first ack (virtual time, whole clients)', f
     const a = group.join('a');
     await group.scheduler.until(() => group.owners().get(shard) === 'a', 'a captures', 20_000);
     await group.scheduler.advanceBy(2_000);
-    let stopped = false;
-    void a.kinsumer.stop().then(() => { stopped = true; });
-    await group.scheduler.until(() => stopped, 'a stops', 20_000);
+    await group.stop(a);
     const b = group.join('b');
     await group.scheduler.until(() => group.owners().get(shard) === 'b', 'b captures', 20_000);
     group.stream.putRecords([{ partitionKey: 'k', data: 'new' }]);
