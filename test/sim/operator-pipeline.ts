@@ -19,7 +19,7 @@ export class HandlerFailure extends Error {
 
 /** What the pipeline tells the simulation. */
 export interface PipelineHooks {
-  /** The client's clock: handler delays and the operator's retries run on it. */
+  /** The client's timers, now() on its monotonic clock (as asyncScheduler is timed in production): handler delays and the operator's retries and windows run on it. */
   readonly clock: SchedulerLike;
   readonly random: () => number;
   /** Once calm, calls take no time and never fail. */

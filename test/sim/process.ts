@@ -132,7 +132,9 @@ export class SimProcess implements ProcessView, CallerState {
     const delivered$ = this.kinsumer.records$.pipe(tap((record) => this.#delivered(record)));
     const handled$: Observable<unknown> = handler.mode === 'records' || handler.mode === 'batches'
       ? delivered$.pipe(operatorPipeline(handler, {
-        clock,
+        // Production passes consumer.options.scheduler (asyncScheduler), which schedulerClock times
+        // on the monotonic clock: here the client's timers with now() on the true timeline.
+        clock: clock.monotonic,
         random: seededRandom(Math.floor(random() * 2 ** 32)),
         calm: () => this.#calm,
         called: (records, attempt) => this.#called(records, attempt, handler.mode === 'batches' ? 'batch' : handler.ordering),

@@ -187,7 +187,19 @@ export class ClientClock implements SchedulerLike {
   /** What the wall clock's steps (an NTP step, a manual `date`) added up to so far. */
   #stepsMs = 0;
 
-  constructor(private readonly base: SimScheduler, readonly skewMs = 0) {}
+  /**
+   * The same timers with `now()` on the shared timeline (the host's monotonic clock): what the
+   * processing operators get, as production's `asyncScheduler` is timed on `HOST_CLOCK.elapsedNow`
+   * by `schedulerClock` there. A frozen process holds these timers too.
+   */
+  readonly monotonic: SchedulerLike;
+
+  constructor(private readonly base: SimScheduler, readonly skewMs = 0) {
+    this.monotonic = {
+      now: () => base.now(),
+      schedule: <T>(work: Work<T>, delay?: number, state?: T): Subscription => this.schedule(work, delay, state),
+    };
+  }
 
   now(): number {
     return this.base.now() + this.skewMs + this.#stepsMs;
