@@ -151,8 +151,10 @@ export class InvariantChecker {
     const bound = this.settings.startBoundMs;
     const at = `${atMs - this.settings.startMs} ms`;
     if (to.type === 'LATEST') {
-      shard.requirement = { kind: 'from-first-read', captureIndex: undefined };
-      // §8.3: a reset's start is the moment its write was accepted.
+      // §8.3: a reset's start is the moment its write was accepted: every record put after it is
+      // owed, those put before the next owner's first iterator too (it reads AT_TIMESTAMP of the
+      // reset's moment, not from the tip at its capture).
+      shard.requirement = { kind: 'from-time', timeMs: atMs };
       shard.floorMs = atMs - bound;
       shard.floorWhy = `the reset to LATEST accepted at ${at}`;
       // Its children (not readable yet: it is not finished) now start where the reset says, not

@@ -125,7 +125,7 @@ describe('simulation of whole groups (design §7.6)', function () {
 
   // Issue 23's seeds, replayed at their shrunk schedules with the kinds they were found with: seed 7
   // found processBatches' window timed on a stepped wall clock (fixed by schedulerClock); the others
-  // found R10, R11 and R12 with each fix reverted (docs/simulation.md, "Teeth: the third review").
+  // found R10, R11 and R12 (and 0460f69, the reset's start) with each fix reverted (docs/simulation.md, "Teeth: the third review").
   describe('seeds the simulator found in issue 23', () => {
     const found: readonly { seed: number; kinds: readonly FaultKind[]; path: string; what: string }[] = [
       { seed: 7, kinds: ['step', 'process-batches'], path: '0:19:0:2:1:2:0:8:13:0:2:0:2:4:4:0:2:1:2:1:5:0:2:2:3:0:1:0:4:5:5:5:0:0:0:0:0:0:0:0:0:0:0:0:0:1:0:0:1:2:2:2:2:2:2:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:1:0:1:2:1:1:1:1:2:2:5:1:1:3:3:4:5:5:4', what: 'a -60 s step during a 5 s processBatches window held the batch a minute (read-stall)' },
@@ -134,6 +134,7 @@ describe('simulation of whole groups (design §7.6)', function () {
       { seed: 5, kinds: ['step', 'pause'], path: '0:0:1:1:1:1:1:1:2:4:4:4:11:1:1:1:1:1:1:4:5:5:9:13:14:13', what: 'R10: a -20 s step, then a pause: the fenced owner delivered on (zombie-emission)' },
       { seed: 68, kinds: ['memory', 'process-records'], path: '0:1:0:1:0:4:1:2:5:0:0:0:0:1:0:0:0:0', what: 'R11: processRecords kept settled records reachable (retained-memory)' },
       { seed: 7, kinds: ['memory', 'process-batches'], path: '0:0:1:0:2:1:2:2:2:2:2:2:3:2:3:3:3:3:3:3', what: 'R11: processBatches kept settled records reachable (retained-memory)' },
+      { seed: 5, kinds: ['reset', 'latest'], path: '0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:4:2:2:4:5:7:7:2:3:5:5', what: 'R12, the reset\'s start: a record put just after a reset to LATEST, before the next iterator, was never read (lost-record)' },
       { seed: 10, kinds: ['quiet', 'latest'], path: '0:0:2:2:1', what: 'R12: a fresh LATEST group handed a shard off before its first record: the next owner read a minute before the start (before-start)' },
     ];
     for (const { seed, kinds, path, what } of found) {
