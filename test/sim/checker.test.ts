@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { type CheckerSettings, InvariantChecker, type ProcessView } from './checker.js';
 import { MemoryProbe } from './memory-probe.js';
+import type { Delivery } from './checker-state.js';
 
 // The checker's rules on hand-made observations: each rule fires on the history that breaks it,
 // and stays quiet on the nearest history that does not.
@@ -32,6 +33,24 @@ const names = (checker: InvariantChecker) => checker.violations.map((v) => v.inv
 function hold(checker: InvariantChecker, process: Proc, counter: number, atMs: number): void {
   checker.captured(process, 's0', counter, atMs);
   checker.sessionOpened(process, 's0', counter, atMs);
+}
+
+/**
+ * a#1 holds s0 and is delivered records 1 and 2; `mark` (an ack, or the operator's settling) comes
+ * for 2 before a#1's release is built and for 1 after it; b#1 then captures s0.
+ */
+function releasedBetween(mark: (checker: InvariantChecker, delivery: Delivery, atMs: number) => void): { checker: InvariantChecker; b: Proc } {
+  const { checker, put } = world();
+  const [a, b] = [new Proc('a#1'), new Proc('b#1')];
+  put(1);
+  put(2);
+  hold(checker, a, 1, T0);
+  const [one, two] = [1, 2].map((n) => checker.delivered(a, 's0', SEQ(n), T0));
+  mark(checker, two!, T0 + 10);
+  checker.wrote(a, 's0', 'release', 1, undefined, false, T0 + 30, T0 + 20);
+  mark(checker, one!, T0 + 25);
+  hold(checker, b, 2, T0 + 100);
+  return { checker, b };
 }
 
 describe('simulation checker rules', () => {
@@ -90,17 +109,7 @@ describe('simulation checker rules', () => {
   });
 
   it('graceful-redelivery: a record acked before a release is delivered to the next owner; not one acked after', () => {
-    const { checker, put } = world();
-    const [a, b] = [new Proc('a#1'), new Proc('b#1')];
-    put(1);
-    put(2);
-    hold(checker, a, 1, T0);
-    const one = checker.delivered(a, 's0', SEQ(1), T0);
-    const two = checker.delivered(a, 's0', SEQ(2), T0);
-    checker.acked(two, T0 + 10);
-    checker.wrote(a, 's0', 'release', 1, undefined, false, T0 + 30, T0 + 20);
-    checker.acked(one, T0 + 25);
-    hold(checker, b, 2, T0 + 100);
+    const { checker, b } = releasedBetween((c, delivery, atMs) => c.acked(delivery, atMs));
     checker.delivered(b, 's0', SEQ(1), T0 + 100);
     expect(names(checker), 'acked after the release was built').to.deep.equal([]);
     checker.delivered(b, 's0', SEQ(2), T0 + 100);
@@ -311,16 +320,7 @@ describe('simulation checker rules', () => {
   });
 
   it('settled-rehandled: a record settled before a graceful release is handed to the next lease\'s handler; not one settled after', () => {
-    const { checker, put } = world();
-    const [a, b] = [new Proc('a#1'), new Proc('b#1')];
-    put(1);
-    put(2);
-    hold(checker, a, 1, T0);
-    const [one, two] = [1, 2].map((n) => checker.delivered(a, 's0', SEQ(n), T0));
-    checker.handlers.settled(two!, T0 + 10);
-    checker.wrote(a, 's0', 'release', 1, undefined, false, T0 + 30, T0 + 20);
-    checker.handlers.settled(one!, T0 + 25);
-    hold(checker, b, 2, T0 + 100);
+    const { checker, b } = releasedBetween((c, delivery, atMs) => c.handlers.settled(delivery, atMs));
     // Delivered again (never acked, as far as the table knows): only the handler call tells.
     const [again1, again2] = [1, 2].map((n) => checker.delivered(b, 's0', SEQ(n), T0 + 100));
     checker.handlers.called([again1!], 'none', '', 1, T0 + 100);
