@@ -182,6 +182,8 @@ export interface ShardState {
   ownershipReported: boolean;
   /** The last ack of one of its records (read-stall). */
   lastAckAtMs: number;
+  /** When its last parent's row was marked finished (the start, for a shard without parents): read-stall counts from there. */
+  readableSinceMs: number;
   stallReported: boolean;
 }
 

@@ -191,7 +191,7 @@ describe('simulation checker rules', () => {
     expect(checker.violations.map((v) => v.message).join('\n')).to.match(/1 of 2 records never acked, the first …00000002 /);
   });
 
-  it('lost-record: a LATEST group owes every record of a child of a shard it was reading, but not after a reset of the parent to LATEST', () => {
+  it('lost-record: a LATEST group owes every record of a child of a shard it was reading, but after a reset of the parent to LATEST (finished or not) only what came after the reset', () => {
     const read = world({ start: 'LATEST' });
     read.checker.iteratorIssued('s0', 0);
     read.checker.shardCreated('child', ['s0']);
@@ -207,14 +207,19 @@ describe('simulation checker rules', () => {
     unread.checker.checkNothingLost(T0);
     expect(names(unread.checker), 'parents the group never read: the child starts at its first read').to.deep.equal([]);
 
-    const reset = world({ start: 'LATEST' });
-    reset.checker.iteratorIssued('s0', 0);
-    reset.checker.shardCreated('child', ['s0']);
-    reset.checker.reset('s0', { type: 'LATEST' }, false);
-    reset.checker.recordPut('child', SEQ(9), T0);
-    reset.checker.iteratorIssued('child', 1);
-    reset.checker.checkNothingLost(T0);
-    expect(names(reset.checker), 'the parent reset to LATEST: the child from its first read').to.deep.equal([]);
+    for (const finished of [false, true]) {
+      const reset = world({ start: 'LATEST' });
+      reset.checker.iteratorIssued('s0', 0);
+      reset.checker.shardCreated('child', ['s0']);
+      reset.checker.recordPut('child', SEQ(9), T0);
+      reset.checker.reset('s0', { type: 'LATEST' }, finished, T0 + 10_000);
+      reset.checker.iteratorIssued('child', 1, T0 + 20_000);
+      reset.checker.checkNothingLost(T0 + 20_000);
+      expect(names(reset.checker), `the parent (finished: ${finished}) reset to LATEST: not the child's records before the reset`).to.deep.equal([]);
+      reset.checker.recordPut('child', SEQ(10), T0 + 10_500);
+      reset.checker.checkNothingLost(T0 + 20_000);
+      expect(names(reset.checker), `the parent (finished: ${finished}) reset to LATEST: the child's records after the reset`).to.deep.equal(['lost-record']);
+    }
   });
 
   it('unowned-shard: once calm, a readable shard without a live owner for longer than the bound', () => {
@@ -327,6 +332,20 @@ describe('simulation checker rules', () => {
     expect(names(checker), 'settled after the release was built').to.deep.equal([]);
     checker.handlers.called([again2!], 'none', '', 1, T0 + 100);
     expect(names(checker)).to.deep.equal(['settled-rehandled']);
+  });
+
+  it('read-stall: a child counts from its parent\'s end, not from the calm', () => {
+    const { checker } = world();
+    const a = new Proc('a#1');
+    checker.shardCreated('child', ['s0']);
+    checker.recordPut('child', SEQ(9), T0);
+    hold(checker, a, 1, T0);
+    checker.calm(T0 + 1000);
+    checker.wrote(a, 's0', 'commit', 1, undefined, true, T0 + 60_000);
+    checker.checkProgress(T0 + 62_000);
+    expect(names(checker), 'readable for 2 s').to.deep.equal([]);
+    checker.checkProgress(T0 + 80_001);
+    expect(names(checker)).to.deep.equal(['read-stall']);
   });
 
   it('read-stall: once calm, a readable shard that owes records gets no ack for two ownership bounds', () => {

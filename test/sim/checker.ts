@@ -48,7 +48,7 @@ export class InvariantChecker {
     const floorMs = start === 'AT_TIMESTAMP' ? startTimestampMs - this.settings.startBoundMs : Number.NEGATIVE_INFINITY;
     this.#shards.set(shardId, {
       shardId, parents, records: [], rawCount: 0, finished: false, current: undefined, highestCommitted: undefined,
-      lastFirstDelivery: undefined, requirement, floorMs, floorWhy: 'the group\'s timestamp', unownedSinceMs: undefined, ownershipReported: false,
+      lastFirstDelivery: undefined, requirement, floorMs, floorWhy: 'the group\'s timestamp', unownedSinceMs: undefined, ownershipReported: false, readableSinceMs: this.settings.startMs,
       lastAckAtMs: Number.NEGATIVE_INFINITY, stallReported: false,
     });
   }
@@ -136,7 +136,12 @@ export class InvariantChecker {
       const ord = checkpointOrd(checkpoint);
       if (shard.highestCommitted === undefined || ord > shard.highestCommitted) shard.highestCommitted = ord;
     }
-    if (finished) shard.finished = true;
+    if (finished && !shard.finished) {
+      shard.finished = true;
+      for (const child of this.#shards.values()) {
+        if (child.parents.includes(shardId) && this.#readable(child)) child.readableSinceMs = atMs;
+      }
+    }
   }
 
   /** The operator's reset was accepted at `atMs`: every earlier lease of the shard is fenced from now on. */
@@ -146,6 +151,13 @@ export class InvariantChecker {
     shard.current = undefined;
     shard.highestCommitted = undefined;
     shard.lastFirstDelivery = undefined;
+    if (to?.type === 'LATEST') {
+      // Its children start where the reset says (a child with no checkpoint starts where its
+      // parents' row does), finished parent or not: owed from the reset's moment, as the shard.
+      for (const child of this.#shards.values()) {
+        if (child.parents.includes(shardId)) child.requirement = { kind: 'from-time', timeMs: atMs };
+      }
+    }
     // A finished shard stays finished and is not read again: nothing re-opens.
     if (rowFinished || to === undefined) return;
     const bound = this.settings.startBoundMs;
@@ -157,11 +169,6 @@ export class InvariantChecker {
       shard.requirement = { kind: 'from-time', timeMs: atMs };
       shard.floorMs = atMs - bound;
       shard.floorWhy = `the reset to LATEST accepted at ${at}`;
-      // Its children (not readable yet: it is not finished) now start where the reset says, not
-      // where the group started: owed from their first read, as the shard itself.
-      for (const child of this.#shards.values()) {
-        if (child.parents.includes(shardId)) child.requirement = { kind: 'from-first-read', captureIndex: undefined };
-      }
       return;
     }
     const fromMs = to.type === 'AT_TIMESTAMP' ? to.timestampMs : to.type === 'TRIM_HORIZON' ? Number.NEGATIVE_INFINITY : undefined;
@@ -300,20 +307,21 @@ export class InvariantChecker {
 
   /**
    * Once calm, every few steps: a readable shard that owes records no ack came for in two ownership
-   * bounds (since the calm, its last ack, or its oldest owed record's arrival) is stalled — a
+   * bounds (since the calm, its last ack, its parents' end, or its oldest owed record's arrival) is stalled — a
    * reader waiting on a wall clock that jumped back, say (design §8.3: a step stalls no reading).
    */
   checkProgress(atMs: number): void {
     if (this.#calmSinceMs === undefined) return;
     const boundMs = 2 * this.settings.ownershipBoundMs;
     for (const shard of this.#shards.values()) {
-      if (shard.stallReported || !this.#readable(shard) || atMs - Math.max(this.#calmSinceMs, shard.lastAckAtMs) <= boundMs) continue;
+      const sinceMs = Math.max(this.#calmSinceMs, shard.lastAckAtMs, shard.readableSinceMs);
+      if (shard.stallReported || !this.#readable(shard) || atMs - sinceMs <= boundMs) continue;
       this.checks += 1;
       const owed = shard.records.find((r) => !r.acked && this.#required(shard, r));
       if (owed === undefined || atMs - owed.arrivalMs <= boundMs) continue;
       shard.stallReported = true;
       const holder = shard.current === undefined ? 'nobody holds it' : `held by ${shard.current.process.label} (${shard.current.process.status()})`;
-      this.fail('read-stall', atMs, `${shard.shardId}: no ack for ${atMs - Math.max(this.#calmSinceMs, shard.lastAckAtMs, owed.arrivalMs)} ms while ${short(owed.seq, owed.sub)} `
+      this.fail('read-stall', atMs, `${shard.shardId}: no ack for ${atMs - Math.max(sinceMs, owed.arrivalMs)} ms while ${short(owed.seq, owed.sub)} `
         + `(put at ${owed.arrivalMs - this.settings.startMs} ms) is owed (bound ${boundMs} ms); ${holder}`);
     }
   }
