@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { type Observable, type SchedulerLike, defer, mergeMap, of, throwError, timer } from 'rxjs';
 import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
-import type { IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports/stream.js';
+import type { FanOutPort, IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports/stream.js';
 
 /** The operations of a {@link MemoryStream}, as fault injection and call counters name them. */
 export type StreamOperation = 'getShardIterator' | 'getRecords' | 'listShards';
@@ -108,6 +108,8 @@ export class MemoryStream implements StreamPort {
   readonly streamLabel: string;
   /** Calls per operation, faults included. */
   readonly calls: Record<StreamOperation, number> = { getShardIterator: 0, getRecords: 0, listShards: 0 };
+  /** Enhanced fan-out: set a `MemoryFanOut` of this stream here to read it with `readMode: 'fan-out'`. */
+  fanOut?: FanOutPort;
 
   private readonly shards: MemoryShard[] = [];
   private readonly clock: () => number;
@@ -211,6 +213,35 @@ export class MemoryStream implements StreamPort {
   /** The records of a shard, oldest first. */
   records(shardId: string): readonly RawRecord[] {
     return this.shard(shardId).records;
+  }
+
+  /**
+   * Where an iterator (or a subscription) from `start` would begin: an index into
+   * {@link records}. Throws as GetShardIterator does (unknown shard, bad sequence number, a
+   * timestamp in the future).
+   */
+  positionOf(shardId: string, start: IteratorStart): number {
+    this.checkExists();
+    return this.startIndex(this.shard(shardId), start);
+  }
+
+  /**
+   * The sequence number after which the record at `position` comes: the one before it, or for
+   * `position` 0 a number below every record of the shard (what a ContinuationSequenceNumber
+   * names before the first record).
+   */
+  sequenceBefore(shardId: string, position: number): string {
+    const shard = this.shard(shardId);
+    const previous = shard.records[position - 1];
+    if (previous !== undefined) return previous.sequenceNumber;
+    const digits = String(shard.index);
+    return SEQUENCE_PREFIX + ZEROS.slice(digits.length) + digits;
+  }
+
+  /** `undefined` while the shard is open; once closed, its children. */
+  closedWith(shardId: string): readonly string[] | undefined {
+    const shard = this.shard(shardId);
+    return shard.open ? undefined : shard.children;
   }
 
   /** The next `count` calls of `operation` fail with `error` (a value, or a function making a fresh one). */

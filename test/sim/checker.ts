@@ -1,150 +1,26 @@
-// The invariants of design.md §7.6, checked as the simulated group runs. The checker sees what an
-// outside observer can see, nothing of the library's inner state: every record put (the stream),
-// every write the tables accepted with its writer and lease counter (the port wrappers), every
-// operator reset, every record delivered and acked (the handlers), and which processes are alive
-// on the true clock. Each rule is evaluated when the observation that can break it arrives.
-import type { StartKind } from './schedule.js';
+// The invariants of design.md §7.6 and §8.3, checked as the simulated group runs. The checker sees
+// what an outside observer can see, nothing of the library's inner state: every record put (the
+// stream), every write the tables accepted with its writer and lease counter (the port wrappers),
+// every operator reset, every record delivered and acked (the handlers), every handler call the
+// processing operators make, and which processes are alive on the true clock. Each rule is
+// evaluated when the observation that can break it arrives.
+import {
+  type CheckerSettings, type CheckerStats, type Delivery, type InvariantName, type ObservedCheckpoint, type ProcessView,
+  type RecordState, type Requirement, type Session, type ShardState, type Token, type Violation,
+  checkpointOrd, ordOf, recordKey, short,
+} from './checker-state.js';
+import { HandlerRules } from './handler-rules.js';
 
-/** The names of the invariants, as failures report them. */
-export const INVARIANTS = {
-  'lost-record': 'every record the group must read is acked by some client once the schedule calms',
-  'order': "a lease's records are delivered in sequence order",
-  'first-delivery-order': "a shard's first deliveries (by the current lease holder) are in sequence order",
-  'parents-first': "no record of a child shard is delivered before every parent is finished",
-  'graceful-redelivery': 'after a graceful hand-off nothing acked before the release is delivered again',
-  'committed-redelivery': 'no lease holder delivers a record under a checkpoint already committed',
-  'zombie-emission': 'a fenced owner delivers nothing once its lease is unconfirmed for two renewal intervals',
-  'backlog-bound': "a lease's records emitted and not under its watermark stay within maxInFlightRecords",
-  'fenced-write': 'no write is accepted from an owner fenced by a later capture or a reset',
-  'live-lease-taken': 'no lease is taken from a live owner (renewed within the TTL on the true clock, not frozen)',
-  'duplicate-client-capture': 'a second process with the same clientId takes no lease from the live first one',
-  'unowned-shard': 'once the schedule calms, every readable shard has a live owner again within the bound',
-  'unbalanced': 'once the schedule calms, every running client holds its share of the readable shards (counts differ by at most one)',
-  'library-error': 'the library throws nothing unexpected (no uncaught error, no unhandled rejection)',
-} as const;
-
-export type InvariantName = keyof typeof INVARIANTS;
-
-/** One broken rule. */
-export interface Violation {
-  readonly invariant: InvariantName;
-  /** Virtual time, milliseconds since the run started. */
-  readonly atMs: number;
-  readonly message: string;
-}
-
-/** What the checker needs to know about a process (one Kinsumer instance). */
-export interface ProcessView {
-  /** `c3#2`: the second process of client id c3. */
-  readonly label: string;
-  readonly clientId: string;
-  /** How far its wall clock is off the true one. */
-  readonly skewMs: number;
-  /** `running` and `stopping` processes are alive; `frozen` and `crashed` ones run nothing. */
-  status(): 'running' | 'stopping' | 'frozen' | 'crashed' | 'stopped';
-}
-
-/** The group's settings the rules depend on. */
-export interface CheckerSettings {
-  readonly startMs: number;
-  readonly leaseTtlMs: number;
-  /** The checkpointer renews every leaseTtlMs / 3; a lease unconfirmed for two of these emits nothing. */
-  readonly renewIntervalMs: number;
-  readonly maxInFlightRecords: number;
-  readonly start: StartKind;
-  readonly startTimestampMs: number;
-  /** Once calm, how long a readable shard may stay without a live owner. */
-  readonly ownershipBoundMs: number;
-}
-
-/** Checkpoints as the checker needs them: a position's sequence number, or a start. */
-export type ObservedCheckpoint =
-  | { readonly type: 'position'; readonly sequence: bigint }
-  | { readonly type: 'LATEST' | 'TRIM_HORIZON' }
-  | { readonly type: 'AT_TIMESTAMP'; readonly timestampMs: number }
-  | undefined;
-
-interface RecordState {
-  readonly seq: string;
-  readonly sequence: bigint;
-  readonly shardId: string;
-  readonly index: number;
-  readonly arrivalMs: number;
-  delivered: boolean;
-  acked: boolean;
-  ackedAtMs: number;
-  ackedBy: Session | undefined;
-}
-
-interface Token {
-  readonly shardId: string;
-  readonly counter: number;
-  readonly process: ProcessView;
-  readonly capturedAtMs: number;
-  lastWriteAtMs: number;
-  releasedAtMs: number | undefined;
-  /** When the accepted release was built: acks after this could not be in it. */
-  releaseSnapshotAtMs: number | undefined;
-  session: Session | undefined;
-}
-
-/** One lease as one process holds it: from its capture to its end. */
-interface Session {
-  readonly process: ProcessView;
-  readonly shardId: string;
-  readonly token: Token | undefined;
-  readonly openedAtMs: number;
-  lastSequence: bigint | undefined;
-  /** Delivered records not yet under this lease's watermark, oldest first. */
-  readonly outstanding: Delivery[];
-  outstandingHead: number;
-}
-
-/** A delivered record, handed back when the handler acks it. */
-export interface Delivery {
-  readonly session: Session;
-  readonly record: RecordState | undefined;
-  acked: boolean;
-}
-
-type Requirement =
-  | { readonly kind: 'all' }
-  | { readonly kind: 'from-index'; readonly index: number }
-  | { readonly kind: 'from-time'; readonly timeMs: number }
-  | { readonly kind: 'from-first-read'; captureIndex: number | undefined };
-
-interface ShardState {
-  readonly shardId: string;
-  readonly parents: readonly string[];
-  readonly records: RecordState[];
-  finished: boolean;
-  /** The token every accepted write must carry; `undefined` after a reset until the next capture. */
-  current: Token | undefined;
-  /** The highest position committed since the last reset. */
-  highestCommitted: bigint | undefined;
-  lastFirstDelivery: bigint | undefined;
-  requirement: Requirement;
-  /** Once calm: since when the shard has been readable without a live owner. */
-  unownedSinceMs: number | undefined;
-  ownershipReported: boolean;
-}
-
-/** Counters for the report: what the run exercised. */
-export interface CheckerStats {
-  deliveries: number;
-  duplicates: number;
-  acks: number;
-  captures: number;
-  writes: number;
-  resets: number;
-}
+export { INVARIANTS, START_BOUND_MS, type CheckerSettings, type CheckerStats, type Delivery, type InvariantName, type ObservedCheckpoint, type ProcessView, type Violation } from './checker-state.js';
 
 /** The invariants of §7.6 over one simulated group. */
 export class InvariantChecker {
   readonly violations: Violation[] = [];
   /** Rule evaluations so far. */
   checks = 0;
-  readonly stats: CheckerStats = { deliveries: 0, duplicates: 0, acks: 0, captures: 0, writes: 0, resets: 0 };
+  readonly stats: CheckerStats = { deliveries: 0, duplicates: 0, acks: 0, captures: 0, writes: 0, resets: 0, subRecordDeliveries: 0, handlerCalls: 0, memoryChecks: 0, peakRetainedPercent: 0 };
+  /** key-order and settled-rehandled: the processing operators' handler calls. */
+  readonly handlers: HandlerRules;
   readonly #shards = new Map<string, ShardState>();
   readonly #records = new Map<string, RecordState>();
   readonly #sessions = new Map<ProcessView, Map<string, Session>>();
@@ -153,7 +29,9 @@ export class InvariantChecker {
   readonly counts = new Map<InvariantName, number>();
   #calmSinceMs: number | undefined;
 
-  constructor(private readonly settings: CheckerSettings) {}
+  constructor(private readonly settings: CheckerSettings) {
+    this.handlers = new HandlerRules(this);
+  }
 
   // ------------------------------------------------------------------ the stream
 
@@ -167,26 +45,49 @@ export class InvariantChecker {
       : start === 'AT_TIMESTAMP' ? { kind: 'from-time', timeMs: startTimestampMs }
       : parents.some((parent) => this.#startedReading(this.#shard(parent))) ? { kind: 'all' }
       : { kind: 'from-first-read', captureIndex: undefined };
+    const floorMs = start === 'AT_TIMESTAMP' ? startTimestampMs - this.settings.startBoundMs : Number.NEGATIVE_INFINITY;
     this.#shards.set(shardId, {
-      shardId, parents, records: [], finished: false, current: undefined, highestCommitted: undefined,
-      lastFirstDelivery: undefined, requirement, unownedSinceMs: undefined, ownershipReported: false,
+      shardId, parents, records: [], rawCount: 0, finished: false, current: undefined, highestCommitted: undefined,
+      lastFirstDelivery: undefined, requirement, floorMs, floorWhy: 'the group\'s timestamp', unownedSinceMs: undefined, ownershipReported: false, readableSinceMs: this.settings.startMs,
+      lastAckAtMs: Number.NEGATIVE_INFINITY, stallReported: false,
     });
   }
 
-  recordPut(shardId: string, seq: string, arrivalMs: number): void {
+  /** A Kinesis record was put: a plain record, or a KPL aggregate of `subRecords` user records. */
+  recordPut(shardId: string, seq: string, arrivalMs: number, subRecords?: number): void {
     const shard = this.#shard(shardId);
-    const record: RecordState = {
-      seq, sequence: BigInt(seq), shardId, index: shard.records.length, arrivalMs,
-      delivered: false, acked: false, ackedAtMs: 0, ackedBy: undefined,
-    };
-    shard.records.push(record);
-    this.#records.set(seq, record);
+    const sequence = BigInt(seq);
+    const index = shard.rawCount;
+    shard.rawCount += 1;
+    const subs = subRecords === undefined ? [undefined] : Array.from({ length: subRecords }, (_, i) => i);
+    for (const sub of subs) {
+      const record: RecordState = {
+        seq, sub, ord: ordOf(sequence, sub), shardId, index, arrivalMs,
+        delivered: false, acked: false, ackedAtMs: 0, ackedBy: undefined, settledBy: undefined, settledAtMs: 0,
+      };
+      shard.records.push(record);
+      this.#records.set(recordKey(seq, sub), record);
+    }
   }
 
-  /** A GetShardIterator answer reached a client: a shard waiting for its first read starts here. */
-  iteratorIssued(shardId: string, recordsInShard: number): void {
+  /**
+   * Kinesis answered a GetShardIterator (or accepted a SubscribeToShard) at `atMs`, when the shard
+   * held `recordsInShard` records: a shard waiting for its first read starts here, and a `LATEST`
+   * start is the group's start on that shard (design §8.3).
+   */
+  iteratorIssued(shardId: string, recordsInShard: number, atMs = this.settings.startMs, latest = true): void {
     const shard = this.#shard(shardId);
-    if (shard.requirement.kind === 'from-first-read') shard.requirement = { kind: 'from-index', index: recordsInShard };
+    if (shard.requirement.kind !== 'from-first-read') return;
+    shard.requirement = { kind: 'from-index', index: recordsInShard };
+    if (latest) {
+      shard.floorMs = atMs - this.settings.startBoundMs;
+      shard.floorWhy = `its first LATEST iterator (at ${atMs - this.settings.startMs} ms)`;
+    }
+  }
+
+  /** The user record delivered as (seq, sub), if it was put. */
+  recordOf(seq: string, sub: number | undefined): RecordState | undefined {
+    return this.#records.get(recordKey(seq, sub));
   }
 
   // ------------------------------------------------------------------ the checkpoints table
@@ -200,12 +101,12 @@ export class InvariantChecker {
       this.checks += 1;
       if (this.#live(previous, atMs)) {
         const same = previous.process.clientId === process.clientId;
-        this.#fail(same ? 'duplicate-client-capture' : 'live-lease-taken', atMs,
+        this.fail(same ? 'duplicate-client-capture' : 'live-lease-taken', atMs,
           `${process.label} captured ${shardId} (counter ${counter}) from ${previous.process.label}, which renewed it ${atMs - previous.lastWriteAtMs} ms earlier `
           + `(TTL ${this.settings.leaseTtlMs} ms) and is ${previous.process.status()}${skewText(process, previous.process)}`);
       }
     }
-    if (shard.requirement.kind === 'from-first-read') shard.requirement.captureIndex ??= shard.records.length;
+    if (shard.requirement.kind === 'from-first-read') shard.requirement.captureIndex ??= shard.rawCount;
     const token: Token = { shardId, counter, process, capturedAtMs: atMs, lastWriteAtMs: atMs, releasedAtMs: undefined, releaseSnapshotAtMs: undefined, session: undefined };
     this.#tokens.set(`${shardId}#${counter}`, token);
     shard.current = token;
@@ -222,7 +123,7 @@ export class InvariantChecker {
     this.checks += 1;
     if (token === undefined || shard.current !== token) {
       const why = token === undefined ? 'a lease it never captured' : shard.current === undefined ? 'a lease fenced by a reset' : `a lease fenced by counter ${shard.current.counter} (${shard.current.process.label})`;
-      this.#fail('fenced-write', atMs, `the table accepted ${process.label}'s ${operation} of ${shardId} under counter ${counter}: ${why}`);
+      this.fail('fenced-write', atMs, `the table accepted ${process.label}'s ${operation} of ${shardId} under counter ${counter}: ${why}`);
     }
     if (token !== undefined) {
       token.lastWriteAtMs = atMs;
@@ -231,38 +132,56 @@ export class InvariantChecker {
         token.releaseSnapshotAtMs = calledAtMs;
       }
     }
-    if (checkpoint?.type === 'position' && (shard.highestCommitted === undefined || checkpoint.sequence > shard.highestCommitted)) {
-      shard.highestCommitted = checkpoint.sequence;
+    if (checkpoint?.type === 'position') {
+      const ord = checkpointOrd(checkpoint);
+      if (shard.highestCommitted === undefined || ord > shard.highestCommitted) shard.highestCommitted = ord;
     }
-    if (finished) shard.finished = true;
+    if (finished && !shard.finished) {
+      shard.finished = true;
+      for (const child of this.#shards.values()) {
+        if (child.parents.includes(shardId) && this.#readable(child)) child.readableSinceMs = atMs;
+      }
+    }
   }
 
-  /** The operator's reset was accepted: every earlier lease of the shard is fenced from now on. */
-  reset(shardId: string, to: ObservedCheckpoint, rowFinished: boolean): void {
+  /** The operator's reset was accepted at `atMs`: every earlier lease of the shard is fenced from now on. */
+  reset(shardId: string, to: ObservedCheckpoint, rowFinished: boolean, atMs = this.settings.startMs): void {
     const shard = this.#shard(shardId);
     this.stats.resets += 1;
     shard.current = undefined;
     shard.highestCommitted = undefined;
     shard.lastFirstDelivery = undefined;
+    if (to?.type === 'LATEST') {
+      // Its children start where the reset says (a child with no checkpoint starts where its
+      // parents' row does), finished parent or not: owed from the reset's moment, as the shard.
+      for (const child of this.#shards.values()) {
+        if (child.parents.includes(shardId)) child.requirement = { kind: 'from-time', timeMs: atMs };
+      }
+    }
     // A finished shard stays finished and is not read again: nothing re-opens.
     if (rowFinished || to === undefined) return;
+    const bound = this.settings.startBoundMs;
+    const at = `${atMs - this.settings.startMs} ms`;
     if (to.type === 'LATEST') {
-      shard.requirement = { kind: 'from-first-read', captureIndex: undefined };
-      // Its children (not readable yet: it is not finished) now start where the reset says, not
-      // where the group started: owed from their first read, as the shard itself.
-      for (const child of this.#shards.values()) {
-        if (child.parents.includes(shardId)) child.requirement = { kind: 'from-first-read', captureIndex: undefined };
-      }
+      // §8.3: a reset's start is the moment its write was accepted: every record put after it is
+      // owed, those put before the next owner's first iterator too (it reads AT_TIMESTAMP of the
+      // reset's moment, not from the tip at its capture).
+      shard.requirement = { kind: 'from-time', timeMs: atMs };
+      shard.floorMs = atMs - bound;
+      shard.floorWhy = `the reset to LATEST accepted at ${at}`;
       return;
     }
     const fromMs = to.type === 'AT_TIMESTAMP' ? to.timestampMs : to.type === 'TRIM_HORIZON' ? Number.NEGATIVE_INFINITY : undefined;
     if (fromMs === undefined) return;
     shard.requirement = to.type === 'TRIM_HORIZON' ? { kind: 'all' } : { kind: 'from-time', timeMs: fromMs };
+    shard.floorMs = fromMs - bound;
+    shard.floorWhy = `the reset to ${to.type} accepted at ${at}`;
     for (const record of shard.records) {
       if (record.arrivalMs < fromMs) continue;
       record.delivered = false;
       record.acked = false;
       record.ackedBy = undefined;
+      record.settledBy = undefined;
     }
   }
 
@@ -271,7 +190,7 @@ export class InvariantChecker {
   /** `lease-acquired` on a process's events$: its records for the shard belong to this lease from now on. */
   sessionOpened(process: ProcessView, shardId: string, counter: number, atMs: number): void {
     const token = this.#tokens.get(`${shardId}#${counter}`);
-    const session: Session = { process, shardId, token, openedAtMs: atMs, lastSequence: undefined, outstanding: [], outstandingHead: 0 };
+    const session: Session = { process, shardId, token, openedAtMs: atMs, lastOrd: undefined, outstanding: [], outstandingHead: 0 };
     if (token !== undefined) token.session = session;
     let byShard = this.#sessions.get(process);
     if (byShard === undefined) {
@@ -281,46 +200,52 @@ export class InvariantChecker {
     byShard.set(shardId, session);
   }
 
-  /** A record reached the handler of `process`. */
-  delivered(process: ProcessView, shardId: string, seq: string, atMs: number): Delivery {
+  /** A record (sub-record `sub` of an aggregate) reached the pipeline of `process`. */
+  delivered(process: ProcessView, shardId: string, seq: string, atMs: number, sub?: number): Delivery {
     const session = this.#sessions.get(process)?.get(shardId)
-      ?? { process, shardId, token: undefined, openedAtMs: atMs, lastSequence: undefined, outstanding: [], outstandingHead: 0 };
-    const record = this.#records.get(seq);
-    const delivery: Delivery = { session, record, acked: false };
+      ?? { process, shardId, token: undefined, openedAtMs: atMs, lastOrd: undefined, outstanding: [], outstandingHead: 0 };
+    const record = this.#records.get(recordKey(seq, sub));
+    const delivery: Delivery = { session, record, acked: false, heldByHandler: false };
     this.stats.deliveries += 1;
+    if (sub !== undefined) this.stats.subRecordDeliveries += 1;
     const shard = this.#shard(shardId);
-    const sequence = record?.sequence ?? BigInt(seq);
-    const where = `${process.label} delivered ${shardId} ${short(seq)}`;
+    const ord = record?.ord ?? ordOf(BigInt(seq), sub);
+    const where = `${process.label} delivered ${shardId} ${short(seq, sub)}`;
 
     this.checks += 1;
-    if (record === undefined || record.shardId !== shardId) this.#fail('order', atMs, `${where}, a record nobody put on that shard`);
+    if (record === undefined || record.shardId !== shardId) this.fail('order', atMs, `${where}, a record nobody put on that shard`);
     this.checks += 1;
-    if (session.lastSequence !== undefined && sequence <= session.lastSequence) {
-      this.#fail('order', atMs, `${where} after ${short(session.lastSequence.toString())} in the same lease`);
-    }
-    session.lastSequence = sequence;
+    if (session.lastOrd !== undefined && ord <= session.lastOrd) this.fail('order', atMs, `${where} after a later record in the same lease`);
+    session.lastOrd = ord;
 
     this.checks += 1;
     const unfinished = shard.parents.filter((p) => !this.#shard(p).finished);
-    if (unfinished.length > 0) this.#fail('parents-first', atMs, `${where} while its parent ${unfinished.join(', ')} is not finished`);
+    if (unfinished.length > 0) this.fail('parents-first', atMs, `${where} while its parent ${unfinished.join(', ')} is not finished`);
 
     const token = session.token;
     const fenced = token === undefined || shard.current !== token;
     this.checks += 1;
     if (fenced && token !== undefined && atMs - token.lastWriteAtMs >= 2 * this.settings.renewIntervalMs) {
-      this.#fail('zombie-emission', atMs, `${where} under counter ${token.counter}, fenced, ${atMs - token.lastWriteAtMs} ms after its last confirmed write`);
+      this.fail('zombie-emission', atMs, `${where} under counter ${token.counter}, fenced, ${atMs - token.lastWriteAtMs} ms after its last confirmed write`);
     }
 
     if (record !== undefined) {
+      if (!fenced) {
+        this.checks += 1;
+        if (record.arrivalMs < shard.floorMs) {
+          this.fail('before-start', atMs, `${where}, put at ${record.arrivalMs - this.settings.startMs} ms, `
+            + `${shard.floorMs + this.settings.startBoundMs - record.arrivalMs} ms before ${shard.floorWhy} (bound ${this.settings.startBoundMs} ms)`);
+        }
+      }
       if (record.delivered) {
         this.stats.duplicates += 1;
         if (!fenced) this.#checkRedelivery(session, record, shard, where, atMs);
       } else if (!fenced) {
         this.checks += 1;
-        if (shard.lastFirstDelivery !== undefined && sequence < shard.lastFirstDelivery) {
-          this.#fail('first-delivery-order', atMs, `${where} for the first time after ${short(shard.lastFirstDelivery.toString())} was`);
+        if (shard.lastFirstDelivery !== undefined && ord < shard.lastFirstDelivery) {
+          this.fail('first-delivery-order', atMs, `${where} for the first time after a later record was`);
         }
-        if (shard.lastFirstDelivery === undefined || sequence > shard.lastFirstDelivery) shard.lastFirstDelivery = sequence;
+        if (shard.lastFirstDelivery === undefined || ord > shard.lastFirstDelivery) shard.lastFirstDelivery = ord;
       }
       record.delivered = true;
     }
@@ -329,7 +254,7 @@ export class InvariantChecker {
     this.checks += 1;
     const backlog = session.outstanding.length - session.outstandingHead;
     if (backlog > this.settings.maxInFlightRecords) {
-      this.#fail('backlog-bound', atMs, `${process.label} has ${backlog} records of ${shardId} emitted and not under its watermark (maxInFlightRecords ${this.settings.maxInFlightRecords})`);
+      this.fail('backlog-bound', atMs, `${process.label} has ${backlog} records of ${shardId} emitted and not under its watermark (maxInFlightRecords ${this.settings.maxInFlightRecords})`);
     }
     return delivery;
   }
@@ -344,6 +269,7 @@ export class InvariantChecker {
       record.acked = true;
       record.ackedAtMs = atMs;
       record.ackedBy = session;
+      this.#shard(record.shardId).lastAckAtMs = atMs;
     }
     const { outstanding } = session;
     while (session.outstandingHead < outstanding.length && outstanding[session.outstandingHead]?.acked === true) session.outstandingHead += 1;
@@ -374,8 +300,29 @@ export class InvariantChecker {
       if (!shard.ownershipReported && atMs - shard.unownedSinceMs > this.settings.ownershipBoundMs) {
         shard.ownershipReported = true;
         const last = shard.current === undefined ? 'no lease since a reset' : `last held by ${shard.current.process.label} (${shard.current.process.status()}, counter ${shard.current.counter})`;
-        this.#fail('unowned-shard', atMs, `${shard.shardId} readable and without a live owner for ${atMs - shard.unownedSinceMs} ms after the schedule calmed (bound ${this.settings.ownershipBoundMs} ms); ${last}`);
+        this.fail('unowned-shard', atMs, `${shard.shardId} readable and without a live owner for ${atMs - shard.unownedSinceMs} ms after the schedule calmed (bound ${this.settings.ownershipBoundMs} ms); ${last}`);
       }
+    }
+  }
+
+  /**
+   * Once calm, every few steps: a readable shard that owes records no ack came for in two ownership
+   * bounds (since the calm, its last ack, its parents' end, or its oldest owed record's arrival) is stalled — a
+   * reader waiting on a wall clock that jumped back, say (design §8.3: a step stalls no reading).
+   */
+  checkProgress(atMs: number): void {
+    if (this.#calmSinceMs === undefined) return;
+    const boundMs = 2 * this.settings.ownershipBoundMs;
+    for (const shard of this.#shards.values()) {
+      const sinceMs = Math.max(this.#calmSinceMs, shard.lastAckAtMs, shard.readableSinceMs);
+      if (shard.stallReported || !this.#readable(shard) || atMs - sinceMs <= boundMs) continue;
+      this.checks += 1;
+      const owed = shard.records.find((r) => !r.acked && this.#required(shard, r));
+      if (owed === undefined || atMs - owed.arrivalMs <= boundMs) continue;
+      shard.stallReported = true;
+      const holder = shard.current === undefined ? 'nobody holds it' : `held by ${shard.current.process.label} (${shard.current.process.status()})`;
+      this.fail('read-stall', atMs, `${shard.shardId}: no ack for ${atMs - Math.max(sinceMs, owed.arrivalMs)} ms while ${short(owed.seq, owed.sub)} `
+        + `(put at ${owed.arrivalMs - this.settings.startMs} ms) is owed (bound ${boundMs} ms); ${holder}`);
     }
   }
 
@@ -403,7 +350,7 @@ export class InvariantChecker {
       const ms = running.find((p) => p.clientId === id)?.skewMs ?? 0;
       return ms === 0 ? '' : ` (clock ${ms > 0 ? '+' : ''}${ms / 1000} s)`;
     };
-    this.#fail('unbalanced', atMs, `${readable} readable shards over ${counts.size} running clients: `
+    this.fail('unbalanced', atMs, `${readable} readable shards over ${counts.size} running clients: `
       + `${off.map(([id, n]) => `${id} holds ${n}${skew(id)}`).join(', ')} (expected ${low}${high === low ? '' : `-${high}`})`);
   }
 
@@ -425,14 +372,19 @@ export class InvariantChecker {
       if (owed.length === 0) continue;
       const first = owed[0] as RecordState;
       const holder = shard.current === undefined ? 'nobody holds it' : `held by ${shard.current.process.label} (${shard.current.process.status()})`;
-      this.#fail('lost-record', atMs, `${shard.shardId}: ${owed.length} of ${shard.records.length} records never acked, the first ${short(first.seq)} `
+      this.fail('lost-record', atMs, `${shard.shardId}: ${owed.length} of ${shard.records.length} records never acked, the first ${short(first.seq)} `
         + `(put at ${first.arrivalMs - this.settings.startMs} ms, ${first.delivered ? 'delivered' : 'never delivered'}); ${holder}`);
     }
   }
 
   /** Something the library threw or rejected with that nobody handled. */
   libraryError(atMs: number, message: string): void {
-    this.#fail('library-error', atMs, message);
+    this.fail('library-error', atMs, message);
+  }
+
+  /** The session's lease is the shard's current one (not fenced by a later capture or a reset). */
+  isCurrent(session: Session): boolean {
+    return session.token !== undefined && this.#shard(session.shardId).current === session.token;
   }
 
   // ------------------------------------------------------------------ internals
@@ -443,11 +395,11 @@ export class InvariantChecker {
     const released = previous?.token?.releaseSnapshotAtMs;
     if (record.acked && previous !== undefined && previous !== session && released !== undefined
       && record.ackedAtMs <= released && record.ackedAtMs < session.openedAtMs) {
-      this.#fail('graceful-redelivery', atMs, `${where} again: ${previous.process.label} acked it and then released the lease gracefully`);
+      this.fail('graceful-redelivery', atMs, `${where} again: ${previous.process.label} acked it and then released the lease gracefully`);
     }
     this.checks += 1;
-    if (shard.highestCommitted !== undefined && record.sequence <= shard.highestCommitted) {
-      this.#fail('committed-redelivery', atMs, `${where} again although ${short(shard.highestCommitted.toString())} was committed`);
+    if (shard.highestCommitted !== undefined && record.ord <= shard.highestCommitted) {
+      this.fail('committed-redelivery', atMs, `${where} again although a later place was committed`);
     }
   }
 
@@ -486,7 +438,8 @@ export class InvariantChecker {
     return shard;
   }
 
-  #fail(invariant: InvariantName, atMs: number, message: string): void {
+  /** A broken rule (the handler rules and the memory probe report through this too). */
+  fail(invariant: InvariantName, atMs: number, message: string): void {
     const count = (this.counts.get(invariant) ?? 0) + 1;
     this.counts.set(invariant, count);
     // The first few of each rule are enough to understand a run; the count stays exact.
@@ -502,7 +455,3 @@ function skewText(capturer: ProcessView, owner: ProcessView): string {
   return `; clocks: ${capturer.label} ${text(capturer.skewMs)}, ${owner.label} ${text(owner.skewMs)}`;
 }
 
-/** A sequence number shortened for humans: its last digits identify it within a run. */
-export function short(seq: string): string {
-  return `…${seq.slice(-8)}`;
-}

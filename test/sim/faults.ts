@@ -3,8 +3,10 @@
 // A call may fail with a transient AWS error or never answer, either before it reaches the table
 // or stream or after it took effect (the ambiguous timeout); a frozen process sends nothing until
 // it thaws, a crashed one nothing ever again. The wrapper also reports what the tables accepted.
-import { type Observable, NEVER, concat, defer, filter, ignoreElements, switchMap, take, tap, throwError, type BehaviorSubject } from 'rxjs';
+import { type Observable, NEVER, concat, defer, filter, ignoreElements, map, switchMap, take, tap, throwError, type BehaviorSubject } from 'rxjs';
+import type { FanOutPort, IteratorStart, ShardEventPull } from '../../src/ports/stream.js';
 import { awsError } from '../../src/testing/memory-stream.js';
+import { asDateHeader } from './date-header.js';
 
 /** What happens to one call. */
 export type CallFate = 'ok' | 'fault-before' | 'fault-after' | 'hang-before' | 'hang-after';
@@ -125,3 +127,46 @@ function isObservable(value: unknown): value is Observable<unknown> {
     && typeof (value as { pipe?: unknown }).pipe === 'function';
 }
 
+
+/** Sees the service accept a SubscribeToShard (what the checker takes for a first read). */
+export type SubscribeObserver = (shardId: string, start: IteratorStart) => void;
+
+/**
+ * The fan-out port of one process, gated and faulted as {@link faultyPort} does the others, its
+ * accepted subscriptions' `streamTime` as the adapter reads it (date-header.ts). A
+ * SubscribeToShard may fail or hang before or after the service accepted it (after: it took over
+ * the shard's previous subscription, and the client never learns it); a pull may fail (a dropped
+ * connection) but never hangs — a silent connection is bounded by the subscription's renewal,
+ * minutes, which the simulation leaves to the reader's own tests.
+ */
+export function faultyFanOut(port: FanOutPort, caller: CallerState, plan: FaultPlan, random: () => number, observe: SubscribeObserver): FanOutPort {
+  const gate = <T>(send: () => Observable<T>): Observable<T> => defer(() => {
+    if (caller.crashed) return NEVER;
+    if (caller.sending$.value) return send();
+    return caller.sending$.pipe(filter(Boolean), take(1), switchMap(send));
+  });
+  const pulls = (events: ShardEventPull): ShardEventPull => ({
+    ...(events.streamTime === undefined ? {} : { streamTime: asDateHeader(events.streamTime) as Date }),
+    next: () => gate(() => {
+      const fate = plan.fate(caller.clientId, 'subscribeToShard event');
+      if (fate === 'ok' || fate === 'hang-before' || fate === 'hang-after') return events.next();
+      return throwError(() => transientError('subscribeToShard', random));
+    }),
+  });
+  const plain = faultyPort(port, caller, plan, random);
+  return {
+    describeConsumer: (name) => plain.describeConsumer(name),
+    registerConsumer: (name) => plain.registerConsumer(name),
+    deregisterConsumer: (name) => plain.deregisterConsumer(name),
+    subscribeToShard: (consumerArn, shardId, start) => gate(() => {
+      const accepted$ = port.subscribeToShard(consumerArn, shardId, start).pipe(tap(() => observe(shardId, start)), map(pulls));
+      switch (plan.fate(caller.clientId, 'subscribeToShard')) {
+        case 'ok': return accepted$;
+        case 'hang-before': return NEVER;
+        case 'fault-before': return throwError(() => transientError('subscribeToShard', random));
+        case 'fault-after': return concat(accepted$.pipe(take(1), ignoreElements()), throwError(() => transientError('subscribeToShard', random)));
+        case 'hang-after': return concat(accepted$.pipe(take(1), ignoreElements()), NEVER);
+      }
+    }),
+  };
+}

@@ -5,14 +5,20 @@ import { BehaviorSubject, EMPTY, type Observable, type Subscription, ignoreEleme
 import { Kinsumer } from '../../src/index.js';
 import { QUIET } from '../support/memory-group.js';
 import type { CheckpointWrite, HeldLease, StoredCheckpoint } from '../../src/ports/lease-store.js';
+import type { IteratorStart, StreamPort } from '../../src/ports/stream.js';
+import type { MemoryFanOut } from '../../src/testing/memory-fan-out.js';
 import { MemoryMembershipStore, MemoryMetadataStore, type MemoryCoordinationTables } from '../../src/testing/memory-coordination.js';
 import { MemoryLeaseStore, type MemoryCheckpointTable } from '../../src/testing/memory-lease-store.js';
 import type { MemoryStream } from '../../src/testing/memory-stream.js';
 import type { KinsumerRecord } from '../../src/types.js';
 import { seededRandom } from '../support/seeded-random.js';
 import type { Delivery, InvariantChecker, ObservedCheckpoint, ProcessView } from './checker.js';
+import type { CallOrdering } from './handler-rules.js';
+import type { MemoryProbe } from './memory-probe.js';
+import { dateHeaderStream } from './date-header.js';
+import { HandlerFailure, operatorPipeline } from './operator-pipeline.js';
 import { leakyStream, unfencedStore } from './sabotage.js';
-import { type CallerState, type FaultPlan, faultyPort } from './faults.js';
+import { type CallerState, type FaultPlan, faultyFanOut, faultyPort } from './faults.js';
 import type { HandlerSpec, SimConfig } from './schedule.js';
 import { ClientClock, type SimScheduler } from './sim-scheduler.js';
 import type { Sabotage } from './world.js';
@@ -37,14 +43,10 @@ export interface ProcessDeps {
   readonly hasTwin: (process: SimProcess) => boolean;
   /** Called when the process's pipeline ended with an error (its handler's or the library's). */
   readonly onFailed: (process: SimProcess, handlerFailure: boolean) => void;
-}
-
-/** The error a failing handler throws into its pipeline. */
-class HandlerFailure extends Error {
-  constructor() {
-    super('handler failed (simulated)');
-    this.name = 'HandlerFailure';
-  }
+  /** The stream's enhanced fan-out, when the group reads with `readMode: 'fan-out'`. */
+  readonly fanOut: MemoryFanOut | undefined;
+  /** Counts reachable records (the `memory` kind). */
+  readonly probe: MemoryProbe | undefined;
 }
 
 type Status = ReturnType<ProcessView['status']>;
@@ -58,6 +60,9 @@ export class SimProcess implements ProcessView, CallerState {
   /** Stored records delivered and not acked yet: the calm phase acks them all. */
   readonly #unacked = new Set<() => void>();
   readonly #shardBusyUntil = new Map<string, number>();
+  /** What the checker knows of each record delivered (weakly: the memory probe counts what the library keeps). */
+  readonly #deliveries = new WeakMap<KinsumerRecord, Delivery>();
+  #calm = false;
   #status: Status = 'running';
   #thawTo: Status = 'running';
   #handler: HandlerSpec;
@@ -80,17 +85,28 @@ export class SimProcess implements ProcessView, CallerState {
     this.skewMs = skewMs;
     this.clock = new ClientClock(scheduler, skewMs);
     const clock = this.clock;
-    const common = { clientId, leaseTtlMs: t.leaseTtlMs, now: () => clock.now(), latencyMs: config.storeLatencyMs, scheduler: clock };
+    // Two clocks, as on a host (design §8.3): the wall clock (`now()`: skewed, stepped) is only
+    // written; every expiry is a difference on the monotonic one, the shared timeline.
+    const wallClock = { wallNow: () => clock.now(), elapsedNow: () => scheduler.now() };
+    const common = {
+      clientId, leaseTtlMs: t.leaseTtlMs, now: () => clock.now(), elapsedNow: () => scheduler.now(), latencyMs: config.storeLatencyMs, scheduler: clock,
+    };
     const memoryStore = new MemoryLeaseStore({ ...common, table: deps.checkpoints });
     const rawStore = deps.sabotage === 'ignore-fence' ? unfencedStore(memoryStore, deps.checkpoints, () => clock.now()) : memoryStore;
     const trueNow = () => scheduler.now();
     const store = faultyPort(rawStore, this, faults, random, (op, args, answer, calledAtMs) => this.#storeAnswered(op, args, answer, calledAtMs), trueNow);
     const membership = faultyPort(new MemoryMembershipStore({ ...common, tables: deps.coordination }), this, faults, random);
     const metadata = faultyPort(new MemoryMetadataStore({ ...common, tables: deps.coordination }), this, faults, random);
-    const rawStream = deps.sabotage === 'drop-record' ? leakyStream(deps.stream, deps.hidden) : deps.stream;
-    const stream = faultyPort(rawStream, this, faults, random, (op, args) => {
-      if (op === 'getShardIterator') checker.iteratorIssued(String(args[0]), deps.stream.records(String(args[0])).length);
+    const rawStream = dateHeaderStream(deps.sabotage === 'drop-record' ? leakyStream(deps.stream, deps.hidden) : deps.stream);
+    const firstRead = (shardId: string, start: IteratorStart) => {
+      checker.iteratorIssued(shardId, deps.stream.records(shardId).length, scheduler.now(), start.type === 'LATEST');
+    };
+    const polling = faultyPort(rawStream, this, faults, random, (op, args) => {
+      if (op === 'getShardIterator') firstRead(String(args[0]), args[1] as IteratorStart);
     }, trueNow);
+    const fanOut = deps.fanOut === undefined ? undefined : faultyFanOut(deps.fanOut, this, faults, random, firstRead);
+    const stream: StreamPort = fanOut === undefined ? polling
+      : new Proxy(polling, { get: (target, property, receiver): unknown => (property === 'fanOut' ? fanOut : Reflect.get(target, property, receiver)) });
     const jitter = seededRandom(Math.floor(random() * 2 ** 32));
     this.kinsumer = new Kinsumer({
       streamName: 'simulated', applicationName: 'sim', clientId, logger: QUIET,
@@ -102,7 +118,9 @@ export class SimProcess implements ProcessView, CallerState {
       shutdownTimeoutMs: t.shutdownTimeoutMs,
       maxInFlightRecords: t.maxInFlightRecords,
       initialPosition: config.start === 'AT_TIMESTAMP' ? { timestamp: new Date(deps.startTimestampMs) } : config.start,
+      readMode: config.readMode,
       scheduler: clock,
+      clock: wallClock,
       // The Kinsumer checks that these are SDK clients; the backend below replaces every use of them.
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
@@ -111,9 +129,24 @@ export class SimProcess implements ProcessView, CallerState {
       if (event.type === 'lease-acquired') checker.sessionOpened(this, event.shardId, event.fencingToken, scheduler.now());
       if (TRACE) trace(scheduler.now(), label, event);
     });
-    this.#subscription = this.kinsumer.records$.pipe(mergeMap((record) => this.#handle(record))).subscribe({
-      error: (error: unknown) => this.#failed(error),
-    });
+    const delivered$ = this.kinsumer.records$.pipe(tap((record) => this.#delivered(record)));
+    const handled$: Observable<unknown> = handler.mode === 'records' || handler.mode === 'batches'
+      ? delivered$.pipe(operatorPipeline(handler, {
+        // Production passes consumer.options.scheduler (asyncScheduler), which schedulerClock times
+        // on the monotonic clock: here the client's timers with now() on the true timeline.
+        clock: clock.monotonic,
+        random: seededRandom(Math.floor(random() * 2 ** 32)),
+        calm: () => this.#calm,
+        called: (records, attempt) => this.#called(records, attempt, handler.mode === 'batches' ? 'batch' : handler.ordering),
+        settled: (records) => {
+          for (const record of records) {
+            const delivery = this.#deliveries.get(record);
+            if (delivery !== undefined) checker.handlers.settled(delivery, scheduler.now());
+          }
+        },
+      }))
+      : delivered$.pipe(mergeMap((record) => this.#handle(record)));
+    this.#subscription = handled$.subscribe({ error: (error: unknown) => this.#failed(error) });
   }
 
   /** The handler it was started with. */
@@ -169,13 +202,46 @@ export class SimProcess implements ProcessView, CallerState {
 
   /** The schedule calms: the handler acks everything, at once, from now on. */
   calm(): void {
+    this.#calm = true;
     this.#handler = { mode: 'sync' };
     for (const ack of [...this.#unacked]) ack();
   }
 
-  #handle(record: KinsumerRecord): Observable<never> {
+  /** A record reached this process's pipeline: the checker is told, and (behind an operator) so is every ack. */
+  #delivered(record: KinsumerRecord): void {
+    const { checker, scheduler, probe } = this.deps;
+    const delivery = checker.delivered(this, record.shardId, record.sequenceNumber, scheduler.now(), record.subSequenceNumber);
+    this.#deliveries.set(record, delivery);
+    probe?.watch(this, record.shardId, record, delivery);
+    if (this.#startHandler.mode !== 'records' && this.#startHandler.mode !== 'batches') return;
+    // The operator acks the record itself: the checker sees the ack as the operator makes it.
+    const ack = record.ack.bind(record);
+    Object.defineProperty(record, 'ack', {
+      configurable: true,
+      value: () => {
+        checker.acked(delivery, scheduler.now());
+        ack();
+      },
+    });
+  }
+
+  /** An operator calls its handler on `records` (attempt `attempt`); returns what to call when the call ends. */
+  #called(records: readonly KinsumerRecord[], attempt: number, ordering: CallOrdering): () => void {
     const { checker, scheduler } = this.deps;
-    const delivery = checker.delivered(this, record.shardId, record.sequenceNumber, scheduler.now());
+    const deliveries = records.map((record) => this.#deliveries.get(record)).filter((d): d is Delivery => d !== undefined);
+    const key = ordering === 'partitionKey' ? (records[0]?.partitionKey ?? '') : '';
+    const ended = checker.handlers.called(deliveries, ordering, key, attempt, scheduler.now());
+    // The handler holds its records while a call runs (however the operator ends it).
+    for (const delivery of deliveries) delivery.heldByHandler = true;
+    return () => {
+      for (const delivery of deliveries) delivery.heldByHandler = false;
+      ended();
+    };
+  }
+
+  #handle(record: KinsumerRecord): Observable<never> {
+    const { scheduler } = this.deps;
+    const delivery = this.#deliveries.get(record) as Delivery;
     const ack = this.#acker(record, delivery);
     const handler = this.#handler;
     const nth = this.#received;
@@ -200,12 +266,18 @@ export class SimProcess implements ProcessView, CallerState {
         if (nth === handler.nth) return throwError(() => new HandlerFailure());
         ack();
         return EMPTY;
+      case 'records':
+      case 'batches':
+        throw new Error('an operator handler is not a direct one');
     }
   }
 
   #acker(record: KinsumerRecord, delivery: Delivery): () => void {
+    // A direct handler holds the record until it acks it (its queue, its timers).
+    delivery.heldByHandler = true;
     const ack = () => {
       if (!this.#unacked.delete(ack)) return;
+      delivery.heldByHandler = false;
       this.deps.checker.acked(delivery, this.deps.scheduler.now());
       record.ack();
     };
@@ -214,7 +286,10 @@ export class SimProcess implements ProcessView, CallerState {
   }
 
   #failed(error: unknown): void {
-    const handlerFailure = error instanceof HandlerFailure;
+    // processBatches without onFailure errors with its own KinsumerError for records the handler
+    // kept reporting failed (§7.2: "errors with its last error"): the handler's doing too.
+    const reportedFailed = error instanceof Error && error.name === 'KinsumerError' && error.message.startsWith('reported failed by the batch handler');
+    const handlerFailure = error instanceof HandlerFailure || reportedFailed;
     // §7.1: the newer of two processes with one clientId gives up with ConfigError; that is its contract.
     const duplicate = error instanceof Error && error.name === 'ConfigError' && this.deps.hasTwin(this);
     if (!handlerFailure && !duplicate) {
@@ -254,7 +329,10 @@ function trace(nowMs: number, label: string, what: object): void {
 export function observedCheckpoint(checkpoint: StoredCheckpoint | undefined): ObservedCheckpoint {
   if (checkpoint === undefined) return undefined;
   switch (checkpoint.type) {
-    case 'position': return { type: 'position', sequence: BigInt(checkpoint.position.sequenceNumber) };
+    case 'position': {
+      const { sequenceNumber, subSequenceNumber } = checkpoint.position;
+      return subSequenceNumber === undefined ? { type: 'position', sequence: BigInt(sequenceNumber) } : { type: 'position', sequence: BigInt(sequenceNumber), sub: subSequenceNumber };
+    }
     case 'AT_TIMESTAMP': return { type: 'AT_TIMESTAMP', timestampMs: checkpoint.timestamp.getTime() };
     default: return { type: checkpoint.type };
   }

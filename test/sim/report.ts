@@ -15,6 +15,11 @@ export class Summary {
   duplicates = 0;
   callsFaulted = 0;
   callsHung = 0;
+  handlerCalls = 0;
+  subRecordDeliveries = 0;
+  fanOutEvents = 0;
+  memoryChecks = 0;
+  peakRetainedPercent = 0;
   readonly byInvariant = new Map<InvariantName, { seeds: number; firstSeed: number }>();
   readonly #started = performance.now();
 
@@ -28,6 +33,11 @@ export class Summary {
     this.duplicates += result.stats.duplicates;
     this.callsFaulted += result.faults['fault-before'] + result.faults['fault-after'];
     this.callsHung += result.faults['hang-before'] + result.faults['hang-after'];
+    this.handlerCalls += result.stats.handlerCalls;
+    this.subRecordDeliveries += result.stats.subRecordDeliveries;
+    this.fanOutEvents += result.fanOutEvents;
+    this.memoryChecks += result.stats.memoryChecks;
+    this.peakRetainedPercent = Math.max(this.peakRetainedPercent, result.stats.peakRetainedPercent);
     if (outcome.invariant === undefined) return;
     this.failed += 1;
     for (const invariant of result.counts.keys()) {
@@ -56,6 +66,11 @@ export class Summary {
       duplicates: this.duplicates,
       callsFaulted: this.callsFaulted,
       callsHung: this.callsHung,
+      handlerCalls: this.handlerCalls,
+      subRecordDeliveries: this.subRecordDeliveries,
+      fanOutEvents: this.fanOutEvents,
+      memoryChecks: this.memoryChecks,
+      peakRetainedPercent: this.peakRetainedPercent,
       byInvariant: Object.fromEntries([...this.byInvariant].map(([name, v]) => [name, v])),
     };
   }
@@ -67,6 +82,9 @@ export class Summary {
       `${this.steps.toLocaleString('en-US')} steps, ${this.checks.toLocaleString('en-US')} invariant checks, ${String(j.simulatedHours)} simulated hours in ${String(j.wallSeconds)} s `
       + `(${String(j.simulatedHoursPerWallSecond)} simulated hours per wall-clock second)`,
       `${this.deliveries.toLocaleString('en-US')} deliveries (${this.duplicates.toLocaleString('en-US')} duplicates), ${this.callsFaulted.toLocaleString('en-US')} calls failed, ${this.callsHung.toLocaleString('en-US')} hung`,
+      `record path: ${this.handlerCalls.toLocaleString('en-US')} handler calls, ${this.subRecordDeliveries.toLocaleString('en-US')} KPL sub-record deliveries, `
+      + `${this.fanOutEvents.toLocaleString('en-US')} fan-out events, ${this.memoryChecks.toLocaleString('en-US')} memory checks `
+      + `(at most ${this.peakRetainedPercent}% of the bound reachable)`,
     ];
     for (const [name, v] of this.byInvariant) lines.push(`  ${name}: ${v.seeds} seeds (first: seed ${v.firstSeed})`);
     return lines;

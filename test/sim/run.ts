@@ -24,6 +24,8 @@ export interface RunResult {
   /** Calls that never answered, in order. */
   readonly hung: readonly string[];
   readonly processes: number;
+  /** SubscribeToShard events handed out (fan-out groups). */
+  readonly fanOutEvents: number;
   readonly refusedResets: number;
   /** What the commands did, resolved against the world. */
   readonly log: readonly string[];
@@ -51,8 +53,10 @@ export async function runSchedule(schedule: Schedule, options: RunOptions): Prom
       await world.advance((command.waitTenths * ttl) / 10);
       await world.apply(command);
     }
-    // The last command's fault window, pause or hand-off gets its time before the calm.
-    await world.advance(2 * ttl);
+    // The last command's fault window, pause or hand-off gets its time before the calm; a quiet
+    // shard its whole quiet time (its hand-off comes halfway), and records after it.
+    await world.advance(2 * ttl + (world.quietLeftMs() > 0 ? world.quietLeftMs() + 2 * ttl : 0));
+    await world.measure();
     await world.calm();
   } catch (error) {
     world.checker.libraryError(world.scheduler.now(), `the run stopped: ${describeError(error)}`);
@@ -72,6 +76,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions): Prom
     faults: world.faults.counts,
     hung: world.faults.hung,
     processes: world.processes.length,
+    fanOutEvents: world.fanOut?.events ?? 0,
     refusedResets: world.refusedResets,
     log: world.log,
   };

@@ -21,6 +21,13 @@ export const FAULT_KINDS = {
   latest: "groups that start at 'LATEST'",
   timestamp: 'groups that start at a timestamp in the past',
   'dup-id': 'two live Kinsumers with one clientId',
+  'process-records': "handlers behind processRecords: ordering 'shard', 'partitionKey' or 'none', failing attempts, retries, onFailure",
+  'process-batches': 'handlers behind processBatches: partial failures ({ failed }), whole batches failing, retries, onFailure',
+  kpl: 'the producer puts KPL aggregates (sub-records checkpointed across hand-offs and crashes)',
+  'fan-out': "groups that read with readMode 'fan-out' (SubscribeToShard on an in-memory fan-out port)",
+  step: "a client's wall clock jumps by ±1-300 s while its timers run on the true timeline",
+  quiet: 'a shard gets no record for 10-400 s; its owner hands it off gracefully halfway; then records come again',
+  memory: 'records reachable after a garbage collection are counted per process and shard (at commands and before the calm)',
 } as const;
 
 export type FaultKind = keyof typeof FAULT_KINDS;
@@ -32,7 +39,40 @@ export type HandlerSpec =
   | { readonly mode: 'slow'; readonly delayMs: number }
   | { readonly mode: 'ooo'; readonly maxDelayMs: number }
   | { readonly mode: 'never'; readonly nth: number }
-  | { readonly mode: 'fail'; readonly nth: number; readonly restartTenths: number };
+  | { readonly mode: 'fail'; readonly nth: number; readonly restartTenths: number }
+  | RecordsHandler
+  | BatchesHandler;
+
+/** How a handler call behaves: how long it takes, how often it fails, how retries and failures end. */
+export interface OperatorCalls {
+  /** Each call takes 0 to this many milliseconds (on the client's clock). */
+  readonly maxDelayMs: number;
+  /** The chance, in percent, that one attempt on one record fails. */
+  readonly failPercent: number;
+  readonly maxAttempts: number;
+  /** First retry delay (the operator's `retry.initialDelayMs`). */
+  readonly retryDelayMs: number;
+  /** With `onFailure`: records that fail every attempt are dead-lettered and acked; without, the pipeline errors. */
+  readonly onFailure: boolean;
+  /** The handler stops early when its `signal` aborts (a real handler may or may not). */
+  readonly honoursSignal: boolean;
+}
+
+/** A handler behind processRecords. */
+export interface RecordsHandler extends OperatorCalls {
+  readonly mode: 'records';
+  readonly ordering: 'shard' | 'partitionKey' | 'none';
+  readonly concurrency: number;
+}
+
+/** A handler behind processBatches; `failPercent` is per record of a batch (reported as `{ failed }`). */
+export interface BatchesHandler extends OperatorCalls {
+  readonly mode: 'batches';
+  readonly maxSize: number;
+  readonly maxWaitMs: number;
+  /** The chance, in percent, that a whole batch call throws. */
+  readonly throwPercent: number;
+}
 
 /** The group's timings (the same for every client, as in a real fleet). */
 export interface SimTimings {
@@ -69,6 +109,12 @@ export interface SimConfig {
   readonly skewsMs: readonly number[];
   /** Handlers of the initial clients. */
   readonly handlers: readonly HandlerSpec[];
+  /** How every client reads. */
+  readonly readMode: 'polling' | 'fan-out';
+  /** The share of the producer's puts, in percent, that are KPL aggregates of 2-12 user records. */
+  readonly aggregatePercent: number;
+  /** Partition keys are drawn from this many (few keys: long runs of one key, for 'partitionKey' ordering). */
+  readonly partitionKeys: number;
 }
 
 export type Command = { readonly waitTenths: number } & (
@@ -82,6 +128,9 @@ export type Command = { readonly waitTenths: number } & (
   | { readonly type: 'merge'; readonly shard: number }
   | { readonly type: 'faults'; readonly client: number | 'all'; readonly percent: number; readonly tenths: number }
   | { readonly type: 'hangs'; readonly client: number | 'all'; readonly percent: number; readonly tenths: number }
+  | { readonly type: 'step'; readonly client: number; readonly stepMs: number }
+  | { readonly type: 'quiet'; readonly shard: number; readonly seconds: number; readonly handoff: boolean }
+  | { readonly type: 'measure' }
 );
 
 /** A whole run: configuration, then the commands in order. */
@@ -94,6 +143,25 @@ export interface Schedule {
 export const CLIENT_POOL = 10;
 
 const SKEWS_MS = [1000, 5000, 20_000, 90_000, 300_000];
+const STEPS_MS = [1000, 5000, 20_000, 60_000, 300_000];
+
+/** The kinds of trouble of the second round: with only these, a seed generates the schedule it always did. */
+export const CLASSIC_KINDS: readonly FaultKind[] = [
+  'membership', 'crash', 'pause', 'skew', 'reset', 'reshard', 'fault', 'hang', 'slow', 'ooo-ack', 'never-ack', 'fail', 'latest', 'timestamp', 'dup-id',
+];
+
+/** How operator handler calls behave, for the enabled kinds. */
+function operatorCallsArb(kinds: ReadonlySet<FaultKind>) {
+  return {
+    maxDelayMs: kinds.has('slow') ? fc.oneof(fc.integer({ min: 0, max: 20 }), fc.integer({ min: 20, max: 3000 })) : fc.integer({ min: 0, max: 20 }),
+    failPercent: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 30 })),
+    maxAttempts: fc.integer({ min: 1, max: 5 }),
+    retryDelayMs: fc.integer({ min: 10, max: 500 }),
+    // Without onFailure, a record that fails every attempt errors the pipeline: that is the 'fail' kind.
+    onFailure: kinds.has('fail') ? fc.boolean() : fc.constant(true),
+    honoursSignal: fc.boolean(),
+  };
+}
 
 function handlerArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<HandlerSpec> {
   const options: fc.WeightedArbitrary<HandlerSpec>[] = [{ arbitrary: fc.constant({ mode: 'sync' as const }), weight: 4 }];
@@ -104,6 +172,27 @@ function handlerArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<HandlerSpec> {
     options.push({
       arbitrary: fc.record({ mode: fc.constant('fail' as const), nth: fc.integer({ min: 0, max: 200 }), restartTenths: fc.integer({ min: 0, max: 30 }) }),
       weight: 1,
+    });
+  }
+  if (kinds.has('process-records')) {
+    const records: fc.Arbitrary<HandlerSpec> = fc.record({
+      mode: fc.constant('records' as const),
+      ordering: fc.constantFrom('shard' as const, 'partitionKey' as const, 'none' as const),
+      concurrency: fc.integer({ min: 1, max: 32 }),
+      ...operatorCallsArb(kinds),
+    }).map((h) => (h.ordering === 'shard' ? { ...h, concurrency: 1 } : h));
+    options.push({ arbitrary: records, weight: 4 });
+  }
+  if (kinds.has('process-batches')) {
+    options.push({
+      arbitrary: fc.record({
+        mode: fc.constant('batches' as const),
+        maxSize: fc.integer({ min: 1, max: 50 }),
+        maxWaitMs: fc.constantFrom(0, 0, 50, 500, 5000),
+        throwPercent: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20 })),
+        ...operatorCallsArb(kinds),
+      }),
+      weight: 3,
     });
   }
   return fc.oneof(...options);
@@ -161,6 +250,10 @@ export function configArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<SimConfig
     storeLatencyMs: fc.integer({ min: 0, max: 20 }),
     skewsMs: fc.array(skewArb(kinds), { minLength: CLIENT_POOL, maxLength: CLIENT_POOL }),
     handlers: fc.array(handlerArb(kinds), { minLength: 8, maxLength: 8 }),
+    // Last, and constant when their kinds are off: a seed of the classic kinds draws what it always did.
+    readMode: kinds.has('fan-out') ? fc.constantFrom('polling' as const, 'fan-out' as const, 'fan-out' as const) : fc.constant('polling' as const),
+    aggregatePercent: kinds.has('kpl') ? fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 60 })) : fc.constant(0),
+    partitionKeys: kinds.has('process-records') || kinds.has('kpl') ? fc.constantFrom(1, 3, 10, 100, 1_000_000) : fc.constant(1_000_000),
   });
 }
 
@@ -200,6 +293,15 @@ export function commandArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<Command>
   if (kinds.has('hang')) {
     add(1, fc.record({ waitTenths: waitArb, type: fc.constant('hangs' as const), client: target, percent: fc.integer({ min: 1, max: 10 }), tenths: fc.integer({ min: 1, max: 20 }) }));
   }
+  if (kinds.has('step')) {
+    const stepMs = fc.record({ size: fc.constantFrom(...STEPS_MS), ahead: fc.boolean() }).map(({ size, ahead }) => (ahead ? size : -size));
+    add(2, fc.record({ waitTenths: waitArb, type: fc.constant('step' as const), client: clientArb, stepMs }));
+  }
+  if (kinds.has('quiet')) {
+    const seconds = fc.oneof(fc.integer({ min: 10, max: 60 }), fc.integer({ min: 60, max: 400 }));
+    add(2, fc.record({ waitTenths: waitArb, type: fc.constant('quiet' as const), shard: shardArb, seconds, handoff: fc.boolean() }));
+  }
+  if (kinds.has('memory')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('measure' as const) }));
   return fc.oneof(...options);
 }
 
@@ -218,7 +320,14 @@ function handlerText(handler: HandlerSpec): string {
     case 'ooo': return `acks out of order (0-${handler.maxDelayMs} ms)`;
     case 'never': return `never acks its record #${handler.nth}`;
     case 'fail': return `errors at its record #${handler.nth}, restarted ${handler.restartTenths / 10} TTL later`;
+    case 'records': return `processRecords (ordering ${handler.ordering}, concurrency ${handler.concurrency}; ${callsText(handler)})`;
+    case 'batches': return `processBatches (maxSize ${handler.maxSize}, maxWaitMs ${handler.maxWaitMs}, ${handler.throwPercent}% of batches throw; ${callsText(handler)})`;
   }
+}
+
+function callsText(calls: OperatorCalls): string {
+  return `calls take 0-${calls.maxDelayMs} ms, ${calls.failPercent}% of attempts fail, ${calls.maxAttempts} attempts ${calls.retryDelayMs} ms apart, `
+    + `${calls.onFailure ? 'then onFailure' : 'then the pipeline errors'}${calls.honoursSignal ? ', stops on abort' : ''}`;
 }
 
 /** One line per command, with its time offset, for a human reading a failure. */
@@ -228,6 +337,9 @@ export function describeSchedule(schedule: Schedule): string[] {
   const lines = [
     `group: ${config.clients} clients, ${config.shards} shards, start ${config.start}${config.start === 'AT_TIMESTAMP' ? ` (${config.startAgoMs} ms ago)` : ''}, `
     + `${config.preRecords} records before, ${config.recordsPerSecond} records/s, store latency ${config.storeLatencyMs} ms, rngSeed ${config.rngSeed}`,
+    ...(config.readMode === 'polling' && config.aggregatePercent === 0 && config.partitionKeys === 1_000_000 ? [] : [
+      `reading: ${config.readMode}; ${config.aggregatePercent}% of puts KPL aggregates; ${config.partitionKeys} partition keys`,
+    ]),
     `timings: throttle ${t.throttleDelayMs}, commit ${t.commitFrequencyMs}, shard check ${t.shardCheckFrequencyMs}, leader ${t.leaderActionFrequencyMs}, `
     + `TTL ${t.leaseTtlMs}, shutdown ${t.shutdownTimeoutMs} ms; maxInFlightRecords ${t.maxInFlightRecords}`,
   ];
@@ -266,5 +378,8 @@ function commandText(command: Command): string {
     case 'merge': return `merge open shard #${command.shard} with its neighbour`;
     case 'faults': return `${command.percent}% transient faults on ${clientText(command.client)} for ${command.tenths / 10} TTL`;
     case 'hangs': return `${command.percent}% hung calls on ${clientText(command.client)} for ${command.tenths / 10} TTL`;
+    case 'step': return `c${command.client}'s wall clock jumps ${command.stepMs > 0 ? '+' : ''}${command.stepMs / 1000} s`;
+    case 'quiet': return `shard #${command.shard} gets no record for ${command.seconds} s${command.handoff ? ', its owner restarted gracefully halfway' : ''}`;
+    case 'measure': return 'count the records reachable after a garbage collection';
   }
 }

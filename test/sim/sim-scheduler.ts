@@ -23,9 +23,17 @@ class SimAction<T> extends Subscription implements SchedulerAction<T>, Queued {
   /** Bumped at every (re)schedule: heap entries of an older generation are stale. */
   generation = 0;
   private state: T | undefined;
+  private work: Work<T> | undefined;
 
-  constructor(private readonly scheduler: SimScheduler, private readonly work: Work<T>) {
+  constructor(private readonly scheduler: SimScheduler, work: Work<T>) {
     super();
+    this.work = work;
+    // As RxJS's AsyncAction does (and clearTimeout): a cancelled timer keeps nothing reachable,
+    // though its heap entry stays until its time comes (the memory kind counts what is reachable).
+    this.add(() => {
+      this.work = undefined;
+      this.state = undefined;
+    });
   }
 
   schedule(state?: T, delay = 0): Subscription {
@@ -36,7 +44,7 @@ class SimAction<T> extends Subscription implements SchedulerAction<T>, Queued {
   }
 
   execute(): void {
-    if (this.closed) return;
+    if (this.closed || this.work === undefined) return;
     this.work.call(this, this.state);
   }
 }
@@ -176,11 +184,30 @@ export class ClientClock implements SchedulerLike {
   #frozen = false;
   #dead = false;
   #held: Array<() => void> = [];
+  /** What the wall clock's steps (an NTP step, a manual `date`) added up to so far. */
+  #stepsMs = 0;
 
-  constructor(private readonly base: SimScheduler, readonly skewMs = 0) {}
+  /**
+   * The same timers with `now()` on the shared timeline (the host's monotonic clock): what the
+   * processing operators get, as production's `asyncScheduler` is timed on `HOST_CLOCK.elapsedNow`
+   * by `schedulerClock` there. A frozen process holds these timers too.
+   */
+  readonly monotonic: SchedulerLike;
+
+  constructor(private readonly base: SimScheduler, readonly skewMs = 0) {
+    this.monotonic = {
+      now: () => base.now(),
+      schedule: <T>(work: Work<T>, delay?: number, state?: T): Subscription => this.schedule(work, delay, state),
+    };
+  }
 
   now(): number {
-    return this.base.now() + this.skewMs;
+    return this.base.now() + this.skewMs + this.#stepsMs;
+  }
+
+  /** The wall clock jumps by `ms` (forward or back); timers stay on the shared timeline. */
+  step(ms: number): void {
+    this.#stepsMs += ms;
   }
 
   get frozen(): boolean {

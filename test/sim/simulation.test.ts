@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { runSchedule } from './run.js';
-import { ALL_KINDS, type Command, type FaultKind, type Schedule, type SimConfig } from './schedule.js';
+import { ALL_KINDS, CLASSIC_KINDS, type Command, type FaultKind, type Schedule, type SimConfig } from './schedule.js';
 import { simulateSeed } from './search.js';
 import { replayCommand } from './report.js';
 
@@ -20,18 +20,25 @@ const QUIET: SimConfig = {
   storeLatencyMs: 0,
   skewsMs: Array.from({ length: 10 }, () => 0),
   handlers: Array.from({ length: 8 }, () => ({ mode: 'sync' as const })),
+  readMode: 'polling',
+  aggregatePercent: 0,
+  partitionKeys: 1_000_000,
 };
 
 const every = new Set<FaultKind>(ALL_KINDS);
+/** Seeds 1..this with every kind, in `npm test` (each a few seconds: the wall time is in view). */
+const RECORD_PATH_SEEDS = 6;
+/** The kinds of the second round: their seeds and shrunk paths replay the schedules they always did. */
+const classic = new Set<FaultKind>(CLASSIC_KINDS);
 
 function schedule(commands: Command[], config: Partial<SimConfig> = {}): Schedule {
   return { config: { ...QUIET, ...config }, commands };
 }
 
 /** Kinds of trouble to leave out, e.g. SIM_EXCLUDE=never-ack,ooo-ack,latest,reset,skew,hang,dup-id while their fixes are not merged. */
-function kindsFromEnvironment(): Set<FaultKind> {
+function kindsFromEnvironment(kinds: readonly FaultKind[]): Set<FaultKind> {
   const excluded = new Set((process.env.SIM_EXCLUDE ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''));
-  return new Set(ALL_KINDS.filter((k) => !excluded.has(k)));
+  return new Set(kinds.filter((k) => !excluded.has(k)));
 }
 
 describe('simulation of whole groups (design §7.6)', function () {
@@ -67,12 +74,27 @@ describe('simulation of whole groups (design §7.6)', function () {
     expect({ ...second.result, counts: [...second.result.counts] }).to.deep.equal({ ...first.result, counts: [...first.result.counts] });
   });
 
-  // A fixed set of seeds with every kind of trouble. On a branch where a defect of the guarantees
-  // issue is not fixed yet, the seeds that find it fail here: SIM_EXCLUDE leaves those kinds out.
+  // A fixed set of seeds with every kind of trouble of the second round (the schedules they always
+  // had). On a branch where a defect is not fixed yet, the seeds that find it fail here: SIM_EXCLUDE
+  // leaves those kinds out.
   describe('fixed seeds', () => {
-    const kinds = kindsFromEnvironment();
+    const kinds = kindsFromEnvironment(CLASSIC_KINDS);
     const maxCommands = 20;
     for (let seed = 1; seed <= 16; seed += 1) {
+      it(`seed ${seed} (${kinds.size === CLASSIC_KINDS.length ? 'every classic kind' : [...kinds].join(',')}) keeps every invariant`, async () => {
+        const outcome = await simulateSeed(seed, { kinds, maxCommands, shrink: false });
+        const found = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
+        expect(found, `replay: ${replayCommand(seed, kinds, maxCommands)}`).to.deep.equal([]);
+      });
+    }
+  });
+
+  // Every kind of trouble, the record path's included (operators, KPL, fan-out, wall-clock steps,
+  // quiet shards, retained memory): a few short schedules.
+  describe('fixed seeds, every kind', () => {
+    const kinds = kindsFromEnvironment(ALL_KINDS);
+    const maxCommands = 10;
+    for (let seed = 1; seed <= RECORD_PATH_SEEDS; seed += 1) {
       it(`seed ${seed} (${kinds.size === ALL_KINDS.length ? 'every kind' : [...kinds].join(',')}) keeps every invariant`, async () => {
         const outcome = await simulateSeed(seed, { kinds, maxCommands, shrink: false });
         const found = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
@@ -94,9 +116,35 @@ describe('simulation of whole groups (design §7.6)', function () {
     ];
     for (const { seed, path, what } of found) {
       it(`seed ${seed}: ${what}`, async () => {
-        const outcome = await simulateSeed(seed, { kinds: every, maxCommands: 30, shrink: false, path });
+        const outcome = await simulateSeed(seed, { kinds: classic, maxCommands: 30, shrink: false, path });
         const violations = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
-        expect(violations, `replay: npm run simulate -- --seed ${seed} --path ${path} --no-shrink`).to.deep.equal([]);
+        expect(violations, `replay: ${replayCommand(seed, classic, 30, path)} --no-shrink`).to.deep.equal([]);
+      });
+    }
+  });
+
+  // Issue 23's seeds, replayed at their shrunk schedules with the kinds they were found with: seed 7
+  // found processBatches' window timed on a stepped wall clock (fixed by schedulerClock); the others
+  // found R10, R11 and R12 (and 0460f69, the reset's start) with each fix reverted (docs/simulation.md, "Teeth: the third review").
+  describe('seeds the simulator found in issue 23', () => {
+    const found: readonly { seed: number; kinds: readonly FaultKind[]; path: string; what: string }[] = [
+      { seed: 7, kinds: ['step', 'process-batches'], path: '0:19:0:2:1:2:0:8:13:0:2:0:2:4:4:0:2:1:2:1:5:0:2:2:3:0:1:0:4:5:5:5:0:0:0:0:0:0:0:0:0:0:0:0:0:1:0:0:1:2:2:2:2:2:2:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:1:0:1:2:1:1:1:1:2:2:5:1:1:3:3:4:5:5:4', what: 'a -60 s step during a 5 s processBatches window held the batch a minute (read-stall)' },
+      { seed: 6, kinds: ['step'], path: '0:0:0:0:0:1:0:1:1:1:1:1:1:0:0:0:2:2:1:3:1:1:2:4:3:3:3:4', what: 'R10: a -60 s step stalled the shard\'s polls (read-stall)' },
+      { seed: 51, kinds: ['step'], path: '0:0:1:0:2:3:2:2:2:2:2:1:1:2:1:2:2:2:2:2:2:6:5:5:6:6', what: 'R10: a +1 s step took a live lease (live-lease-taken)' },
+      { seed: 5, kinds: ['step', 'pause'], path: '0:0:1:1:1:1:1:1:2:4:4:4:11:1:1:1:1:1:1:4:5:5:9:13:14:13', what: 'R10: a -20 s step, then a pause: the fenced owner delivered on (zombie-emission)' },
+      { seed: 68, kinds: ['memory', 'process-records'], path: '0:1:0:1:0:4:1:2:5:0:0:0:0:1:0:0:0:0', what: 'R11: processRecords kept settled records reachable (retained-memory)' },
+      { seed: 7, kinds: ['memory', 'process-batches'], path: '0:0:1:0:2:1:2:2:2:2:2:2:3:2:3:3:3:3:3:3', what: 'R11: processBatches kept settled records reachable (retained-memory)' },
+      { seed: 5, kinds: ['reset', 'latest'], path: '0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:0:4:2:2:4:5:7:7:2:3:5:5', what: 'R12, the reset\'s start: a record put just after a reset to LATEST, before the next iterator, was never read (lost-record)' },
+      { seed: 337, kinds: ALL_KINDS, path: '0:0:6:6:2:5:0:6:0:2:5:0:8', what: 'a forced reset to LATEST of a parent just finished: its children start at the reset\'s moment (lost-record, read-stall; a checker fault)' },
+      { seed: 963, kinds: ALL_KINDS, path: '0:0:1:1:1:1:2:1:2:4', what: 'children readable only when a slow parent finished, long after the calm (read-stall; a checker fault)' },
+      { seed: 10, kinds: ['quiet', 'latest'], path: '0:0:2:2:1', what: 'R12: a fresh LATEST group handed a shard off before its first record: the next owner read a minute before the start (before-start)' },
+    ];
+    for (const { seed, kinds, path, what } of found) {
+      it(`seed ${seed} (${kinds.length === ALL_KINDS.length ? 'every kind' : kinds.join(',')}): ${what}`, async () => {
+        const only = new Set(kinds);
+        const outcome = await simulateSeed(seed, { kinds: only, maxCommands: 30, shrink: false, path });
+        const violations = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
+        expect(violations, `replay: ${replayCommand(seed, only, 30, path)} --no-shrink`).to.deep.equal([]);
       });
     }
   });

@@ -4,12 +4,15 @@
 import { type Observable, lastValueFrom } from 'rxjs';
 import type { StoredCheckpoint } from '../../src/ports/lease-store.js';
 import { MemoryCoordinationTables } from '../../src/testing/memory-coordination.js';
+import { MemoryFanOut } from '../../src/testing/memory-fan-out.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { seededRandom } from '../support/seeded-random.js';
-import { type CheckerSettings, InvariantChecker } from './checker.js';
+import { type CheckerSettings, InvariantChecker, START_BOUND_MS } from './checker.js';
 import { FaultPlan } from './faults.js';
+import { MemoryProbe } from './memory-probe.js';
 import { SimProcess, describeError, observedCheckpoint } from './process.js';
+import { Producer } from './producer.js';
 import { CLIENT_POOL, type Command, type FaultKind, type HandlerSpec, type SimConfig } from './schedule.js';
 import { SimScheduler } from './sim-scheduler.js';
 
@@ -54,6 +57,11 @@ export class World {
   readonly coordination = new MemoryCoordinationTables();
   readonly checker: InvariantChecker;
   readonly faults: FaultPlan;
+  readonly producer: Producer;
+  /** Enhanced fan-out of the stream, when the group reads with it. */
+  readonly fanOut: MemoryFanOut | undefined;
+  /** Counts the records processes keep reachable (the `memory` kind). */
+  readonly probe: MemoryProbe | undefined;
   readonly processes: SimProcess[] = [];
   readonly random: () => number;
   /** Operator resets refused because a lease was held (as the CLI refuses). */
@@ -63,8 +71,8 @@ export class World {
   readonly #incarnations = new Map<number, number>();
   readonly #operator: MemoryLeaseStore;
   readonly #startTimestampMs: number;
-  #produced = 0;
   #producing = true;
+  #calmed = false;
   #dropped: string | undefined;
 
   constructor(readonly config: SimConfig, readonly options: WorldOptions) {
@@ -82,9 +90,13 @@ export class World {
       start: config.start,
       startTimestampMs: this.#startTimestampMs,
       ownershipBoundMs: ownershipBoundMs(config),
+      startBoundMs: START_BOUND_MS,
     };
     this.checker = new InvariantChecker(settings);
     for (const shardId of this.stream.shardIds()) this.checker.shardCreated(shardId, []);
+    this.producer = new Producer(this.stream, this.checker, config, this.random, now);
+    this.fanOut = config.readMode === 'fan-out' ? new MemoryFanOut(this.stream, { scheduler: this.scheduler }) : undefined;
+    this.probe = options.kinds.has('memory') ? new MemoryProbe(this.checker, t.maxInFlightRecords) : undefined;
     this.#operator = new MemoryLeaseStore({ clientId: OPERATOR_ID, clientName: OPERATOR_ID, leaseTtlMs: t.leaseTtlMs, now, table: this.checkpoints });
   }
 
@@ -163,7 +175,29 @@ export class World {
       case 'hangs':
         this.faults.open(command.client === 'all' ? 'all' : `c${command.client}`, command.type === 'faults' ? 'fault' : 'hang', command.percent, (command.tenths * ttl) / 10);
         return;
+      case 'step': {
+        const process = this.#pick(command.client, (p) => p.alive);
+        this.#note(process === undefined ? 'step: no live process' : `${process.label}'s wall clock jumps ${command.stepMs > 0 ? '+' : ''}${command.stepMs / 1000} s`);
+        process?.clock.step(command.stepMs);
+        return;
+      }
+      case 'quiet':
+        this.#quiet(command.shard, command.seconds * 1000, command.handoff);
+        return;
+      case 'measure':
+        await this.measure();
+        return;
     }
+  }
+
+  /** The memory kind: counts the records each process keeps reachable, after a garbage collection. */
+  async measure(): Promise<void> {
+    await this.probe?.measure(this.scheduler.now());
+  }
+
+  /** Milliseconds until every quiet shard may get records again (the schedule waits for that before it calms). */
+  quietLeftMs(): number {
+    return this.producer.quietLeftMs();
   }
 
   /**
@@ -173,6 +207,8 @@ export class World {
    */
   async calm(): Promise<void> {
     this.#note('the schedule calms');
+    this.#calmed = true;
+    this.producer.clearQuiet();
     this.faults.clear();
     for (const process of this.processes) process.thaw();
     for (const process of this.processes) if (process.alive) process.calm();
@@ -185,7 +221,7 @@ export class World {
     const ttl = this.config.timings.leaseTtlMs;
     const bound = ownershipBoundMs(this.config);
     // Read until nothing is owed; a slow group (small maxInFlightRecords, fast producer) may take
-    // long, so only a stall (nothing owed got acked for a whole bound) or an hour ends the wait early.
+    // long, so only a stall (nothing owed got acked for two bounds) or an hour ends the wait early.
     // Progress is any ack, not only of an owed record: a group may have to read records the
     // checker does not count as owed (a LATEST group's child shard read from its start) before it
     // reaches the owed ones (simulator seed 1463 ended a slow group's catch-up as a "stall").
@@ -195,6 +231,7 @@ export class World {
     for (;;) {
       await this.advance(ttl);
       const now = this.scheduler.now();
+      this.checker.checkProgress(now);
       const elapsed = now - calmedAt;
       // The producer goes on while the group recovers, then stops so the group can finish reading.
       if (elapsed >= bound) this.#producing = false;
@@ -205,21 +242,44 @@ export class World {
         acks = this.checker.stats.acks;
         progressAt = now;
       }
-      if (left === 0 || now - progressAt > bound + ttl || elapsed > MAX_CALM_MS) break;
+      // A stall ends the wait once read-stall (two bounds without an ack on a shard) had its chance.
+      if (left === 0 || now - progressAt > 2 * bound + ttl || elapsed > MAX_CALM_MS) break;
     }
     this.checker.checkBalance(this.scheduler.now(), this.processes.filter((p) => p.status() === 'running'));
     this.checker.checkNothingLost(this.scheduler.now());
   }
 
-  /** Puts `count` records with random partition keys. */
+  /** Puts `count` records (see producer.ts). */
   produce(count: number): void {
-    if (count <= 0) return;
-    const inputs = Array.from({ length: count }, () => {
-      this.#produced += 1;
-      return { partitionKey: `k${Math.floor(this.random() * 1_000_000)}`, data: `r${this.#produced}` };
-    });
-    const now = this.scheduler.now();
-    for (const result of this.stream.putRecords(inputs)) this.checker.recordPut(result.shardId, result.sequenceNumber, now);
+    this.producer.produce(count);
+  }
+
+  /**
+   * A shard gets no record for `ms`; with `handoff`, halfway through its owner is restarted
+   * gracefully (a deploy): `stop()`, then a new process with the same clientId and handler.
+   */
+  #quiet(index: number, ms: number, handoff: boolean): void {
+    const open = this.stream.openShardIds();
+    const shardId = open[index % Math.max(1, open.length)];
+    if (shardId === undefined) return;
+    this.producer.quiet(shardId, this.scheduler.now() + ms);
+    this.#note(`${shardId} gets no record for ${ms / 1000} s${handoff ? ', its owner restarts gracefully halfway' : ''}`);
+    // Then records come again, on that shard first.
+    this.scheduler.schedule(() => {
+      if (!this.#calmed) this.producer.produceTo(shardId, 3);
+    }, ms);
+    if (!handoff) return;
+    this.scheduler.schedule(() => {
+      if (this.#calmed) return;
+      const ownerId = this.checkpoints.row(shardId)?.ownerId;
+      const owner = this.processes.find((p) => p.clientId === ownerId && p.status() === 'running');
+      this.#note(owner === undefined ? `${shardId}: no running owner to restart` : `${owner.label} (owner of quiet ${shardId}) restarts gracefully`);
+      if (owner === undefined) return;
+      const client = Number(owner.clientId.slice(1));
+      void owner.stop().then(() => {
+        if (!this.#calmed && (this.options.kinds.has('dup-id') || this.#aliveOf(client).length === 0)) this.#startProcess(client, owner.handlerSpec);
+      });
+    }, ms / 2);
   }
 
   /** The one record the 'drop-record' sabotage hides from every reader. */
@@ -257,6 +317,8 @@ export class World {
       hidden: (seq) => this.dropped(seq),
       hasTwin: (process) => this.processes.some((p) => p !== process && p.clientId === process.clientId && p.alive),
       onFailed: (failed, byHandler) => this.#restartLater(client, failed, byHandler),
+      fanOut: this.fanOut,
+      probe: this.probe,
     });
     this.processes.push(process);
     this.#note(`${process.label} starts${process.skewMs === 0 ? '' : ` (clock ${process.skewMs > 0 ? '+' : ''}${process.skewMs / 1000} s)`}`);
@@ -325,7 +387,7 @@ export class World {
         this.checker.libraryError(now, `operator reset of ${shardId}: ${describeError(error)}`);
         continue;
       }
-      this.checker.reset(shardId, observedCheckpoint(checkpoint), this.checkpoints.row(shardId)?.finished ?? false);
+      this.checker.reset(shardId, observedCheckpoint(checkpoint), this.checkpoints.row(shardId)?.finished ?? false, this.scheduler.now());
     }
   }
 }
