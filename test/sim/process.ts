@@ -131,7 +131,9 @@ export class SimProcess implements ProcessView, CallerState {
     });
     const delivered$ = this.kinsumer.records$.pipe(tap((record) => this.#delivered(record)));
     const handled$: Observable<unknown> = handler.mode === 'records' || handler.mode === 'batches'
-      ? delivered$.pipe(operatorPipeline(handler, {
+      // A batch larger than maxInFlightRecords never fills (the reader waits for acks first), so every
+      // one waits its whole maxWaitMs: the README tells users to keep maxSize within it, as here.
+      ? delivered$.pipe(operatorPipeline(handler.mode === 'batches' ? { ...handler, maxSize: Math.min(handler.maxSize, t.maxInFlightRecords) } : handler, {
         // Production passes consumer.options.scheduler (asyncScheduler), which schedulerClock times
         // on the monotonic clock: here the client's timers with now() on the true timeline.
         clock: clock.monotonic,

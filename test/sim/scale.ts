@@ -107,7 +107,7 @@ function metered<T extends object>(port: T, onCall: (operation: string, args: re
 
 class ScaleWorld {
   readonly scheduler = new SimScheduler(START_MS);
-  readonly checkpoints = new MemoryCheckpointTable();
+  readonly checkpoints = new MemoryCheckpointTable({ now: () => Math.floor(this.scheduler.now() / 1000) * 1000 });
   readonly coordination = new MemoryCoordinationTables();
   readonly stream: ScaleStream;
   readonly random: () => number;

@@ -138,6 +138,8 @@ describe('simulation of whole groups (design §7.6)', function () {
       { seed: 337, kinds: ALL_KINDS, path: '0:0:6:6:2:5:0:6:0:2:5:0:8', what: 'a forced reset to LATEST of a parent just finished: its children start at the reset\'s moment (lost-record, read-stall; a checker fault)' },
       { seed: 963, kinds: ALL_KINDS, path: '0:0:1:1:1:1:2:1:2:4', what: 'children readable only when a slow parent finished, long after the calm (read-stall; a checker fault)' },
       { seed: 10, kinds: ['quiet', 'latest'], path: '0:0:2:2:1', what: 'R12: a fresh LATEST group handed a shard off before its first record: the next owner read a minute before the start (before-start)' },
+      { seed: 490, kinds: ALL_KINDS, path: '0:0:0:0:1:2:1:2:2:2:2:3:2:2', what: 'R12, the start kept at capture: an owner crashed before its first iterator\'s stream time was stored; the next owner read from its clock less five minutes (before-start)' },
+      { seed: 1162, kinds: ALL_KINDS, path: '0:1:6:9:9:9:9:9:9:9:9', what: 'R12, the start kept at capture: the same after a freeze (before-start)' },
     ];
     for (const { seed, kinds, path, what } of found) {
       it(`seed ${seed} (${kinds.length === ALL_KINDS.length ? 'every kind' : kinds.join(',')}): ${what}`, async () => {

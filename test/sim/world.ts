@@ -53,7 +53,8 @@ export function ownershipBoundMs(config: SimConfig): number {
 export class World {
   readonly scheduler = new SimScheduler(START_MS - PRELUDE_MS);
   readonly stream: MemoryStream;
-  readonly checkpoints = new MemoryCheckpointTable();
+  // DynamoDB's clock, as its answers' Date header tells it: the true timeline, in whole seconds.
+  readonly checkpoints = new MemoryCheckpointTable({ now: () => Math.floor(this.scheduler.now() / 1000) * 1000 });
   readonly coordination = new MemoryCoordinationTables();
   readonly checker: InvariantChecker;
   readonly faults: FaultPlan;
