@@ -1,3 +1,4 @@
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
 
 /**
@@ -38,8 +39,32 @@ export type StartingPosition =
     readonly subSequenceNumber?: number;
   };
 
+/** What {@link KinsumerRecord.ack} may carry. */
+export interface AckOptions {
+  /**
+   * The record's own DynamoDB writes (`Put`, `Update`, `Delete`, `ConditionCheck` of the DynamoDB
+   * API), on tables the consumer's `dynamodb` client reaches. They are committed in one
+   * `TransactWriteItems` with the checkpoint write that covers the record, conditioned on the
+   * lease: applied exactly once if the record is ever checkpointed, never by a fenced owner. At
+   * most 99 actions and 4 MB; no two actions on one item.
+   */
+  readonly writes?: readonly TransactWriteItem[];
+}
+
 /** One record of the stream, with everything Kinesis said about it. */
 export interface KinsumerRecord {
+  /**
+   * The record's identity, the same at every delivery (after a crash, a hand-off, a zombie's
+   * loss): `<shardId>/<sequenceNumber>`, and `/<subSequenceNumber>` for a KPL sub-record. A key for
+   * idempotent writes to stores other than DynamoDB.
+   */
+  readonly id: string;
+  /**
+   * The fencing token of the lease the record was delivered under ({@link ShardLease.fencingToken}):
+   * a store that keeps the highest token seen per shard and refuses writes with a lower one never
+   * takes a write from an owner that lost the lease.
+   */
+  readonly fencingToken: number;
   /** The shard the record was read from. */
   readonly shardId: string;
   /** Kinesis sequence number: a decimal string beyond 2^53, compare with `BigInt`. */
@@ -67,8 +92,15 @@ export interface KinsumerRecord {
   /**
    * Marks the record done. The shard's checkpoint moves to the highest record that has been
    * acked together with every record before it. Idempotent; acks may come in any order.
+   *
+   * With `{ writes }`, the record's own DynamoDB writes are committed with the checkpoint that
+   * covers it, in one transaction (see {@link AckOptions.writes}); until then it counts as not
+   * acked. Throws `WritesTooLargeError` when they cannot fit in one transaction, and `KinsumerError`
+   * when the record was acked already (nothing is applied either way). A write whose condition
+   * fails ends the shard with an `error` event carrying `WriteConditionError`; the shard is read
+   * again from its checkpoint (use `processRecords` to retry such records instead).
    */
-  ack(): void;
+  ack(options?: AckOptions): void;
 }
 
 /** A shard this client holds. */

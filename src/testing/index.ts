@@ -18,6 +18,8 @@ export {
 } from './servers.js';
 export { MemoryStream, awsError, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
 export { MemoryLeaseStore, MemoryCheckpointTable, type MemoryLeaseStoreOptions, type MemoryLeaseOperation } from './memory-lease-store.js';
+export { MemoryItemTables, CLIENT_TOKEN_WINDOW_MS, type CancellationCode, type ExtraAction } from './memory-items.js';
+export { UnsupportedExpressionError } from './memory-expressions.js';
 export {
   MemoryMembershipStore, MemoryMetadataStore, MemoryCoordinationTables, type MemoryCoordinationOptions, type MemoryCoordinationOperation,
 } from './memory-coordination.js';
@@ -26,6 +28,6 @@ export type { MemoryClientRow, MemoryLeaderItem } from './memory-coordination.js
 // returns these ports, so a consumer group can run without AWS, on virtual time.
 export type { KinsumerBackend, KinsumerPorts } from '../ports/backend.js';
 export type { StreamPort, IteratorStart, RawRecord, RecordsPage, ShardInfo, FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull } from '../ports/stream.js';
-export type { LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite, AckedRange } from '../ports/lease-store.js';
+export type { LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite, AckedRange, WritesTransaction } from '../ports/lease-store.js';
 export type { MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard, Registration } from '../ports/coordination.js';
 export type { Position } from '../ports/position.js';
