@@ -126,7 +126,10 @@ export class StreamRecord implements KinsumerRecord {
    */
   static ackWithWrites(records: readonly KinsumerRecord[], writes: readonly TransactWriteItem[], settle: ((outcome: WritesOutcome) => void) | undefined): void {
     const tracker = records[0] instanceof StreamRecord ? records[0].#tracker : undefined;
-    if (tracker === undefined) return;
+    if (tracker === undefined) {
+      settle?.({ kind: 'abandoned', error: new KinsumerError('these records were not delivered under a lease: their writes were not applied') });
+      return;
+    }
     const tickets: number[] = [];
     for (const record of records) {
       if (!(record instanceof StreamRecord) || record.#tracker !== tracker) throw new KinsumerError('writes can be acked only with records of one lease');

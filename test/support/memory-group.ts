@@ -3,6 +3,7 @@ import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
 import type { KinsumerPorts } from '../../src/ports/backend.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
+import { MemoryItemTables } from '../../src/testing/memory-items.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { skewedScheduler } from './skewed-scheduler.js';
@@ -48,6 +49,8 @@ export class MemoryGroup {
   readonly scheduler = new SteppedScheduler();
   readonly stream: MemoryStream;
   readonly checkpoints = new MemoryCheckpointTable();
+  /** The tables records' writes go to (`ack({ writes })`), shared by every member. */
+  readonly items = new MemoryItemTables();
   readonly coordination = new MemoryCoordinationTables();
   readonly members: Member[] = [];
   private seed = 1;
@@ -94,7 +97,7 @@ export class MemoryGroup {
     // A skewed member sees the shared virtual time through a wall clock that is off by skewMs.
     const scheduler = options.skewMs === undefined ? this.scheduler : skewedScheduler(this.scheduler, options.skewMs);
     const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now() };
-    const store = new MemoryLeaseStore({ ...common, table: this.checkpoints });
+    const store = new MemoryLeaseStore({ ...common, table: this.checkpoints, items: this.items });
     const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
