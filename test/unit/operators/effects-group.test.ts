@@ -95,7 +95,9 @@ describe('records\' writes on a consumer group (virtual time)', function () {
     for (const [key, list] of seen()) expect(list, `order of ${key}`).to.deep.equal([...list].sort((a, b) => a - b));
     expect(emitted).to.have.length(300);
     expect(notYetApplied).to.deep.equal([]);
-    expect(member.store.calls.commitWithWrites, 'group commit: fewer transactions than records').to.be.below(300);
+    // Group commit: the 8 lanes freed by a transaction rejoin the next one (about 8 records each),
+    // rather than alternating between every other transaction (about 4 each).
+    expect(member.store.calls.commitWithWrites).to.be.at.most(Math.ceil((300 / 8) * 1.25));
     await stop(group, subscription);
   });
 
