@@ -108,6 +108,9 @@ export const SUMMARY_KEYS: readonly string[] = [
   ...['kinsumer', 'bareSdk', 'lifion'].flatMap((consumer) => ['100B', '1KiB'].map((size) => `cpu.microsPerRecord.${consumer}.${size}`)),
   'capacity.shardsPerCoreAtLimit.100B',
   'capacity.shardsPerCoreAtLimit.1KiB',
+  'effects.recordsPerSecond',
+  'effects.ratioToPlainSink',
+  'effects.transactionsPerRecord',
 ];
 
 /** The figures' keyed values nested by their dotted keys; a later figure's value wins. */
