@@ -18,7 +18,7 @@ export {
 } from './servers.js';
 export { MemoryStream, awsError, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
 export { MemoryLeaseStore, MemoryCheckpointTable, type MemoryLeaseStoreOptions, type MemoryLeaseOperation } from './memory-lease-store.js';
-export { MemoryItemTables, CLIENT_TOKEN_WINDOW_MS, type CancellationCode, type ExtraAction } from './memory-items.js';
+export { MemoryItemTables, CLIENT_TOKEN_WINDOW_MS, type CancellationCode, type ExtraAction, type ExtraCheck } from './memory-items.js';
 export { UnsupportedExpressionError } from './memory-expressions.js';
 export {
   MemoryMembershipStore, MemoryMetadataStore, MemoryCoordinationTables, type MemoryCoordinationOptions, type MemoryCoordinationOperation,

@@ -38,10 +38,18 @@ type Outcome = { readonly reason: Reason } | { readonly after: Item | undefined 
 /** A reason per action, DynamoDB's codes (`None` for an action that did not fail). */
 export type CancellationCode = 'None' | 'ConditionalCheckFailed' | 'ValidationError' | 'TransactionConflict';
 
+/** What an {@link ExtraAction}'s condition found. */
+export interface ExtraCheck {
+  /** The condition did not hold: the transaction is cancelled, this action's reason `ConditionalCheckFailed`. */
+  readonly failed: boolean;
+  /** With `failed`: the item as it was, returned as the reason's `Item` (as ALL_OLD does). */
+  readonly item?: Record<string, AttributeValue>;
+}
+
 /** A check of the transaction's own, run with the user's actions (the lease store's checkpoint action). */
 export interface ExtraAction {
-  /** `undefined` when its condition holds, else the item it found (returned as the reason's `Item`, as ALL_OLD does). */
-  readonly check: () => { readonly failed: false } | { readonly failed: true; readonly item?: Record<string, AttributeValue> };
+  /** Evaluates its condition (before anything is applied). */
+  readonly check: () => ExtraCheck;
   /** Applies its write; called only when every condition held. */
   readonly apply: () => void;
 }
@@ -64,7 +72,7 @@ export class MemoryItemTables {
   }
 
   /** The item with `key` (a copy), or `undefined`. */
-  get(table: string, key: Item): Item | undefined {
+  get(table: string, key: Record<string, AttributeValue>): Record<string, AttributeValue> | undefined {
     const found = this.#table(table);
     const identity = itemIdentity({ kind: 'Delete', table, attributes: key }, found.keyNames);
     const item = 'id' in identity ? found.items.get(identity.id) : undefined;
@@ -72,7 +80,7 @@ export class MemoryItemTables {
   }
 
   /** Every item of a table (copies), in no particular order. */
-  scan(table: string): Item[] {
+  scan(table: string): Array<Record<string, AttributeValue>> {
     return [...this.#table(table).items.values()].map((item) => structuredClone(item));
   }
 
