@@ -232,7 +232,11 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     if (failure !== undefined) return throwError(() => fail(failure, `writes of shard ${shardId} failed`));
     const turn = effects.turn();
     if (turn !== undefined) {
-      return turn.pipe(catchError((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `transaction of shard ${shardId} failed`)))));
+      return turn.pipe(
+        // A commit asked for meanwhile (acks without writes) gets a turn of its own next.
+        tap({ complete: () => { if (commitAsked) laneWanted.next(); } }),
+        catchError((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `transaction of shard ${shardId} failed`)))),
+      );
     }
     commitAsked = false;
     const decision = state.decide();

@@ -114,10 +114,15 @@ export class EffectsLane {
     if (unknown.length > 0 && store.tableKeys !== undefined) {
       return store.tableKeys(unknown).pipe(
         retryTransient({ operation: 'DescribeTable', shardId: this.#options.lease.shardId, scheduler: this.#options.scheduler, emit: this.#options.emit }),
-        tap((keys) => {
-          this.#queue.learnKeys(keys);
-          this.#options.wake();
+        tap((keys) => this.#queue.learnKeys(keys)),
+        // Not allowed to describe them (an IAM policy without DescribeTable): the writes to them
+        // fail, the shard and the client go on.
+        catchError((error: unknown) => {
+          const reason = `cannot tell the items of ${unknown.join(', ')} apart: DescribeTable failed (${error instanceof Error ? error.name : String(error)})`;
+          this.#queue.learnKeys(new Map(unknown.map((table) => [table, undefined])), reason);
+          return EMPTY;
         }),
+        tap({ complete: () => this.#options.wake() }),
         ignoreElements(),
       );
     }

@@ -46,6 +46,7 @@ export class EffectQueue {
   #effects: PendingEffect[] = [];
   readonly #items = new WeakMap<PendingEffect, Items>();
   readonly #keyNames = new Map<string, readonly string[] | undefined>();
+  readonly #refused = new Map<string, string>();
 
   /** Effects waiting. */
   get size(): number {
@@ -84,9 +85,15 @@ export class EffectQueue {
     return [...tables];
   }
 
-  /** Key names as DescribeTable gave them (`undefined`: the table does not exist). */
-  learnKeys(keyNames: KeyNames): void {
-    for (const [table, names] of keyNames) this.#keyNames.set(table, names);
+  /**
+   * Key names as DescribeTable gave them (`undefined`: the table does not exist, or, with
+   * `refused`, cannot be described: the writes to it are rejected with that reason).
+   */
+  learnKeys(keyNames: KeyNames, refused?: string): void {
+    for (const [table, names] of keyNames) {
+      this.#keyNames.set(table, names);
+      if (names === undefined && refused !== undefined) this.#refused.set(table, refused);
+    }
   }
 
   /**
@@ -123,20 +130,20 @@ export class EffectQueue {
   #itemsOf(effect: PendingEffect, keyNames: KeyNames): Items {
     let items = this.#items.get(effect);
     if (items === undefined) {
-      items = identify(effect, keyNames);
+      items = identify(effect, keyNames, this.#refused);
       this.#items.set(effect, items);
     }
     return items;
   }
 }
 
-function identify(effect: PendingEffect, keyNames: KeyNames): Items {
+function identify(effect: PendingEffect, keyNames: KeyNames, refused: ReadonlyMap<string, string>): Items {
   const ids: string[] = [];
   const reject = (reason: string, index: number): Items => ({ error: new WriteRejectedError(effect.recordIds, reason, index) });
   for (const [index, write] of effect.writes.entries()) {
     const action = actionOf(write, index);
     const names = keyNames.get(action.table);
-    if (names === undefined) return reject(`table ${action.table} does not exist`, index);
+    if (names === undefined) return reject(refused.get(action.table) ?? `table ${action.table} does not exist`, index);
     const identity = itemIdentity(action, names);
     if ('missing' in identity) return reject(`the ${action.kind} on ${action.table} has no value for its key attribute ${identity.missing}`, index);
     if (ids.includes(identity.id)) return reject(`two actions on one item of ${action.table} (a transaction allows one per item)`, index);

@@ -50,6 +50,9 @@ export function ackWithWrites$(records: readonly KinsumerRecord[], writes: reado
       StreamRecord.ackWithWrites(records, writes, (outcome) => {
         if (!open) return;
         if (outcome.kind === 'committed') subscriber.complete();
+        // The lease ended: told after the lease's signal aborted (in the same turn), so the
+        // operator leaves the record to the next owner rather than counting a failed attempt.
+        else if (outcome.kind === 'abandoned') queueMicrotask(() => subscriber.error(outcome.error));
         else subscriber.error(outcome.error);
       });
     } catch (error) {

@@ -226,6 +226,27 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     expect(WriteRejectedError.name).to.equal('WriteRejectedError');
   });
 
+  it('a table written only by Puts is described once; one that cannot be described (AccessDenied) fails those records alone', () => {
+    const r = rig();
+    r.items.createTable('events', ['id']);
+    const put = (id: string, table = 'events'): TransactWriteItem => ({ Put: { TableName: table, Item: { id: { S: id } } } });
+    r.store.failNext(awsError('AccessDeniedException'), ['tableKeys']);
+    const outcomes: string[] = [];
+    const acks = [record(r, 1, 'a', 1, [put('p1', 'secret')]), record(r, 2, 'b', 2)];
+    for (const ack of acks) ack((o) => outcomes.push(o.kind === 'failed' ? `${o.error.constructor.name}: ${o.error.message}` : o.kind));
+    r.amounts.delete(1);
+    advance(r.scheduler, 100);
+    expect(outcomes[0]).to.match(/^WriteRejectedError: .*DescribeTable failed \(AccessDeniedException\)/);
+    expect(outcomes[1]).to.equal('committed');
+    expect(r.error).to.equal(undefined);
+    const more = [record(r, 3, 'c', 3, [put('p3'), add('c', 3)]), record(r, 4, 'd', 4, [put('p4'), add('d', 4)])];
+    for (const ack of more) ack((o) => outcomes.push(o.kind));
+    advance(r.scheduler, 100);
+    expect(outcomes.slice(2)).to.deep.equal(['committed', 'committed']);
+    expect(r.store.calls.tableKeys).to.equal(2);
+    expect(r.items.scan('events').map((item) => item.id?.S).sort()).to.deep.equal(['p3', 'p4']);
+  });
+
   it('too large at the call (WritesTooLargeError, the record stays unacked); a second ack({ writes }) throws KinsumerError and applies nothing', () => {
     const r = rig();
     const ticket = r.checkpointer.track(at(1));

@@ -168,6 +168,24 @@ describe('records\' writes on a consumer group (virtual time)', function () {
     await stop(group, member.subscription);
   });
 
+  it('a lease lost while writes wait: those records are left to the next owner, not failed (no onFailure), and apply once', async () => {
+    const { group, shardId, checkpointed, totals, expected } = setUp(60, 4);
+    const member = group.join('a', { ack: () => false, wrap: slowTransactions(group, 200) });
+    const dead: FailedRecord[] = [];
+    const subscription = member.kinsumer.records$.pipe(processRecords((record) => ({ writes: [addTo(record)] }), {
+      ordering: 'partitionKey', concurrency: 4, scheduler: group.scheduler, retry: { maxAttempts: 1 }, onFailure: (f) => { dead.push(f); },
+    })).subscribe();
+    await group.scheduler.until(() => member.store.calls.commitWithWrites >= 2, 'transactions under way', 10_000);
+    // An operator's forced reset fences the owner while a transaction is out.
+    const row = group.checkpoints.row(shardId);
+    group.checkpoints.put({ ...row!, ownerId: undefined, leaseCounter: (row?.leaseCounter ?? 0) + 1 });
+    await group.scheduler.until(() => member.events.some((e) => e.type === 'lease-lost'), 'the loss', 10_000);
+    await group.scheduler.until(checkpointed, 'the checkpoint at the last record (captured again)', 60_000);
+    expect(dead).to.deep.equal([]);
+    expect(totals()).to.deep.equal(expected());
+    await stop(group, subscription);
+  });
+
   it('records whose writes wait count toward maxInFlightRecords: reading pauses at the bound while transactions are slow', async () => {
     const { group, checkpointed, totals, expected } = setUp(200, 5, { maxInFlightRecords: 20 });
     // Each transaction takes 50 ms: records pile up behind it.
