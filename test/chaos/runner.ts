@@ -42,7 +42,7 @@ export interface ChaosOptions {
   readonly seed: number;
   /** Share of every AWS call of the workers that is faulted. Default 0.05. */
   readonly faultRate?: number;
-  /** Records a second the producer writes. Default 100. */
+  /** Records a second the producer writes. Default 100 (50 with `effects`). */
   readonly perSecond?: number;
   /** Partition keys. Default 64. */
   readonly keys?: number;
@@ -56,7 +56,7 @@ export interface ChaosOptions {
   readonly initialPosition?: 'TRIM_HORIZON' | 'LATEST';
   /** Open shards at the start. Default 4. */
   readonly initialShards?: number;
-  /** How long to wait, after the window, for every produced record to be acked. Default 90 s. */
+  /** How long to wait, after the window, for every produced record to be acked. Default 90 s (300 s with `effects`). */
   readonly drainTimeoutMs?: number;
   /**
    * Effects exactly once (design §8.1): the workers ack each record with a write adding its amount
@@ -92,8 +92,10 @@ const until = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.
 export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
   const options = {
     durationMs: input.durationMs, workers: input.workers, seed: input.seed,
-    faultRate: input.faultRate ?? 0.05, perSecond: input.perSecond ?? 100, keys: input.keys ?? 64,
-    initialShards: input.initialShards ?? 4, drainTimeoutMs: input.drainTimeoutMs ?? 90_000,
+    // DynamoDB Local runs one transaction at a time for the whole fleet: an effects run produces
+    // half as fast, and gets longer to drain what is left at the end.
+    faultRate: input.faultRate ?? 0.05, perSecond: input.perSecond ?? (input.effects === true ? 50 : 100), keys: input.keys ?? 64,
+    initialShards: input.initialShards ?? 4, drainTimeoutMs: input.drainTimeoutMs ?? (input.effects === true ? 300_000 : 90_000),
     initialPosition: input.initialPosition ?? 'TRIM_HORIZON', effects: input.effects ?? false,
   };
   const log = input.log ?? (() => undefined);
