@@ -111,9 +111,13 @@ function consumer(local: LocalAws, stream: MemoryStream, app: string, calls: Cal
   }, { step: 'initialize', name: `count-${app}` });
   return new Kinsumer({ streamName: 'bench', applicationName: app, clientId: app, kinesis: local.kinesis, dynamodb: client }, (options) => {
     const dynamo = new Dynamo(client);
-    const common = { dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs, now: () => options.scheduler.now() };
+    // As the Kinsumer's own wiring: the wall clock only written, every expiry on elapsedNow.
+    const common = {
+      dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
+      now: () => options.clock.wallNow(), elapsedNow: () => options.clock.elapsedNow(),
+    };
     return {
-      store: new DynamoLeaseStore({ ...common, table: `${app}_checkpoints` }),
+      store: new DynamoLeaseStore({ ...common, table: `${app}_checkpoints`, scheduler: options.scheduler }),
       membership: new DynamoMembershipStore({ ...common, table: `${app}_clients` }),
       metadata: new DynamoMetadataStore({ ...common, table: `${app}_metadata` }),
       stream,

@@ -83,7 +83,7 @@ async function measure(settings: Settings): Promise<Pick<Trial, 'records' | 'ela
 
 /** The bare loop: every shard in turn, one page each, every record touched (optionally through an operator). */
 async function bareTrial(stream: SyntheticStream, settings: Settings, operator: OperatorFunction<Touched, unknown> | undefined): Promise<Trial> {
-  const iterators = await Promise.all(stream.shardIds().map((shardId) => firstValueFrom(stream.getShardIterator(shardId, { type: 'TRIM_HORIZON' }))));
+  const iterators = await Promise.all(stream.shardIds().map(async (shardId) => (await firstValueFrom(stream.getShardIterator(shardId, { type: 'TRIM_HORIZON' }))).shardIterator));
   const input = new Subject<Touched>();
   let handled = 0;
   let caughtUp: (() => void) | undefined;

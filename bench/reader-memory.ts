@@ -18,7 +18,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type Observable, type Subscription, asyncScheduler, concatMap, defer, map, timer } from 'rxjs';
 import { KinesisStream } from '../src/kinesis/kinesis.js';
-import type { IteratorStart, StreamPort } from '../src/ports/stream.js';
+import type { IssuedIterator, IteratorStart, StreamPort } from '../src/ports/stream.js';
 import { readShard } from '../src/reading/shard-reader.js';
 import { createStream, localKinesisClient, openShardIds, putRecords, startKinesalite } from '../src/testing/index.js';
 import type { KinsumerEvent } from '../src/types.js';
@@ -78,7 +78,7 @@ async function startServer(): Promise<{ endpoint: string; stop: () => void }> {
 function counting(port: StreamPort, counts: { iterators: number }): StreamPort {
   return {
     streamLabel: port.streamLabel,
-    getShardIterator: (shardId: string, start: IteratorStart): Observable<string> => {
+    getShardIterator: (shardId: string, start: IteratorStart): Observable<IssuedIterator> => {
       counts.iterators += 1;
       return port.getShardIterator(shardId, start);
     },

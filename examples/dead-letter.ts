@@ -2,6 +2,8 @@
 // consumer goes on. processRecords retries each failing record (3 calls here, 50 ms then 100 ms
 // apart, with jitter), then hands it to onFailure; once onFailure resolves the record is acked,
 // so the checkpoint moves past it. Without onFailure the error would end the stream instead.
+// An error that says `retriable: false` goes there after one call: record.json() on data that is
+// not JSON throws such a RecordDecodeError (the bytes will not change on a retry).
 // Run: npx tsx examples/dead-letter.ts
 import { PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { firstValueFrom, take, toArray } from 'rxjs';
@@ -10,8 +12,8 @@ import { createStream, putRecords } from 'kinsumer/testing';
 import { exampleStream } from './local-stream.js';
 
 const stream = await exampleStream({ shards: 2, records: 200 });
-// One poison record among them: its data is not JSON, so its handler throws on every attempt.
-await putRecords(stream.kinesis, stream.streamName, [{ partitionKey: 'key-3', data: 'not json {' }]);
+// One poison record among them: its n is not a number, so its handler throws on every attempt.
+await putRecords(stream.kinesis, stream.streamName, [{ partitionKey: 'key-3', data: '{"n":"three"}' }]);
 const total = stream.records + 1;
 const deadLetterStream = 'example-dead-letters';
 await createStream(stream.kinesis, deadLetterStream, 1);
@@ -38,7 +40,11 @@ async function deadLetter({ record, error, attempts }: FailedRecord): Promise<vo
 }
 
 const outcomes = await firstValueFrom(consumer.records$.pipe(
-  processRecords((record) => { sum += record.json<{ n: number }>().n; }, {
+  processRecords((record) => {
+    const { n } = record.json<{ n: unknown }>();
+    if (typeof n !== 'number') throw new TypeError(`n is ${JSON.stringify(n)}, not a number`);
+    sum += n;
+  }, {
     ordering: 'partitionKey',
     concurrency: 10,
     retry: { maxAttempts: 3, initialDelayMs: 50 },

@@ -8,6 +8,10 @@ export { createTables, deleteTables, type TablesOptions } from './dynamodb/table
 export {
   resetCheckpoints, type ResetCheckpointsOptions, type ResetCheckpointsResult, type ShardReset,
 } from './reset/reset-checkpoints.js';
+export { importKclCheckpoints, type ImportKclOptions } from './kcl/import-kcl.js';
+export { exportKclCheckpoints, type ExportKclOptions } from './kcl/export-kcl.js';
+export { DEFAULT_KCL_WATCH_MS, type KclMoveOptions } from './kcl/kcl-options.js';
+export type { KclPlan, KclPlanLine, KclPlanCheckpoint, KclPlanStart } from './kcl/plan.js';
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
   RequestTimeoutError, StartTimeoutError,
@@ -15,9 +19,11 @@ export {
 } from './errors/kinsumer-errors.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
 export { WritesTooLargeError, WriteConditionError, WriteRejectedError, type WritesLimit } from './errors/write-errors.js';
+export type { ErrorJson } from './errors/error-json.js';
 export { ShardReadError } from './reading/read-errors.js';
 export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';
 export type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
+export type { Clock } from './ports/clock.js';
 export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
 export type {
   InitialPosition, StartingPosition, KinsumerRecord, AckOptions, ShardLease, CheckpointPosition, KinsumerEvent,
@@ -28,5 +34,5 @@ export { processBatches } from './operators/process-batches.js';
 export { RecordTooOldError } from './operators/record-retry.js';
 export type {
   RecordOrdering, RetryOptions, ProcessContext, FailedRecord, HandlerResult, RecordHandler, RecordResult, FailureHandler, ProcessedRecord,
-  ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions,
+  ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions, RetryPredicate,
 } from './operators/process-types.js';

@@ -47,6 +47,18 @@ export class Kinsumer {
    * checkpoint), ends that shard's part quietly (see `lease-lost` and `error` on
    * {@link Kinsumer.events$}; the shard is taken again later); only a fault of the whole group
    * errors it.
+   *
+   * Multicast: every subscriber receives every record emitted while it is subscribed, as the same
+   * objects. A second subscriber does not share the work, it does all of it again, and either
+   * subscriber's `ack()` acks the record for both (the checkpoint moves past it whatever the other
+   * did). Subscribe once and fan out inside the pipe (`processRecords` with `concurrency`,
+   * `groupBy`); for two independent consumers of the stream, use two `applicationName`s.
+   *
+   * Do the work inside the pipe (`concatMap`, `mergeMap`, `processRecords`), not in `subscribe()`'s
+   * `next`: a throw inside the pipe errors this Observable and stops the client gracefully (acked
+   * records committed, leases released), while RxJS rethrows an exception from `next`
+   * asynchronously as an unhandled error, which ends a Node process at once — no stop, no final
+   * commit, no release; the next owner waits `leaseTtlMs`. Give `subscribe()` an `error` callback.
    */
   readonly records$: Observable<KinsumerRecord>;
 
@@ -122,9 +134,10 @@ export class Kinsumer {
 
   /**
    * Stops gracefully: no new captures; every lease stops reading, waits for its emitted records to
-   * be acked (at most three quarters of the shorter of `shutdownTimeoutMs` and `leaseTtlMs`, and
-   * logs at info what it waits for), writes its final checkpoint and is released; the client
-   * leaves the group. Idempotent. Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs`
+   * be acked (at most three quarters of the shorter of `shutdownTimeoutMs` and `leaseTtlMs`; a
+   * `draining` event says what it waits for, a warning follows while it still waits, and a
+   * `drain-gave-up` event names the shards released with records unacked, which the next owner
+   * gets again), writes its final checkpoint and is released; the client leaves the group. Idempotent. Rejects with `ShutdownTimeoutError` after `shutdownTimeoutMs`
    * (the releases still go on; the error is also an `error` event).
    *
    * Once nobody is subscribed to `records$`/`leases$` any more (the last unsubscribe, or a
@@ -223,9 +236,12 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
   const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
   const dynamo = new Dynamo(options.dynamodb, bound);
   const tables = tableNames(options.applicationName);
-  const now = () => options.scheduler.now();
   const stream = new KinesisStream(options.kinesis, options.stream, { bound });
-  const common = { dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs, now };
+  // The wall clock is only written; every expiry the stores judge is a difference of elapsedNow.
+  const common = {
+    dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
+    now: () => options.clock.wallNow(), elapsedNow: () => options.clock.elapsedNow(),
+  };
   return {
     // Rows the coordinator reads but cannot decode are reported, never silently skipped.
     store: new DynamoLeaseStore({ ...common, table: tables.checkpoints, scheduler: options.scheduler, onCorruptRow: (error) => emit({ type: 'error', error, shardId: error.shardId }) }),

@@ -5,8 +5,11 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { DEFAULT_STALL_WARNING_MS } from './checkpoint/stall-clock.js';
 import { checkApplicationName } from './dynamodb/table-names.js';
+import { didYouMean } from './errors/did-you-mean.js';
 import { ConfigError } from './errors/kinsumer-errors.js';
+import { type Clock, schedulerClock } from './ports/clock.js';
 import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
+import { stderrLogger } from './telemetry/stderr-logger.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
 
 /**
@@ -72,7 +75,10 @@ export interface KinsumerSettings {
   readonly consumerName?: string;
   /** Create missing tables at start instead of failing with `TableNotFoundError`. Default `false`. */
   readonly createTables?: boolean;
-  /** A pino-compatible logger. Default: silent. */
+  /**
+   * A pino-compatible logger. Default: warnings and errors to stderr, one line each (a healthy run
+   * prints nothing); pass `{ debug() {}, info() {}, warn() {}, error() {} }` for silence.
+   */
   readonly logger?: Logger;
   /** Metrics callbacks. Default: none. */
   readonly stats?: StatReceiver;
@@ -88,6 +94,14 @@ export interface KinsumerSettings {
   readonly tracerProvider?: TracerProviderLike;
   /** RxJS scheduler for every timer (tests pass a virtual-time scheduler). Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
+  /**
+   * The wall clock (only written: `LastUpdate`, `CheckpointUpdate`) and the monotonic clock (every
+   * expiry and every "for how long") this client reads: a seam for tests that step one host's wall
+   * clock. Default: with no `scheduler` option or one of RxJS's own, `wallNow` is `Date.now()` and
+   * `elapsedNow` is `performance.timeOrigin + performance.now()`; with another (a virtual-time
+   * scheduler), both are its `now()`.
+   */
+  readonly clock?: Clock;
 }
 
 /** The options with every default filled in and every rule checked. */
@@ -132,7 +146,7 @@ export interface ResolvedOptions {
   readonly consumerName: string;
   /** See {@link KinsumerOptions.createTables}; default `false`. */
   readonly createTables: boolean;
-  /** The given logger, or one that discards everything. */
+  /** The given logger, or one that writes warnings and errors to stderr. */
   readonly logger: Logger;
   /** The given stats receiver, or `{}` (no callbacks). */
   readonly stats: StatReceiver;
@@ -142,6 +156,8 @@ export interface ResolvedOptions {
   readonly tracerProvider: TracerProviderLike | undefined;
   /** The given scheduler, or RxJS's `asyncScheduler` (real time). */
   readonly scheduler: SchedulerLike;
+  /** The given clock, or the default of {@link KinsumerSettings.clock}. */
+  readonly clock: Clock;
 }
 
 /** The stream, by name or by ARN, never both: requests send it as `StreamName` or `StreamARN`. */
@@ -197,14 +213,14 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
   'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
   'requestTimeoutMs', 'startTimeoutMs',
-  'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler',
+  'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler', 'clock',
 ]);
 
 const STREAM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const STREAM_ARN = /^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\d{12}:stream\/[A-Za-z0-9_.-]{1,128}$/;
 const CONSUMER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
-const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const defaultLogger: Logger = stderrLogger();
 
 /**
  * Checks every option and fills in the defaults. Throws {@link ConfigError} naming the first
@@ -213,7 +229,7 @@ const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   if (input === null || typeof input !== 'object') throw new ConfigError('options', 'must be an object');
   for (const key of Object.keys(input)) {
-    if (!KNOWN_OPTIONS.has(key)) throw new ConfigError(key, 'is not a kinsumer option');
+    if (!KNOWN_OPTIONS.has(key)) throw new ConfigError(key, `is not a kinsumer option${didYouMean(key, KNOWN_OPTIONS)}`);
   }
   const stream = resolveStream(input);
   const applicationName = checkApplicationName(input.applicationName);
@@ -269,6 +285,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
     meterProvider: resolveProvider(input.meterProvider, 'meterProvider', 'getMeter'),
     tracerProvider: resolveProvider(input.tracerProvider, 'tracerProvider', 'getTracer'),
     scheduler: resolveScheduler(input.scheduler),
+    clock: resolveClock(input.clock, input.scheduler),
   };
 }
 
@@ -344,7 +361,7 @@ function positiveInteger(input: KinsumerOptions, option: 'maxInFlightRecords', f
 }
 
 function resolveLogger(value: unknown): Logger {
-  if (value === undefined) return silentLogger;
+  if (value === undefined) return defaultLogger;
   const methods = ['debug', 'info', 'warn', 'error'] as const;
   if (typeof value !== 'object' || value === null || methods.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function')) {
     throw new ConfigError('logger', 'must have debug, info, warn and error methods (pino-compatible)');
@@ -377,4 +394,13 @@ function resolveScheduler(value: unknown): SchedulerLike {
     throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
   }
   return value as SchedulerLike;
+}
+
+function resolveClock(value: unknown, scheduler: SchedulerLike | undefined): Clock {
+  if (value === undefined) return schedulerClock(scheduler);
+  if (typeof value !== 'object' || value === null
+    || typeof (value as Clock).wallNow !== 'function' || typeof (value as Clock).elapsedNow !== 'function') {
+    throw new ConfigError('clock', 'must be a Clock (wallNow() and elapsedNow())');
+  }
+  return value as Clock;
 }

@@ -41,29 +41,15 @@ export type StartingPosition =
 
 /** What {@link KinsumerRecord.ack} may carry. */
 export interface AckOptions {
-  /**
-   * The record's own DynamoDB writes (`Put`, `Update`, `Delete`, `ConditionCheck` of the DynamoDB
-   * API), on tables the consumer's `dynamodb` client reaches. They are committed in one
-   * `TransactWriteItems` with the checkpoint write that covers the record, conditioned on the
-   * lease: applied exactly once if the record is ever checkpointed, never by a fenced owner. At
-   * most 99 actions and 4 MB; no two actions on one item.
-   */
+  /** The record's own DynamoDB writes (`Put`, `Update`, `Delete`, `ConditionCheck`): at most 99 actions, 4 MB, no item twice. */
   readonly writes?: readonly TransactWriteItem[];
 }
 
 /** One record of the stream, with everything Kinesis said about it. */
 export interface KinsumerRecord {
-  /**
-   * The record's identity, the same at every delivery (after a crash, a hand-off, a zombie's
-   * loss): `<shardId>/<sequenceNumber>`, and `/<subSequenceNumber>` for a KPL sub-record. A key for
-   * idempotent writes to stores other than DynamoDB.
-   */
+  /** Its identity at every delivery, a key for idempotent writes: `<shardId>/<sequenceNumber>[/<subSequenceNumber>]`. */
   readonly id: string;
-  /**
-   * The fencing token of the lease the record was delivered under ({@link ShardLease.fencingToken}):
-   * a store that keeps the highest token seen per shard and refuses writes with a lower one never
-   * takes a write from an owner that lost the lease.
-   */
+  /** Its lease's {@link ShardLease.fencingToken}: a store refusing lower tokens than it has seen never takes a fenced owner's write. */
   readonly fencingToken: number;
   /** The shard the record was read from. */
   readonly shardId: string;
@@ -75,7 +61,15 @@ export interface KinsumerRecord {
   readonly partitionKey: string;
   /** The explicit hash key a KPL producer gave the sub-record; absent otherwise (Kinesis does not return it for plain records). */
   readonly explicitHashKey?: string;
-  /** The payload, as the producer wrote it (a KPL aggregate is unpacked into its sub-records). */
+  /**
+   * The payload, as the producer wrote it (a KPL aggregate is unpacked into its sub-records).
+   *
+   * A view, as the AWS SDK's own is: a small payload (under 4 KiB) lies in Node's shared 8 KiB
+   * Buffer pool, so `data.buffer` holds other records' bytes and unrelated Buffers, and
+   * `data.byteOffset` is rarely 0. Read it through `data` itself; copy it with `data.slice()`
+   * before keeping or transferring its buffer (`postMessage` with a transfer list,
+   * `new Uint8Array(data.buffer)`, a native addon).
+   */
   readonly data: Uint8Array;
   /**
    * The payload as UTF-8 text. Throws `RecordDecodeError` (naming this record) when the bytes are
@@ -91,14 +85,9 @@ export interface KinsumerRecord {
   readonly approximateArrivalTimestamp: Date;
   /**
    * Marks the record done. The shard's checkpoint moves to the highest record that has been
-   * acked together with every record before it. Idempotent; acks may come in any order.
-   *
-   * With `{ writes }`, the record's own DynamoDB writes are committed with the checkpoint that
-   * covers it, in one transaction (see {@link AckOptions.writes}); until then it counts as not
-   * acked. Throws `WritesTooLargeError` when they cannot fit in one transaction, and `KinsumerError`
-   * when the record was acked already (nothing is applied either way). A write whose condition
-   * fails ends the shard with an `error` event carrying `WriteConditionError`; the shard is read
-   * again from its checkpoint (use `processRecords` to retry such records instead).
+   * acked together with every record before it. Idempotent; acks may come in any order. With `{ writes }`
+   * it is acked once they commit with the checkpoint covering it in one lease-fenced transaction (README
+   * "Exactly once into DynamoDB"), throws `WritesTooLargeError` or, acked already, `KinsumerError`.
    */
   ack(options?: AckOptions): void;
 }
@@ -267,6 +256,81 @@ export type KinsumerEvent =
     /** The clientId two processes share. */
     readonly clientId: string;
   }
+  /**
+   * This client is kept from reading shards and says why, once per wait (a hand-off, a restart):
+   * - `'leases-held'`: shards assigned to it are leased by another client whose lease has not
+   *   expired for it. A live holder gives them up at its next shard check (after its drain); one that
+   *   ended without `stop()` (a crash, Ctrl-C) keeps them until they expire, `leaseTtlMs` after this
+   *   client first saw them as they are.
+   * - `'own-client-row'`: the clients table holds a row of this very `clientId` from another process
+   *   (a restart without `stop()`, with a fixed `clientId`): this one captures nothing until that row
+   *   expires. If the row keeps changing, the other process is alive: `duplicate-client` follows.
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'waiting';
+    /** What it waits for (see the event's description). */
+    readonly reason: 'leases-held' | 'own-client-row';
+    /** The shards waited for, sorted: the leased ones, or those the other process's row says it holds. */
+    readonly shardIds: readonly string[];
+    /** `'leases-held'`: the clients that hold them, as the group's clients rows say (empty when no row names them). */
+    readonly holders: readonly string[];
+    /**
+     * How long from now until what it waits for expires for this client if its holder has stopped
+     * (`leaseTtlMs` after it first saw it as it is): reading starts at the capture that follows. A
+     * live holder hands its leases over at its next shard check instead.
+     */
+    readonly boundMs: number;
+    /** Leases this client holds meanwhile: 0 while it reads nothing at all. */
+    readonly held: number;
+  }
+  /**
+   * A stop began: the client stopped reading and waits for the records it emitted to be acked
+   * (at most `boundMs`; with nobody subscribed, only while acks keep coming: `quietMs` without one
+   * ends it), then writes its final checkpoints and releases its leases. Emitted when it holds leases.
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'draining';
+    /** The leases held, sorted. */
+    readonly shardIds: readonly string[];
+    /** Records emitted and not acked yet, per shard (shards with none left out). */
+    readonly unacked: Readonly<Record<string, number>>;
+    /** The longest it waits for them; 0 after a fatal error (nobody can ack: not waited for). */
+    readonly boundMs: number;
+    /** Set when nobody is subscribed any more: the wait ends after this long without an ack. */
+    readonly quietMs?: number;
+  }
+  /**
+   * A graceful end of a lease (a stop or a rebalance) waited its drain bound (or, with nobody
+   * subscribed, until acks stopped coming) and records were still unacked: the lease is released
+   * without them, and the next owner gets them again (records acked beyond them are not delivered again).
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'drain-gave-up';
+    /** The shard released with unacked records. */
+    readonly shardId: string;
+    /** Records emitted and never acked: the next owner gets them again. */
+    readonly unacked: number;
+    /** How long the drain waited, in milliseconds. */
+    readonly waitedMs: number;
+  }
+  /**
+   * The client keeps failing to start (its tables, its stream or the group cannot be reached):
+   * reported once, after its first failed attempts; it goes on trying until `startTimeoutMs`, then
+   * fails with `StartTimeoutError`.
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'start-failing';
+    /** Failed attempts so far. */
+    readonly attempts: number;
+    /** The last attempt's error (its `cause` chain leads to the root cause, such as an `EndpointError`). */
+    readonly error: Error;
+    /** Milliseconds left until `startTimeoutMs` runs out. */
+    readonly giveUpInMs: number;
+  }
   /** The set of shards assigned to this client, or the assignment rule, changed (membership or shard list changed). */
   | {
     /** Which event this is. */
@@ -355,14 +419,17 @@ export type KinsumerEventType = KinsumerEvent['type'];
 
 /**
  * A pino-compatible logger: kinsumer calls `logger.warn({ shardId, err }, 'message')`.
- * Record contents and credentials are never logged.
+ * Record contents and credentials are never logged. Without one, warnings and errors go to stderr.
  */
 export interface Logger {
   /** Routine detail: checkpoints committed. */
   debug(obj: object, msg?: string): void;
-  /** Changes worth knowing: leases acquired and released, shards finished, leadership, rebalances. */
+  /** Changes worth knowing: leases acquired and released, shards finished, leadership, rebalances, what a stop waits for. */
   info(obj: object, msg?: string): void;
-  /** Trouble kinsumer recovers from, or that needs a look: retries, lost leases, undecodable records, stalled shards. */
+  /**
+   * Trouble kinsumer recovers from, or that needs a look: retries, lost leases, undecodable records,
+   * stalled shards, a wait that keeps it from reading anything, a drain that gave up, a start that keeps failing.
+   */
   warn(obj: object, msg?: string): void;
   /** Faults that stop a shard or the client. */
   error(obj: object, msg?: string): void;

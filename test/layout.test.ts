@@ -15,10 +15,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ['group'],
   ['dynamodb'],
   // Operator tools and the testing kit: beside the public face, they may use its options.
-  ['reset', 'testing'],
+  ['reset', 'testing', 'kcl'],
   ['cli'],
 ];
-const APPLICATION_FOLDERS = new Set(['reset', 'testing', 'cli']);
+const APPLICATION_FOLDERS = new Set(['reset', 'testing', 'kcl', 'cli']);
 const PUBLIC_FACE = ['index.ts', 'kinsumer.ts', 'options.ts', 'types.ts'];
 const ENTRY_POINTS = new Set(['index.ts', 'kinsumer.ts']);
 const MAX_LINES = 450;

@@ -2,8 +2,8 @@
 // GetRecords makes a fresh page (new record objects, a fresh copy of the payload, a new arrival
 // Date per record, as the SDK would hand them over), so memory stays flat however long it runs,
 // and the baseline and the library pay exactly the same price for the page.
-import { type Observable, defer, of, throwError } from 'rxjs';
-import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../../src/ports/stream.js';
+import { type Observable, defer, map, of, throwError } from 'rxjs';
+import type { IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../../src/ports/stream.js';
 
 /** Options of {@link SyntheticStream}. */
 export interface SyntheticStreamOptions {
@@ -60,7 +60,11 @@ export class SyntheticStream implements StreamPort {
     return { records, nextShardIterator: `${shard}:${index + limit}`, millisBehindLatest: this.behind, childShardIds: undefined };
   }
 
-  getShardIterator(shardId: string, start: IteratorStart): Observable<string> {
+  getShardIterator(shardId: string, start: IteratorStart): Observable<IssuedIterator> {
+    return this.iteratorAt(shardId, start).pipe(map((shardIterator) => ({ shardIterator })));
+  }
+
+  private iteratorAt(shardId: string, start: IteratorStart): Observable<string> {
     return defer(() => {
       const shard = this.shardIds().indexOf(shardId);
       if (shard < 0) return throwError(() => new Error(`no shard ${shardId}`));

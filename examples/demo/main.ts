@@ -170,7 +170,7 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
   let producerDone: Promise<void> = Promise.resolve();
   try {
     writer.line(`kinsumer demo: ${SHARDS}-shard stream, ${WORKER_IDS.length} worker processes, producer target ${settings.rate} records/s for ${settings.durationMs / 1000} s`);
-    for (const line of renderTimings(FLEET_TIMINGS)) writer.line(line);
+    for (const line of renderTimings(FLEET_TIMINGS, writer.width())) writer.line(line);
     writer.line(`temp folder ${temp} (ack logs${onDisk ? ', Kinesis data' : ''}; removed at the end)`);
     local = await startLocalAws({ kinesis: 'kinesalite', dynamodb: 'dynalite', ...(onDisk ? { kinesisPath: join(temp, 'kinesis') } : {}) });
     writer.line(`local Kinesis ${local.endpoints.kinesis}, local DynamoDB ${local.endpoints.dynamodb}`);
@@ -293,7 +293,7 @@ async function run(settings: Settings, writer: ViewWriter, interrupt: AbortSigna
       producedRate: final.producedRate,
       targetRate: settings.rate,
       leaseTtlMs: FLEET_TIMINGS.leaseTtlMs,
-    }));
+    }, writer.width()));
     return result.lost.length === 0 && result.violations.length === 0 ? 0 : 1;
   } finally {
     if (render !== undefined) clearInterval(render);

@@ -1,10 +1,46 @@
 // The demo's terminal view: pure functions from a view model to lines of text, and a small writer
 // that redraws them in place on a terminal, or prints plain lines when the output is a pipe.
+// Every line is wrapped at word boundaries to the width it is written for: nothing is cut.
 import { DEFAULTS } from 'kinsumer';
+import { proseWords, wrapWords } from '../../src/cli/wrap.js';
 import { settingText, shortShard, type Note, type ShardRow, type ViewModel, type WorkerRow } from './board.js';
 
 /** Pipe mode keeps every line below this, so an ordinary terminal or log viewer does not wrap it. */
 export const MAX_LINE = 119;
+
+/**
+ * `line` in lines of at most `width` characters, broken at spaces (a unit stays with its number),
+ * continuation lines under `indent` (default: the line's own indent). A line that fits is kept as
+ * it is; a word wider than a whole line is broken where it must be, so that a terminal never
+ * wraps a line by itself.
+ */
+export function wrapLine(line: string, width: number, indent?: string): string[] {
+  if (line.length <= width) return [line];
+  const lead = /^ */.exec(line)?.[0] ?? '';
+  return wrapAfter(lead, line.slice(lead.length), width, indent ?? lead);
+}
+
+/**
+ * A table row or a note wrapped in its last column: the first `column` characters (padded cells,
+ * a note's clock) are kept as they are, the rest wraps under them.
+ */
+export function wrapColumn(line: string, width: number, column: number): string[] {
+  if (line.length <= width) return [line];
+  // A terminal too narrow for the table: its columns give way, the words stay whole.
+  if (column > width - 10) return wrapLine(line, width, '  ');
+  return wrapAfter(line.slice(0, column), line.slice(column), width, ' '.repeat(column));
+}
+
+function wrapAfter(first: string, rest: string, width: number, indent: string): string[] {
+  // A hanging indent that leaves less than 10 columns would wrap one word per line: start at the left instead.
+  const hanging = indent.length <= width - 10 ? indent : '';
+  return wrapWords(proseWords(rest), width, first, hanging).flatMap((wrapped) => {
+    if (wrapped.length <= width) return [wrapped];
+    const pieces: string[] = [];
+    for (let left = wrapped; left.length > 0; left = left.length > width ? hanging + left.slice(width) : '') pieces.push(left.slice(0, width));
+    return pieces;
+  });
+}
 
 /** What the run ends with. */
 export interface TallySummary {
@@ -54,15 +90,16 @@ function workerShards(row: WorkerRow): string {
 }
 
 /**
- * Items joined by `separator` into lines of at most {@link MAX_LINE} characters (an item is never
- * split): the first line starts with `first`, the others with `indent`.
+ * Items joined by `separator` into lines of at most `width` characters (an item is split only
+ * when it is wider than a line, at its spaces): the first line starts with `first`, the others
+ * with `indent`.
  */
-function packed(first: string, indent: string, items: readonly string[], separator = ' · '): string[] {
+function packed(first: string, indent: string, items: readonly string[], separator = ' · ', width = MAX_LINE): string[] {
   const lines: string[] = [];
   let line = first;
   let empty = true;
   for (const item of items) {
-    if (!empty && line.length + separator.length + item.length > MAX_LINE) {
+    if (!empty && line.length + separator.length + item.length > width) {
       lines.push(line);
       line = indent;
       empty = true;
@@ -71,48 +108,73 @@ function packed(first: string, indent: string, items: readonly string[], separat
     empty = false;
   }
   if (!empty) lines.push(line);
-  return lines;
+  return lines.flatMap((l) => wrapLine(l, width, indent));
 }
 
 /** The demo's timings next to the library's defaults: the failover the demo shows depends on them. */
-export function renderTimings(timings: Readonly<Partial<Record<keyof typeof DEFAULTS, unknown>>>): string[] {
+export function renderTimings(timings: Readonly<Partial<Record<keyof typeof DEFAULTS, unknown>>>, width = MAX_LINE): string[] {
   const order = ['leaseTtlMs', 'shardCheckFrequencyMs', 'leaderActionFrequencyMs', 'commitFrequencyMs', 'throttleDelayMs', 'shutdownTimeoutMs'] as const;
   const items = order.flatMap((name) => {
     const value = timings[name];
     return typeof value === 'number' ? [`${name} ${settingText(value)} (default ${settingText(DEFAULTS[name])})`] : [];
   });
-  return ['demo timings, shorter than the defaults so a crash shows within the run:', ...packed('  ', '  ', items)];
+  return ['demo timings, shorter than the defaults so a crash shows within the run:', ...packed('  ', '  ', items, ' · ', width)];
 }
 
-/** The full board: header, the shard table, the worker table and the latest notes. */
-export function renderBoard(model: ViewModel, maxNotes = 8): string[] {
+/** Where the last column of the shard table starts (state), and of the worker table (shards): their continuation lines go there. */
+const SHARD_STATE_COLUMN = 57;
+const WORKER_SHARDS_COLUMN = 44;
+/** Where the text of a note starts, past its `[ 12.3s] `. */
+const NOTE_COLUMN = 9;
+
+/**
+ * The full board: header, the shard table, the worker table and the latest notes (at most
+ * `maxNotes`, and no more than `maxNoteLines` lines of them, the newest kept), every line at most
+ * `width` characters.
+ */
+export function renderBoard(model: ViewModel, maxNotes = 8, width = MAX_LINE, maxNoteLines = Infinity): string[] {
   const lines: string[] = [];
   const producer = model.producerElapsedMs === undefined
     ? ''
     : ` · producer ${clock(Math.min(model.producerElapsedMs, model.durationMs))} of ${clock(model.durationMs)}`;
-  lines.push(model.phase === 'starting'
+  lines.push(...wrapLine(model.phase === 'starting'
     ? `kinsumer demo · starting: the workers are taking their leases · ${clock(model.elapsedMs)}`
-    : `kinsumer demo · ${model.phase} · ${clock(model.elapsedMs)}${producer}`);
-  lines.push(`produced ${model.produced} (${Math.round(model.producedRate)}/s average, target ${model.targetRate}/s)`
-    + ` · consumed ${model.consumedUnique} distinct · duplicates ${model.duplicates}`);
+    : `kinsumer demo · ${model.phase} · ${clock(model.elapsedMs)}${producer}`, width, '  '));
+  lines.push(...packed('', '  ', [
+    `produced ${model.produced} (${Math.round(model.producedRate)}/s average, target ${model.targetRate}/s)`,
+    `consumed ${model.consumedUnique} distinct`,
+    `duplicates ${model.duplicates}`,
+  ], ' · ', width));
   lines.push('');
-  lines.push(`${pad('shard', 10)}${pad('parent', 10)}${pad('owner', 7)}${padLeft('consumed', 9)}${padLeft('lag rec', 9)}${padLeft('lag', 10)}  state`);
+  lines.push(...wrapLine(`${pad('shard', 10)}${pad('parent', 10)}${pad('owner', 7)}${padLeft('consumed', 9)}${padLeft('lag rec', 9)}${padLeft('lag', 10)}  state`, width, '  '));
   for (const row of model.shards) {
     const parent = row.parents.length === 0 ? '-' : row.parents.map(shortShard).join('+');
-    lines.push(
+    lines.push(...wrapColumn(
       `${pad(shortShard(row.shardId), 10)}${pad(parent, 10)}${pad(row.owner ?? '-', 7)}${padLeft(row.consumed, 9)}`
       + `${padLeft(row.lagRecords, 9)}${padLeft(formatMs(row.lagMs), 10)}  ${shardState(row, model)}`,
-    );
+      width, SHARD_STATE_COLUMN,
+    ));
   }
   lines.push('');
-  lines.push(`${pad('worker', 8)}${pad('pid', 8)}${pad('state', 10)}${padLeft('rate', 8)}${padLeft('acked', 8)}  shards`);
+  lines.push(...wrapLine(`${pad('worker', 8)}${pad('pid', 8)}${pad('state', 10)}${padLeft('rate', 8)}${padLeft('acked', 8)}  shards`, width, '  '));
   for (const row of model.workers) {
-    lines.push(`${pad(row.id, 8)}${pad(row.pid ?? '-', 8)}${pad(row.state, 10)}${padLeft(`${Math.round(row.rate)}/s`, 8)}${padLeft(row.acked, 8)}  ${workerShards(row)}`);
+    lines.push(...wrapColumn(
+      `${pad(row.id, 8)}${pad(row.pid ?? '-', 8)}${pad(row.state, 10)}${padLeft(`${Math.round(row.rate)}/s`, 8)}${padLeft(row.acked, 8)}  ${workerShards(row)}`,
+      width, WORKER_SHARDS_COLUMN,
+    ));
   }
-  const notes = maxNotes > 0 ? model.notes.slice(-maxNotes) : [];
+  // The newest notes that fit, in their order.
+  const notes: string[][] = [];
+  let noteLines = 0;
+  for (const note of maxNotes > 0 ? model.notes.slice(-maxNotes).reverse() : []) {
+    const wrapped = wrapColumn(renderNote(note), width, NOTE_COLUMN);
+    if (noteLines + wrapped.length > maxNoteLines) break;
+    notes.unshift(wrapped);
+    noteLines += wrapped.length;
+  }
   if (notes.length > 0) {
     lines.push('');
-    for (const note of notes) lines.push(renderNote(note));
+    for (const note of notes) lines.push(...note);
   }
   return lines;
 }
@@ -144,32 +206,32 @@ export function renderStatusLines(model: ViewModel): string[] {
   ];
 }
 
-/** A tally row: label, figure, and what it means (wrapped under itself to stay within {@link MAX_LINE}). */
-function tallyRow(label: string, figure: string | number, meaning: string): string[] {
+/** A tally row: label, figure, and what it means (wrapped under itself to stay within `width`). */
+function tallyRow(label: string, figure: string | number, meaning: string, width: number): string[] {
   const left = `  ${pad(label, 17)}${padLeft(figure, 8)}  `;
-  return packed(left, ' '.repeat(left.length), meaning.split(' '), ' ');
+  return packed(left, ' '.repeat(left.length), proseWords(meaning), ' ', width);
 }
 
-/** The closing tally; its first line is the one to grep: `tally: produced N, ..., lost N`. */
-export function renderTally(tally: TallySummary): string[] {
+/** The closing tally, every line at most `width`; its first line is the one to grep: `tally: produced N, ..., lost N`. */
+export function renderTally(tally: TallySummary, width = MAX_LINE): string[] {
   const failover = tally.failoverMs === undefined ? 'not measured' : formatMs(tally.failoverMs);
   const handoff = tally.handoffMs === undefined ? 'not measured' : formatMs(tally.handoffMs);
   const lease = settingText(tally.leaseTtlMs);
   const lines = [
-    `tally: produced ${tally.produced}, consumed unique ${tally.consumedUnique}, duplicates ${tally.duplicates}, lost ${tally.lost}, failover ${failover}`
-    + `${tally.failoverMs === undefined ? '' : ` (leaseTtlMs ${lease})`}`,
-    ...tallyRow('produced', tally.produced, `records put by the producer (${Math.round(tally.producedRate)}/s average, target ${tally.targetRate}/s)`),
-    ...tallyRow('consumed unique', tally.consumedUnique, 'distinct records acked by some worker'),
-    ...tallyRow('duplicates', tally.duplicates, 'deliveries beyond the first (at-least-once: acked but not yet checkpointed when a worker died or let go)'),
-    ...tallyRow('LOST', tally.lost, tally.lost === 0 ? 'every produced record was acked' : `never acked, e.g. ${tally.lostSample.join(', ')}`),
+    ...wrapLine(`tally: produced ${tally.produced}, consumed unique ${tally.consumedUnique}, duplicates ${tally.duplicates}, lost ${tally.lost}, failover ${failover}`
+    + `${tally.failoverMs === undefined ? '' : ` (leaseTtlMs ${lease})`}`, width, '  '),
+    ...tallyRow('produced', tally.produced, `records put by the producer (${Math.round(tally.producedRate)}/s average, target ${tally.targetRate}/s)`, width),
+    ...tallyRow('consumed unique', tally.consumedUnique, 'distinct records acked by some worker', width),
+    ...tallyRow('duplicates', tally.duplicates, 'deliveries beyond the first (at-least-once: acked but not yet checkpointed when a worker died or let go)', width),
+    ...tallyRow('LOST', tally.lost, tally.lost === 0 ? 'every produced record was acked' : `never acked, e.g. ${tally.lostSample.join(', ')}`, width),
     // Its own line: the figure is only as small as the demo's lease TTL.
-    `  ${pad('failover', 17)}${padLeft(failover, 8)}  SIGKILL to records flowing again on every shard the dead worker held`,
-    `  ${' '.repeat(25)}  bounded by leaseTtlMs: ${lease} in this demo, ${settingText(DEFAULTS.leaseTtlMs)} by default`,
-    ...tallyRow('split handoff', handoff, 'parent finished to the first record of its children'),
+    ...tallyRow('failover', failover, 'SIGKILL to records flowing again on every shard the dead worker held', width),
+    ...wrapLine(`  ${' '.repeat(25)}  bounded by leaseTtlMs: ${lease} in this demo, ${settingText(DEFAULTS.leaseTtlMs)} by default`, width),
+    ...tallyRow('split handoff', handoff, 'parent finished to the first record of its children', width),
   ];
   if (tally.violations.length > 0) {
     lines.push(`  ORDER VIOLATIONS ${padLeft(tally.violations.length, 8)}`);
-    for (const violation of tally.violations.slice(0, 5)) lines.push(...packed('    ', '      ', violation.split(' '), ' '));
+    for (const violation of tally.violations.slice(0, 5)) lines.push(...packed('    ', '      ', violation.split(' '), ' ', width));
   }
   lines.push(tally.lost === 0 && tally.violations.length === 0 ? 'result: OK, nothing lost' : 'result: FAILED');
   return lines;
@@ -185,6 +247,8 @@ export interface Output {
 
 /** Shows the run: `tick` each second with the latest model, `line` for anything else, `end` once. */
 export interface ViewWriter {
+  /** The width lines are written for now: the terminal's columns less one, {@link MAX_LINE} in a pipe. */
+  width(): number;
   tick(model: ViewModel): void;
   line(text: string): void;
   /** The final board (kept on screen, or printed once in a pipe) and the tally under it. */
@@ -200,17 +264,20 @@ const ESC = '\u001b[';
 export function createWriter(output: Output): ViewWriter {
   if (output.isTTY === true) {
     let drawn = 0;
-    // A line wider than the terminal wraps, and a board taller than it scrolls: either breaks
-    // the cursor-up redraw, so lines are clipped and notes dropped to fit.
-    const clip = (line: string) => (output.columns === undefined || output.columns <= 0 ? line : line.slice(0, Math.max(20, output.columns - 1)));
-    const noteRoom = (model: ViewModel) => (output.rows === undefined || output.rows <= 0 ? 8 : Math.min(8, Math.max(0, output.rows - 1 - renderBoard(model, 0).length - 1)));
+    // A line as wide as the terminal wraps by itself, and a board taller than it scrolls: either
+    // breaks the cursor-up redraw, which counts the lines it wrote. So every line is wrapped here,
+    // one column short of the width, and the oldest notes dropped to fit the height.
+    const width = () => (output.columns === undefined || output.columns <= 0 ? MAX_LINE : Math.max(20, output.columns - 1));
+    const noteLines = (model: ViewModel, w: number) => (output.rows === undefined || output.rows <= 0 ? Infinity : Math.max(0, output.rows - 1 - renderBoard(model, 0, w).length - 1));
     const erase = () => {
       if (drawn > 0) output.write(`${ESC}${drawn}A\r${ESC}0J`);
       drawn = 0;
     };
     return {
+      width,
       tick(model) {
-        const lines = renderBoard(model, noteRoom(model)).map(clip);
+        const w = width();
+        const lines = renderBoard(model, 8, w, noteLines(model, w));
         erase();
         output.write(`${lines.join('\n')}\n`);
         drawn = lines.length;
@@ -218,28 +285,29 @@ export function createWriter(output: Output): ViewWriter {
       line(text) {
         // Printed above the board: the next tick redraws below it.
         erase();
-        output.write(`${text}\n`);
+        output.write(`${wrapLine(text, width(), '  ').join('\n')}\n`);
       },
       end(model, tally) {
         // The last board stays on screen; the tally goes under it.
         this.tick(model);
         drawn = 0;
-        output.write(`\n${tally.join('\n')}\n`);
+        output.write(`\n${tally.flatMap((line) => wrapLine(line, width())).join('\n')}\n`);
       },
     };
   }
   const printed = new Set<string>();
   return {
+    width: () => MAX_LINE,
     tick(model) {
       for (const note of model.notes) {
         if (printed.has(note.key)) continue;
         printed.add(note.key);
-        output.write(`${renderNote(note)}\n`);
+        output.write(`${wrapColumn(renderNote(note), MAX_LINE, NOTE_COLUMN).join('\n')}\n`);
       }
       for (const line of renderStatusLines(model)) output.write(`${line}\n`);
     },
     line(text) {
-      output.write(`${text}\n`);
+      output.write(`${wrapLine(text, MAX_LINE, '  ').join('\n')}\n`);
     },
     end(model, tally) {
       this.tick(model);

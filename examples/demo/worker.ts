@@ -59,6 +59,8 @@ function main(): void {
   const kinsumer = new Kinsumer({
     ...config.options,
     clientId: config.id,
+    // Its events go to the parent, which narrates them: warnings on stderr would write over its view.
+    logger: { debug() {}, info() {}, warn() {}, error() {} },
     kinesis: localKinesisClient(config.aws, overrides),
     dynamodb: localDynamoDbClient(config.aws, overrides),
   });

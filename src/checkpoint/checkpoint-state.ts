@@ -173,6 +173,21 @@ export class CheckpointState {
   }
 
   /**
+   * Before any record: a start kept as a timestamp earlier than `streamTime` (the stream's clock
+   * at the lease's first LATEST iterator) moves up to it, keeping its floor. Records before it are
+   * not the group's: the LATEST iterator did not return them. Like {@link narrowStart}, it must be
+   * stored before a record is emitted. Returns `true` when it changed the start.
+   */
+  raiseStart(streamTime: Date): boolean {
+    if (this.#last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
+    if (this.#initial.timestamp.getTime() >= streamTime.getTime()) return false;
+    this.#initial = { ...this.#initial, timestamp: streamTime };
+    this.#version += 1;
+    this.#startVersion = this.#version;
+    return true;
+  }
+
+  /**
    * Registers a record about to be emitted and returns its ticket (for {@link ack}). Positions
    * must strictly increase, and start after the current position: a record at or before the
    * checkpoint was consumed already. The state keeps `position` (a delivered record may be it)
@@ -273,9 +288,7 @@ export class CheckpointState {
 
   /**
    * The write to make now. Snapshot it before the write starts; a later ack must not be swallowed.
-   * With `including` (held records, see {@link hold}): the write of a transaction that commits
-   * their writes too, as if they were acked (and kept) — what {@link commitHeld} makes true once
-   * it succeeded. Held records not included are gaps, as unacked ones are.
+   * With `including` (held records): a transaction's write, counting them as {@link commitHeld} will.
    */
   decide(including?: readonly TrackedRecord[]): CommitDecision {
     let head = this.#head;
@@ -292,8 +305,7 @@ export class CheckpointState {
     const write: CheckpointWrite = acked.length === 0 ? { checkpoint: position, finished } : { checkpoint: position, finished, acked };
     if (extra === undefined) return { write, changed: this.dirty || finished, version: this.#version };
     // Ranges that must be kept fit in the cap when they are made; they only shrink or merge later.
-    const beyond = [...extra].some((index) => index >= head);
-    const covers = !beyond || (encodeAckedRanges(position, acked, Number.POSITIVE_INFINITY)?.text.length ?? 0) <= ACKED_RANGES_MAX_BYTES;
+    const covers = ![...extra].some((index) => index >= head) || (encodeAckedRanges(position, acked, Number.POSITIVE_INFINITY)?.text.length ?? 0) <= ACKED_RANGES_MAX_BYTES;
     return { write, changed: true, version: this.#version, covers };
   }
 
@@ -307,10 +319,8 @@ export class CheckpointState {
   }
 
   /**
-   * Holds a tracked, unacked record whose writes wait for their transaction: no checkpoint counts
-   * it as acked (a gap) until {@link commitHeld} — a write must never cover a record whose writes
-   * were not applied with it. Returns `false` (holding nothing) when the record is acked, held, or
-   * not tracked by this state.
+   * Holds an unacked record whose writes wait for their transaction: a gap in every checkpoint until
+   * {@link commitHeld} (no write covers writes not applied with it). `false` if acked, held or untracked.
    */
   hold(record: TrackedRecord): boolean {
     const index = record - this.#offset;
@@ -321,14 +331,10 @@ export class CheckpointState {
 
   /** A held record's writes failed: it is unacked again (an ack may come again). */
   unhold(record: TrackedRecord): void {
-    const index = record - this.#offset;
-    if (this.#acked[index] === Ack.Held) this.#acked[index] = Ack.None;
+    if (this.#acked[record - this.#offset] === Ack.Held) this.#acked[record - this.#offset] = Ack.None;
   }
 
-  /**
-   * The transaction of `decision` (made by {@link decide} with `records`, all held) succeeded:
-   * they are acked and kept, and `dirty` clears when nothing else changed since the decision.
-   */
+  /** The transaction of `decision` ({@link decide} with held `records`) succeeded: they are acked and kept. */
   commitHeld(decision: CommitDecision, records: readonly TrackedRecord[]): void {
     const unchanged = decision.version === this.#version;
     let moved = false;

@@ -12,6 +12,7 @@ import {
 } from 'rxjs';
 import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { retryTransient } from '../errors/retry-backoff.js';
+import { type Clock, schedulerClock } from '../ports/clock.js';
 import type { HeldLease, LeaseStore, StoredCheckpoint } from '../ports/lease-store.js';
 import type { Position } from '../ports/position.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
@@ -42,6 +43,11 @@ export interface CheckpointerOptions {
   /** Report `shard-stalled` after this long with records pending and the watermark not moving, and again as often. Default 60000. */
   readonly stallWarningMs?: number;
   readonly scheduler: SchedulerLike;
+  /**
+   * The zombie guard and the stall warnings are differences of its `elapsedNow`; `stored().atMs`
+   * is its `wallNow`. Default: the scheduler's `now()` for both.
+   */
+  readonly clock?: Clock;
   /** Receives `checkpoint`, `lease-released`, `lease-lost`, `shard-stalled`, `retrying` and `error` events. */
   readonly emit: (event: KinsumerEvent) => void;
   readonly stats?: StatReceiver;
@@ -71,7 +77,7 @@ export interface Checkpointer extends ShardTracker {
   finishedWritten(): boolean;
   /**
    * The position stored for the shard (as captured, or as this lease last wrote it) and when this
-   * lease last wrote one (`scheduler.now()`, `undefined` before its first). For `status()`.
+   * lease last wrote one (`clock.wallNow()`, `undefined` before its first). For `status()`.
    */
   stored(): { readonly checkpoint: CheckpointPosition | undefined; readonly atMs: number | undefined };
 }
@@ -99,6 +105,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
   if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
   const { shardId } = lease;
+  const clock = options.clock ?? schedulerClock(scheduler);
   const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished, acked: lease.acked });
   const phase = new BehaviorSubject<Phase>({ kind: 'open' });
   // Each ack that changed something, for whoever waits on acks$ (a reader out of room, a drain).
@@ -119,11 +126,11 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // Each write that confirmed the lease: restarts the renewal clock, wakes a reader held back by leaseConfirmed().
   const confirmed = new Subject<void>();
   // The watermark moved with records still pending, or records became pending: restarts the stall clock.
-  const progress = new StallClock(scheduler);
+  const progress = new StallClock(scheduler, () => clock.elapsedNow());
   // When the last write that confirmed the lease was sent (its LastUpdate is no earlier); the
   // capture has just confirmed it. Renewals come every renewIntervalMs (a third of the TTL): two
   // intervals without a confirmation leave the lease a third of its TTL from being takeable.
-  let confirmedAtMs = scheduler.now();
+  let confirmedAtMs = clock.elapsedNow();
   let renewDue = false;
   // What the row holds as a position, and when this lease wrote one (status()).
   let stored: { checkpoint: CheckpointPosition | undefined; atMs: number | undefined } = {
@@ -131,7 +138,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   };
   const wrote = (checkpoint: CheckpointPosition | undefined): void => {
     if (checkpoint === undefined) return;
-    stored = { checkpoint, atMs: scheduler.now() };
+    stored = { checkpoint, atMs: clock.wallNow() };
     stats?.checkpoint?.();
   };
   let closing: Promise<void> | undefined;
@@ -139,7 +146,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // soon as the lane is free, so each transaction takes what was acked while the last one was out.
   const laneWanted = new Subject<void>();
   const effects = new EffectsLane({
-    store, lease, state, scheduler, emit,
+    store, lease, state, scheduler, clock, emit,
     committed: (decision, sentAtMs) => {
       confirmedAtMs = Math.max(confirmedAtMs, sentAtMs);
       renewDue = false;
@@ -174,10 +181,10 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // A commit or a renewal, retried while transient; a retry after close() sends nothing (the
   // release that follows writes the latest position anyway).
   const confirm = (operation: 'commit' | 'renew', request: () => Observable<void>, onWritten: () => void): Observable<never> => defer(() => {
-    let sentAtMs = scheduler.now();
+    let sentAtMs = clock.elapsedNow();
     return defer(() => {
       if (phase.value.kind !== 'open') return EMPTY;
-      sentAtMs = scheduler.now();
+      sentAtMs = clock.elapsedNow();
       return request();
     }).pipe(
       retryTransient({ operation, shardId, scheduler, emit }),
@@ -249,9 +256,9 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // One timer, re-armed as it fires (never per record): at the end of the stretch without
   // progress, or a stallWarningMs on when nothing is pending.
   const stalls$ = new Observable<never>(() => {
-    let action = scheduler.schedule(check, Math.max(0, progress.sinceMs + stallWarningMs - scheduler.now()));
+    let action = scheduler.schedule(check, Math.max(0, progress.sinceMs + stallWarningMs - clock.elapsedNow()));
     function check(): void {
-      const now = scheduler.now();
+      const now = clock.elapsedNow();
       const sinceMs = progress.sinceMs;
       const oldest = state.oldest;
       let dueMs = now + stallWarningMs;
@@ -299,6 +306,9 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     narrowStart(first: Position, arrivedAt: Date): void {
       // Stored before the first record is emitted (startStored gates the reader), so it is worth a write at once.
       if (state.narrowStart(first, arrivedAt)) commitWanted.next();
+    },
+    streamStart(streamTime: Date): void {
+      if (state.raiseStart(streamTime)) commitWanted.next();
     },
     track(record: Position & { readonly approximateArrivalTimestamp?: Date }): number {
       const wasDirty = state.dirty;
@@ -358,7 +368,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       })();
       return closing;
     },
-    leaseConfirmed: () => state.startStored && scheduler.now() - confirmedAtMs < 2 * renewIntervalMs,
+    leaseConfirmed: () => state.startStored && clock.elapsedNow() - confirmedAtMs < 2 * renewIntervalMs,
     confirmed$: confirmed.asObservable(),
     checkpoint: () => state.position,
     finishedWritten: () => state.finishedWritten,

@@ -15,6 +15,7 @@ import { backoffDelay, retryTransient } from '../errors/retry-backoff.js';
 import {
   TransactionCancelledError, TransactionRejectedError, WriteConditionError, WriteRejectedError,
 } from '../errors/write-errors.js';
+import type { Clock } from '../ports/clock.js';
 import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
 import type { WritesOutcome } from '../ports/shard-tracker.js';
 import type { KinsumerEvent } from '../types.js';
@@ -37,8 +38,10 @@ export interface EffectsLaneOptions {
   readonly lease: HeldLease;
   readonly state: CheckpointState;
   readonly scheduler: SchedulerLike;
+  /** The rejoin window and `sentAtMs` are on its `elapsedNow` (the checkpointer's zombie guard compares them). */
+  readonly clock: Clock;
   readonly emit: (event: KinsumerEvent) => void;
-  /** A transaction committed `decision` (the records are acked in the state by then); `sentAtMs`: when its last attempt was sent. */
+  /** A transaction committed `decision` (the records are acked in the state by then); `sentAtMs`: when its last attempt was sent (`clock.elapsedNow()`). */
   readonly committed: (decision: CommitDecision, sentAtMs: number) => void;
   /** Asks the checkpointer for another turn of the lane. */
   readonly wake: () => void;
@@ -128,7 +131,7 @@ export class EffectsLane {
     }
     const rejoin = this.#rejoin;
     this.#rejoin = undefined;
-    const now = this.#options.scheduler.now();
+    const now = this.#options.clock.elapsedNow();
     if (rejoin !== undefined && this.#queue.size < rejoin.count && now < rejoin.untilMs) {
       return race(timer(rejoin.untilMs - now, this.#options.scheduler), this.#added.pipe(filter(() => this.#queue.size >= rejoin.count))).pipe(
         take(1),
@@ -158,16 +161,16 @@ export class EffectsLane {
   }
 
   #transact(batch: readonly PendingEffect[], decision: CommitDecision): Observable<never> {
-    const { store, lease, state, scheduler, emit } = this.#options;
+    const { store, lease, state, scheduler, clock, emit } = this.#options;
     const records = batch.flatMap((effect) => effect.records);
     const writes = batch.flatMap((effect) => effect.writes);
     // Built once: every re-send is the identical request, with the same token.
     const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, { token: randomUUID(), writes });
-    let sentAtMs = scheduler.now();
+    let sentAtMs = clock.elapsedNow();
     // Re-sent even after close(): until it is known whether it applied, no other write may follow
     // (a release without its records would move the checkpoint back under writes that applied).
     return defer(() => {
-      sentAtMs = scheduler.now();
+      sentAtMs = clock.elapsedNow();
       return request$;
     }).pipe(
       retryTransient({
@@ -186,7 +189,7 @@ export class EffectsLane {
           effect.settle({ kind: 'committed' });
           awaited += 1;
         }
-        if (awaited > 0) this.#rejoin = { untilMs: scheduler.now() + REJOIN_MS, count: this.#queue.size + awaited };
+        if (awaited > 0) this.#rejoin = { untilMs: clock.elapsedNow() + REJOIN_MS, count: this.#queue.size + awaited };
         if (this.#queue.size > 0 || this.#failure !== undefined) this.#options.wake();
       }),
       ignoreElements(),

@@ -13,8 +13,9 @@ export class StallClock {
   #sinceMs: number;
   #stampDue = false;
 
-  constructor(private readonly scheduler: SchedulerLike) {
-    this.#sinceMs = scheduler.now();
+  /** `elapsedNow`: a monotonic clock (default the scheduler's `now()`); the stamp runs on `scheduler`. */
+  constructor(private readonly scheduler: SchedulerLike, private readonly elapsedNow: () => number = () => scheduler.now()) {
+    this.#sinceMs = elapsedNow();
   }
 
   /** Progress now: the stretch without progress restarts (stamped at the end of this turn). */
@@ -23,13 +24,13 @@ export class StallClock {
     this.#stampDue = true;
     this.scheduler.schedule(() => {
       this.#stampDue = false;
-      this.#sinceMs = this.scheduler.now();
+      this.#sinceMs = this.elapsedNow();
     });
   }
 
-  /** When the last progress happened (`scheduler.now()`); the clock's creation before any. */
+  /** When the last progress happened (on `elapsedNow`); the clock's creation before any. */
   get sinceMs(): number {
     // Progress this turn whose stamp has not run yet: that is now.
-    return this.#stampDue ? this.scheduler.now() : this.#sinceMs;
+    return this.#stampDue ? this.elapsedNow() : this.#sinceMs;
   }
 }

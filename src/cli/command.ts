@@ -2,11 +2,20 @@ import type { ParseArgsConfig } from 'node:util';
 
 /** Where a command writes and what it reads from its environment. Injected so tests run commands in-process. */
 export interface CliIo {
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
+  /** `columns` and `isTTY` as a terminal's stream has them: help wraps to the width, `status --watch` redraws in place. */
+  readonly stdout: CliOutput;
+  readonly stderr: CliOutput;
   readonly env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT/SIGTERM (long-running commands such as `tail` stop on it). */
   readonly signal: AbortSignal;
+}
+
+/** Where the CLI writes: `process.stdout`, or a fake in tests. */
+export interface CliOutput {
+  write(text: string): unknown;
+  /** The terminal's width; absent when the output is not a terminal. */
+  readonly columns?: number | undefined;
+  readonly isTTY?: boolean | undefined;
 }
 
 /** Exit codes of the CLI. */

@@ -2,6 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { checkApplicationName } from '../dynamodb/table-names.js';
 import { type StreamRef } from '../options.js';
 import { type OptionValues, UsageError } from './command.js';
+import { twoColumns } from './wrap.js';
 
 /** Options several commands take (each command names the ones it uses), and `--help`. */
 export const COMMON_OPTIONS: NonNullable<ParseArgsConfig['options']> = {
@@ -28,20 +29,20 @@ export const COMMON_HELP: Readonly<Record<string, string>> = {
 
 /** What `--help` shows as an option's value, where `<value>` would say too little. */
 const PLACEHOLDERS: Readonly<Record<string, string>> = {
-  to: 'position', from: 'position', shard: 'id,...', limit: 'N', 'lease-ttl-ms': 'ms', 'refresh-ms': 'ms', interval: 'seconds',
+  to: 'position', from: 'position', 'consumer-name': 'name', shard: 'id,...', limit: 'N', 'lease-ttl-ms': 'ms', 'refresh-ms': 'ms', interval: 'seconds',
+  'lease-table': 'table', 'watch-ms': 'ms', timestamp: 'ISO time', 'initial-position': 'position',
   stream: 'name|arn', app: 'name', region: 'region', endpoint: 'url', 'kinesis-endpoint': 'url', 'dynamodb-endpoint': 'url', profile: 'name',
 };
 
-/** Renders option help as aligned `--name  text` lines. */
-export function renderOptions(help: Readonly<Record<string, string>>, options: NonNullable<ParseArgsConfig['options']>): string {
+/** Renders option help as `--name  text` lines, the texts aligned and wrapped to `width` under a hanging indent. */
+export function renderOptions(help: Readonly<Record<string, string>>, options: NonNullable<ParseArgsConfig['options']>, width: number): string {
   const rows = Object.entries(help).map(([name, text]) => {
     const spec = options[name];
     const value = spec?.type === 'string' ? ` <${PLACEHOLDERS[name] ?? 'value'}>` : '';
     const short = spec?.short === undefined ? '' : `, -${spec.short}`;
     return [`  --${name}${value}${short}`, text] as const;
   });
-  const width = Math.max(...rows.map(([left]) => left.length)) + 2;
-  return rows.map(([left, text]) => `${left.padEnd(width)}${text}`).join('\n');
+  return twoColumns(rows, width).join('\n');
 }
 
 /** A string option's value; `undefined` when not given. */

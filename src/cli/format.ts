@@ -11,6 +11,11 @@ export function renderTable(headers: readonly string[], rows: readonly (readonly
   return [line(headers), ...rows.map(line)].map((l) => `${l}\n`).join('');
 }
 
+/** `1 shard`, `2 shards`: a count with its noun, singular for one. */
+export function counted(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}
+
 /** Characters kept at each end of a shortened sequence number. */
 const SEQUENCE_ENDS = 6;
 

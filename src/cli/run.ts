@@ -4,31 +4,33 @@ import { ConfigError, KinsumerError } from '../errors/kinsumer-errors.js';
 import { packageVersion } from '../group/package-version.js';
 import { EXIT, UsageError, type CliIo, type Command, type CommonOption, type ExitCode, type ExitCodeHelp, type OptionValues } from './command.js';
 import { deregisterConsumerCommand } from './commands/consumer.js';
+import { exportKclCommand, importKclCommand } from './commands/kcl.js';
 import { resetCommand } from './commands/reset.js';
 import { statusCommand } from './commands/status.js';
 import { createTablesCommand, deleteTablesCommand } from './commands/tables.js';
 import { tailCommand } from './commands/tail.js';
 import { COMMON_HELP, COMMON_OPTIONS, renderOptions } from './common-options.js';
+import { outputWidth, proseWords, twoColumns, usageWords, wrapText, wrapWords } from './wrap.js';
 
 /** Every command, in the order `kinsumer --help` lists them. */
-export const COMMANDS: readonly Command[] = [createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, deregisterConsumerCommand];
+export const COMMANDS: readonly Command[] = [
+  createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, importKclCommand, exportKclCommand, deregisterConsumerCommand,
+];
 
-function mainHelp(commands: readonly Command[] = COMMANDS): string {
-  const width = Math.max(...commands.map((c) => c.name.length)) + 2;
+function mainHelp(commands: readonly Command[], width: number): string {
   return [
     'Usage: kinsumer <command> [options]',
     '',
-    'Share one Kinesis stream among many processes: tables, status and checkpoints from the command line.',
+    ...wrapText('Share one Kinesis stream among many processes: tables, status and checkpoints from the command line.', width),
     '',
     'Commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    ...twoColumns(commands.map((c) => [`  ${c.name}`, c.summary]), width),
     '',
     'Options:',
-    '  --help, -h     this text',
-    '  --version, -V  print the version',
+    ...twoColumns([['  --help, -h', 'this text'], ['  --version, -V', 'print the version']], width),
     '',
-    'Run `kinsumer <command> --help` for the options and exit codes of a command.',
-    'Exit codes: 0 done, 1 failed, 2 bad command line, 3 refused.',
+    ...wrapText('Run `kinsumer <command> --help` for the options and exit codes of a command.', width),
+    ...wrapText('Exit codes: 0 done, 1 failed, 2 bad command line, 3 refused.', width),
     '',
   ].join('\n');
 }
@@ -54,17 +56,26 @@ export function commandOptions(command: Command): NonNullable<ParseArgsConfig['o
   return { ...command.options, ...Object.fromEntries(Object.entries(COMMON_OPTIONS).filter(([name]) => used.includes(name))) };
 }
 
-function commandHelp(command: Command): string {
+/** The usage line wrapped under the command's name: `Usage: kinsumer reset --stream ...` then the options beneath it. */
+function usageLines(usage: string, width: number): string[] {
+  const [program = '', name = '', ...rest] = usageWords(usage);
+  const first = `Usage: ${program} ${name} `;
+  // Under the first option when that leaves room, else under the command's name.
+  const indent = first.length <= width - 40 ? first.length : 'Usage: kinsumer '.length;
+  return wrapWords(rest, width, first, ' '.repeat(indent));
+}
+
+function commandHelp(command: Command, width: number): string {
   return [
-    `Usage: ${command.usage}`,
+    ...usageLines(command.usage, width),
     '',
-    command.summary,
+    ...wrapText(command.summary, width),
     '',
     'Options:',
-    renderOptions({ ...command.optionHelp, ...commonHelp(command) }, commandOptions(command)),
+    renderOptions({ ...command.optionHelp, ...commonHelp(command) }, commandOptions(command), width),
     '',
     'Exit codes:',
-    ...Object.entries(command.exitCodes ?? DEFAULT_EXIT_CODES).map(([code, meaning]) => `  ${code}  ${meaning}`),
+    ...Object.entries(command.exitCodes ?? DEFAULT_EXIT_CODES).flatMap(([code, meaning]) => wrapWords(proseWords(meaning), width, `  ${code}  `, '     ')),
     '',
   ].join('\n');
 }
@@ -72,8 +83,11 @@ function commandHelp(command: Command): string {
 /** Runs the CLI with `argv` (without node and the script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo, commands: readonly Command[] = COMMANDS): Promise<ExitCode> {
   const [name, ...rest] = argv;
+  // Help wraps at the terminal's width (80 in a pipe): a line wider than the terminal breaks mid-word.
+  const width = outputWidth(io.stdout);
+  const errorWidth = outputWidth(io.stderr);
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(mainHelp(commands));
+    io.stdout.write(mainHelp(commands, width));
     return name === undefined ? EXIT.usage : EXIT.ok;
   }
   if (name === '--version' || name === '-V') {
@@ -82,20 +96,20 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
   }
   const command = commands.find((c) => c.name === name);
   if (command === undefined) {
-    io.stderr.write(`kinsumer: unknown command '${name}'\n\n${mainHelp(commands)}`);
+    io.stderr.write(`kinsumer: unknown command '${name}'\n\n${mainHelp(commands, errorWidth)}`);
     return EXIT.usage;
   }
   let values: OptionValues;
   try {
     ({ values } = parseArgs({ args: [...rest], options: commandOptions(command), strict: true, allowPositionals: false }) as { values: OptionValues });
     if (values.help === true) {
-      io.stdout.write(commandHelp(command));
+      io.stdout.write(commandHelp(command, width));
       return EXIT.ok;
     }
     const missing = command.required.filter((option) => values[option] === undefined);
     if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}`);
   } catch (error) {
-    io.stderr.write(`kinsumer ${command.name}: ${(error as Error).message}\n\n${commandHelp(command)}`);
+    io.stderr.write(`kinsumer ${command.name}: ${(error as Error).message}\n\n${commandHelp(command, errorWidth)}`);
     return EXIT.usage;
   }
   try {

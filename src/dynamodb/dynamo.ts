@@ -10,6 +10,29 @@ import {
 import { type Observable, expand, EMPTY, map, reduce } from 'rxjs';
 import { explainErrors } from '../errors/endpoint-error.js';
 import { type RequestBound, request } from '../ports/request-timeout.js';
+import { readServerDate } from '../ports/server-date.js';
+
+/**
+ * Carries an error past the SDK's retry middleware as a client error (no name, status or cause it
+ * retries on): the strategy neither retries it nor charges its quota. Unwrapped right after.
+ */
+class NotRetriedBySdk extends Error {
+  constructor(readonly original: unknown) {
+    super('not retried by the SDK');
+    this.name = 'KinsumerNotRetriedBySdk';
+  }
+}
+
+/** A middleware inside the retry middleware (just outside the deserializer) that wraps every failure in {@link NotRetriedBySdk}. */
+function notRetriedBySdk(next: (args: unknown) => Promise<unknown>): (args: unknown) => Promise<unknown> {
+  return async (args) => {
+    try {
+      return await next(args);
+    } catch (error) {
+      throw new NotRetriedBySdk(error);
+    }
+  };
+}
 
 /** A DynamoDB item as the SDK spells it. */
 export type Item = Record<string, AttributeValue>;
@@ -23,6 +46,37 @@ export class Dynamo {
 
   getItem(input: GetItemCommandInput): Observable<Item | undefined> {
     return this.call('GetItem', (signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
+  }
+
+  /** GetItem, and the server's clock when it answered (its `Date` header, whole seconds; `undefined` without one). */
+  getItemDated(input: GetItemCommandInput): Observable<{ readonly item: Item | undefined; readonly serverDate: Date | undefined }> {
+    return this.call('GetItem', async (signal) => {
+      const command = new GetItemCommand(input);
+      const answeredAt = readServerDate(command);
+      const out = await this.client.send(command, { abortSignal: signal });
+      return { item: out.Item, serverDate: answeredAt() };
+    });
+  }
+
+  /**
+   * GetItem for a poll: one attempt, never retried by the SDK. The SDK's retry strategy keeps one
+   * retry quota per client, shared by every call of the application's DynamoDBClient; a poll that
+   * the table throttles (a provisioned table's capacity used up) must not spend it, or the lease
+   * writes that meet a throttle next get no retry. The poll's own pace retries it.
+   */
+  pollItem(input: GetItemCommandInput): Observable<Item | undefined> {
+    return this.call('GetItem', async (signal) => {
+      const command = new GetItemCommand(input);
+      type Middleware = Parameters<typeof command.middlewareStack.addRelativeTo>[0];
+      command.middlewareStack.addRelativeTo(notRetriedBySdk as unknown as Middleware, {
+        relation: 'before', toMiddleware: 'deserializerMiddleware', name: 'kinsumerNotRetriedBySdk',
+      });
+      try {
+        return (await this.client.send(command, { abortSignal: signal })).Item;
+      } catch (error) {
+        throw error instanceof NotRetriedBySdk ? error.original : error;
+      }
+    });
   }
 
   /** One BatchGetItem call (at most 100 keys); the caller retries what comes back in `UnprocessedKeys`. */

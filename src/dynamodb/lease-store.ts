@@ -18,7 +18,7 @@ import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError }
 import { backoffDelay } from '../errors/retry-backoff.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
-import { withResetFloor } from '../reading/start-position.js';
+import { START_SKEW_MARGIN_MS, withResetFloor } from '../reading/start-position.js';
 import {
   CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCheckpoint, readableCounter, setAckedRanges, setCheckpoint, wronglyTyped,
 } from './checkpoint-row.js';
@@ -53,11 +53,16 @@ export interface DynamoLeaseStoreOptions {
   /** A lease this client has seen unchanged for this long (on its own clock) is expired. */
   readonly leaseTtlMs: number;
   /**
-   * Milliseconds since the epoch, written as `LastUpdate`; its differences also time the expiry
-   * of what this client observes (never compared with a time another host wrote). Pass
-   * `() => scheduler.now()` so virtual time moves leases too.
+   * Milliseconds since the epoch on the wall clock, only written (`LastUpdate`,
+   * `CheckpointUpdate`). Pass `() => scheduler.now()` so virtual time moves leases too.
    */
   readonly now: () => number;
+  /**
+   * Milliseconds on a monotonic clock: what this client observes expires by differences of it,
+   * never of `now`, so a step of the wall clock moves no expiry. Default: `now` (as virtual time in
+   * tests wants it); the Kinsumer passes its `clock.elapsedNow`.
+   */
+  readonly elapsedNow?: () => number;
   /** Timers of readMany's retries of unprocessed keys. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
   /**
@@ -88,7 +93,7 @@ export class DynamoLeaseStore implements LeaseStore {
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
-    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.now);
+    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now);
     this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#scheduler = options.scheduler ?? asyncScheduler;
     const metadataTable = options.metadataTable ?? (options.table.endsWith('_checkpoints') ? `${options.table.slice(0, -'_checkpoints'.length)}_metadata` : undefined);
@@ -237,7 +242,7 @@ export class DynamoLeaseStore implements LeaseStore {
 
   resetCheckpoint(shardId: string, checkpoint: StoredCheckpoint | undefined, options: { readonly force: boolean }): Observable<void> {
     const { now } = this.#options;
-    const write = (item: Item | undefined) => defer(() => {
+    const write = (item: Item | undefined, resetAt: Date) => defer(() => {
       const nowMs = now();
       // Refused while a live owner holds it: judged by this client's observations (the row must
       // have been seen unchanged for a TTL), and the write below is conditioned on the row as read.
@@ -250,7 +255,7 @@ export class DynamoLeaseStore implements LeaseStore {
         update.set(A.sequenceNumber, { NULL: true });
         for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp, A.startAfter, A.startAfterSub]) update.remove(attribute);
       } else {
-        setCheckpoint(update, withResetFloor(checkpoint, item === undefined ? undefined : readableCheckpoint(item, shardId)));
+        setCheckpoint(update, withResetFloor(checkpoint, item === undefined ? undefined : readableCheckpoint(item, shardId), resetAt));
       }
       // A reset means "read again from here": nothing beyond it counts as acked any more.
       update.remove(A.ackedRanges);
@@ -269,8 +274,11 @@ export class DynamoLeaseStore implements LeaseStore {
       else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
       return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, { [A.shard]: { S: shardId } }), ReturnValues: 'NONE' });
     });
-    return this.#get(shardId).pipe(
-      mergeMap((item) => write(item)),
+    // The reset's moment, on DynamoDB's clock (the read's answer, just before the write): a LATEST's
+    // time floor. Without a Date header, the client's clock less the skew margin.
+    const read$ = this.#options.dynamo.getItemDated({ TableName: this.#options.table, Key: { [A.shard]: { S: shardId } }, ConsistentRead: true });
+    return read$.pipe(
+      mergeMap(({ item, serverDate }) => write(item, serverDate ?? new Date(now() - START_SKEW_MARGIN_MS))),
       map(() => undefined),
       catchError((error: unknown) => {
         // A write that lost a race, or (unforced) a row whose owner cannot be read: held, as far as a reset can tell.

@@ -47,10 +47,16 @@ export interface DynamoMembershipStoreOptions {
   /** A row this client has seen unchanged for this long (on its own clock) is not live. */
   readonly leaseTtlMs: number;
   /**
-   * Milliseconds since the epoch, written as `LastUpdate`; its differences time what this client
-   * observes. Pass `() => scheduler.now()` so virtual time ages rows too.
+   * Milliseconds since the epoch on the wall clock, only written (`LastUpdate`) and the reap age's
+   * cutoff. Pass `() => scheduler.now()` so virtual time ages rows too.
    */
   readonly now: () => number;
+  /**
+   * Milliseconds on a monotonic clock: what this client observes expires by differences of it,
+   * never of `now`, so a step of the wall clock moves no expiry. Default: `now` (as virtual time in
+   * tests wants it); the Kinsumer passes its `clock.elapsedNow`.
+   */
+  readonly elapsedNow?: () => number;
   /** Age at which {@link DynamoMembershipStore.reapStale} deletes a row. Default {@link REAP_CLIENTS_AFTER_MS}. */
   readonly reapAfterMs?: number;
   /**
@@ -72,9 +78,11 @@ export class DynamoMembershipStore implements MembershipStore {
   readonly #clients = new RowObserver();
   /** The row of another process with this clientId, while one stands in the way. */
   readonly #rival: RivalRow;
+  readonly #elapsedNow: () => number;
 
   constructor(options: DynamoMembershipStoreOptions) {
     this.#options = options;
+    this.#elapsedNow = options.elapsedNow ?? options.now;
     this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#instanceId = options.instanceId ?? randomUUID();
     this.#rival = new RivalRow(options.leaseTtlMs);
@@ -104,7 +112,7 @@ export class DynamoMembershipStore implements MembershipStore {
           // Gone (deleted by its graceful stop) or ours after all: the plain heartbeat again.
           return put$.pipe(concatMap(registered), map((done) => done ?? { registered: false, heartbeating: false, shardIds: undefined }));
         }
-        const verdict = this.#rival.see(JSON.stringify([item[A.instanceId], item[A.lastUpdate]]), this.#options.now());
+        const verdict = this.#rival.see(JSON.stringify([item[A.instanceId], item[A.lastUpdate]]), this.#elapsedNow());
         const waiting: Registration = { registered: false, heartbeating: verdict.heartbeating, shardIds: readableIds(item) };
         if (!verdict.gone) return of(waiting);
         return takeOver$(item).pipe(concatMap(registered), map((done) => done ?? waiting));
@@ -138,10 +146,10 @@ export class DynamoMembershipStore implements MembershipStore {
   }
 
   liveClients(): Observable<LiveClient[]> {
-    const { dynamo, table, leaseTtlMs, now } = this.#options;
+    const { dynamo, table, leaseTtlMs } = this.#options;
     return defer(() => dynamo.scanAll({ TableName: table, ConsistentRead: true })).pipe(
       map((items) => {
-        const nowMs = now();
+        const nowMs = this.#elapsedNow();
         const rows = items.map((item) => this.#readable(item, nowMs)).filter((row): row is LiveClient => row !== undefined);
         this.#clients.keepOnly(rows.map((row) => row.id));
         return rows.filter((row) => !observedExpired(row.unchangedForMs, leaseTtlMs)).sort((a, b) => compareIds(a.id, b.id));

@@ -47,10 +47,16 @@ export interface DynamoMetadataStoreOptions {
   /** A leader lock this client has seen unchanged for this long (on its own clock) may be taken over. */
   readonly leaseTtlMs: number;
   /**
-   * Milliseconds since the epoch, written as `LastUpdate`; its differences time what this client
-   * observes. Pass `() => scheduler.now()` so virtual time ages the lock too.
+   * Milliseconds since the epoch on the wall clock, only written (`LastUpdate`). Pass
+   * `() => scheduler.now()` so virtual time ages the lock too.
    */
   readonly now: () => number;
+  /**
+   * Milliseconds on a monotonic clock: what this client observes expires by differences of it,
+   * never of `now`, so a step of the wall clock moves no expiry. Default: `now` (as virtual time in
+   * tests wants it); the Kinsumer passes its `clock.elapsedNow`.
+   */
+  readonly elapsedNow?: () => number;
 }
 
 /**
@@ -60,9 +66,11 @@ export interface DynamoMetadataStoreOptions {
 export class DynamoMetadataStore implements MetadataStore {
   readonly #options: DynamoMetadataStoreOptions;
   readonly #lock = new RowObserver();
+  readonly #elapsedNow: () => number;
 
   constructor(options: DynamoMetadataStoreOptions) {
     this.#options = options;
+    this.#elapsedNow = options.elapsedNow ?? options.now;
   }
 
   acquireLeadership(): Observable<boolean> {
@@ -106,7 +114,7 @@ export class DynamoMetadataStore implements MetadataStore {
 
   /** Records the `Leader` item as seen now; `true` once this client has seen it unchanged for the TTL. */
   #expired(item: Item): boolean {
-    const unchangedForMs = this.#lock.see(A.leaderKey, JSON.stringify([item[A.id], item[A.lastUpdate]]), this.#options.now());
+    const unchangedForMs = this.#lock.see(A.leaderKey, JSON.stringify([item[A.id], item[A.lastUpdate]]), this.#elapsedNow());
     return observedExpired(unchangedForMs, this.#options.leaseTtlMs);
   }
 
@@ -154,7 +162,11 @@ export class DynamoMetadataStore implements MetadataStore {
   groupEpoch(): Observable<number> {
     // Half the price of a strongly consistent read, and polled often: a read that lags a bump only
     // delays the take-over by a poll, and the check it triggers reads the clients table strongly.
-    return this.#get(A.groupEpochKey, false).pipe(map((item) => {
+    // Not retried by the SDK (Dynamo.pollItem): a throttled poll slows the poll, never the lease writes.
+    const { dynamo, table } = this.#options;
+    const read$ = defer(() => dynamo.pollItem({ TableName: table, Key: { [A.key]: { S: A.groupEpochKey } }, ConsistentRead: false }))
+      .pipe(catchError((error: unknown) => tableError(table, error)));
+    return read$.pipe(map((item) => {
       const epoch = item === undefined ? undefined : readable(() => readInteger(item, A.epoch));
       return Number(epoch ?? 0n);
     }));

@@ -16,7 +16,11 @@ export interface TablesOptions {
   readonly applicationName: string;
   /** Default `'PAY_PER_REQUEST'` (on demand): a busy shard writes about one checkpoint per second. */
   readonly billingMode?: 'PAY_PER_REQUEST' | 'PROVISIONED';
-  /** Provisioned read capacity of each table (PROVISIONED only). Default 10. */
+  /**
+   * Provisioned read capacity of each table (PROVISIONED only). Default 10. The metadata table
+   * needs about 2 per client (each polls the group epoch four times a second): see the README's
+   * "DynamoDB cost" for what each table needs.
+   */
   readonly readCapacity?: number;
   /** Provisioned write capacity of each table (PROVISIONED only). Default 10. */
   readonly writeCapacity?: number;
@@ -67,7 +71,7 @@ export async function createTables(options: TablesOptions): Promise<void> {
         if (classifyAwsError(error) !== 'in-use') throw new KinsumerError(`creating table ${table} failed`, { cause: error });
       }
     }
-    await firstValueFrom(waitFor(dynamo, table, 'ACTIVE', timeoutMs, scheduler));
+    await firstValueFrom(waitForTable(dynamo, table, 'ACTIVE', timeoutMs, scheduler));
   }));
 }
 
@@ -89,7 +93,7 @@ export async function deleteTables(options: TablesOptions): Promise<void> {
         await firstValueFrom(timer(pollDelay(attempt), scheduler));
       }
     }
-    await firstValueFrom(waitFor(dynamo, table, 'GONE', timeoutMs, scheduler));
+    await firstValueFrom(waitForTable(dynamo, table, 'GONE', timeoutMs, scheduler));
   }));
 }
 
@@ -142,7 +146,7 @@ function describe$(dynamo: Dynamo, table: string): Observable<TableDescription |
 }
 
 /** Polls the table's status (fast first, backing off) until it is `status`, for at most `timeoutMs` of `scheduler`. */
-function waitFor(dynamo: Dynamo, table: string, status: 'ACTIVE' | 'GONE', timeoutMs: number, scheduler: SchedulerLike): Observable<void> {
+export function waitForTable(dynamo: Dynamo, table: string, status: 'ACTIVE' | 'GONE', timeoutMs: number, scheduler: SchedulerLike): Observable<void> {
   let current = 'unknown';
   return defer(() => describe$(dynamo, table)).pipe(
     map((description) => description?.TableStatus ?? 'GONE'),

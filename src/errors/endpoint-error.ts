@@ -1,26 +1,8 @@
 import { type MonoTypeOperatorFunction, catchError, defer } from 'rxjs';
-import { KinsumerError } from './kinsumer-errors.js';
+import { type AwsService, EndpointError, KinsumerError } from './kinsumer-errors.js';
 
-/** The AWS service behind an endpoint. */
-export type AwsService = 'Kinesis' | 'DynamoDB';
-
-/**
- * The first contact with an AWS endpoint failed in a way that says more about the setup than
- * about AWS: nothing listens there, it speaks another protocol, or another server answers.
- * The message says what to check or pass; the original error is the `cause`.
- */
-export class EndpointError extends KinsumerError {
-  /** The service the client was calling. */
-  readonly service: AwsService;
-  /** The endpoint as the client was configured with it (or the address it tried), when known. */
-  readonly endpoint: string | undefined;
-
-  constructor(service: AwsService, endpoint: string | undefined, message: string, options: { cause: unknown; retriable: boolean }) {
-    super(message, options);
-    this.service = service;
-    this.endpoint = endpoint;
-  }
-}
+// The class lives with the other errors (a StartTimeoutError names the EndpointError in its causes).
+export { type AwsService, EndpointError } from './kinsumer-errors.js';
 
 /** What the call was, for the message. */
 export interface EndpointContext {

@@ -1,3 +1,5 @@
+import { type ErrorJson, errorJson } from './error-json.js';
+
 /**
  * Base class of every error kinsumer raises. AWS errors are kept as {@link KinsumerError.cause},
  * never flattened into the message, so callers can still test their type.
@@ -10,6 +12,16 @@ export class KinsumerError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.retriable = options.retriable ?? false;
+  }
+
+  /**
+   * What `JSON.stringify` writes (an event logged as JSON, a log pipeline without an error
+   * serializer): `name`, `message`, `retriable`, the typed fields of the subclass (such as
+   * `shardId` or `table`), and the `cause` chain, five causes deep at most (an AWS or Node error
+   * as its `name`, `message`, `code` and `httpStatusCode`). Never a credential or a record's payload.
+   */
+  toJSON(): ErrorJson {
+    return errorJson(this) as ErrorJson;
   }
 }
 
@@ -95,17 +107,70 @@ export class RequestTimeoutError extends KinsumerError {
 /**
  * The client could not start within `startTimeoutMs`: the tables, the stream or the group could not
  * be reached (DynamoDB or Kinesis unreachable, every call failing or hanging). `cause` is the last
- * error seen while trying. `records$` and `leases$` error with it; create a new Kinsumer to try again.
+ * error seen while trying; the message names its root cause (the innermost `EndpointError` of that
+ * error's causes, else the innermost cause), such as `cannot reach DynamoDB at http://127.0.0.1:9: connection refused`. `records$` and `leases$` error
+ * with it; create a new Kinsumer to try again.
  */
 export class StartTimeoutError extends KinsumerError {
   /** The bound that ran out, in milliseconds (the `startTimeoutMs` option). */
   readonly timeoutMs: number;
 
   constructor(timeoutMs: number, options: { cause?: unknown } = {}) {
-    const last = options.cause instanceof Error ? ` (last error: ${options.cause.message})` : '';
-    super(`could not start within ${timeoutMs} ms${last}`, { ...options, retriable: true });
+    super(`could not start within ${timeoutMs} ms${whyNot(options.cause)}`, { ...options, retriable: true });
     this.timeoutMs = timeoutMs;
   }
+}
+
+/** The service behind an endpoint. */
+export type AwsService = 'Kinesis' | 'DynamoDB';
+
+/**
+ * The first contact with an AWS endpoint failed in a way that says more about the setup than
+ * about AWS: nothing listens there, it speaks another protocol, or another server answers.
+ * The message says what to check or pass; the original error is the `cause`.
+ */
+export class EndpointError extends KinsumerError {
+  /** The service the client was calling. */
+  readonly service: AwsService;
+  /** The endpoint as the client was configured with it (or the address it tried), when known. */
+  readonly endpoint: string | undefined;
+
+  constructor(service: AwsService, endpoint: string | undefined, message: string, options: { cause: unknown; retriable: boolean }) {
+    super(message, options);
+    this.service = service;
+    this.endpoint = endpoint;
+  }
+}
+
+/** How deep {@link rootCause} looks: kinsumer wraps an SDK error that wraps a socket error. */
+const MAX_CAUSE_DEPTH = 8;
+
+/**
+ * The error that says what went wrong, under the wrappers: the innermost {@link EndpointError} of
+ * `error`'s cause chain (it explains the socket error beneath it in words: nothing listens there,
+ * another protocol), else the innermost error of the chain. `undefined` for a non-Error.
+ */
+export function rootCause(error: unknown): Error | undefined {
+  let innermost: Error | undefined;
+  let explained: EndpointError | undefined;
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < MAX_CAUSE_DEPTH; e = e.cause, depth += 1) {
+    innermost = e;
+    if (e instanceof EndpointError) explained = e;
+  }
+  return explained ?? innermost;
+}
+
+/** An error in a sentence: kinsumer's own message as it is, another error's with its name (`ThrottlingException: ...`). */
+export function describeError(error: Error): string {
+  if (error instanceof KinsumerError || error.name === 'Error' || error.name === '') return error.message;
+  return `${error.name}: ${error.message}`;
+}
+
+// `: <root cause>` and, when the last error is a wrapper around it, what it wrapped.
+function whyNot(cause: unknown): string {
+  if (!(cause instanceof Error)) return '';
+  const root = rootCause(cause) ?? cause;
+  return root === cause ? `: ${describeError(cause)}` : `: ${describeError(root)} (last error: ${cause.message})`;
 }
 
 /** An operation that needs a shard without a live owner (such as `reset`) found one. */

@@ -11,9 +11,13 @@ import { LeaseManager } from '../lease/lease-manager.js';
 import { type ReadingSwitch, drainBoundMs } from '../lease/lease-session.js';
 import type { ResolvedOptions } from '../options.js';
 import type { KinsumerPorts } from '../ports/backend.js';
+import type { LiveClient } from '../ports/coordination.js';
 import type { KinsumerEvent, ShardLease, ShardStatus } from '../types.js';
 import { coordinate, leaveGroup } from './coordinator.js';
-import { stopLog } from './stop-log.js';
+import { drainingEvent } from './stop-log.js';
+
+/** Failed start attempts before a `start-failing` warning: past a blip, long before `startTimeoutMs`. */
+const START_FAILURES_REPORTED_AFTER = 3;
 
 /** Everything a running client talks to: its ports, plus the options and the event sink. */
 export interface ClientDeps extends KinsumerPorts {
@@ -59,11 +63,18 @@ export class ClientRuntime {
   private assignment: 'sticky' | 'go' | undefined;
   /** The last fault reported while starting: the cause of a StartTimeoutError. */
   private lastStartError: Error | undefined;
+  /** Faults reported while starting, and whether `start-failing` said so. */
+  private startFailures = 0;
+  private startFailingReported = false;
+  private startedAtMs = 0;
+  /** Who holds each shard, as the clients rows said last (names holders in `waiting` events). */
+  private holders: ReadonlyMap<string, string> = new Map();
 
   constructor(private readonly deps: ClientDeps) {
     this.emit = (event) => {
       this.observe(event);
       deps.emit(event);
+      this.reportStartFailing();
     };
     const reading: ReadingSwitch = {
       paused: () => this.paused.value,
@@ -78,6 +89,7 @@ export class ClientRuntime {
       reading,
       unwatched$: this.unwatched.pipe(distinctUntilChanged()),
       tally: (shardId) => this.tallies.of(shardId),
+      holderOf: (shardId) => this.holders.get(shardId),
       ...(deps.random === undefined ? {} : { random: deps.random }),
     });
     this.leases$ = merge(
@@ -90,6 +102,7 @@ export class ClientRuntime {
   private start(): void {
     const { deps, emit } = this;
     const { options } = deps;
+    this.startedAtMs = options.clock.elapsedNow();
     this.coordination = defer(() => from(deps.prepare())).pipe(
       // A throttled or failed DescribeTable / ListShards at start is a transient fault like any
       // other: retried with backoff until startTimeoutMs (found by the chaos run).
@@ -104,6 +117,8 @@ export class ClientRuntime {
         emit,
         held: () => this.manager.held(),
         members: (count) => { this.members = count; },
+        // A holder whose row expired is still the one its leases name, until someone takes them.
+        clients: (clients) => { this.holders = new Map([...this.holders, ...holdings(clients)]); },
         // The clients table answered: started. A duplicate clientId is judged by its own bound (ConfigError).
         heartbeated: () => { if (!this.registered.value) this.registered.next(true); },
         want: (wanted) => {
@@ -125,7 +140,22 @@ export class ClientRuntime {
   private observe(event: KinsumerEvent): void {
     if (event.type === 'leader-acquired' || event.type === 'leader-lost') this.leader = event.type === 'leader-acquired';
     else if (event.type === 'rebalance') this.assignment = event.strategy;
-    else if ((event.type === 'retrying' || event.type === 'error') && !this.registered.value) this.lastStartError = event.error;
+    else if ((event.type === 'retrying' || event.type === 'error') && !this.registered.value) {
+      this.lastStartError = event.error;
+      this.startFailures += 1;
+    }
+  }
+
+  // Once, after the first few failed attempts: a start that keeps failing says so long before
+  // startTimeoutMs, with the error whose cause chain names the root cause.
+  private reportStartFailing(): void {
+    const error = this.lastStartError;
+    if (this.startFailingReported || this.startFailures < START_FAILURES_REPORTED_AFTER || error === undefined) return;
+    if (this.registered.value || this.failure !== undefined) return;
+    this.startFailingReported = true;
+    const { startTimeoutMs, clock } = this.deps.options;
+    const giveUpInMs = Math.max(0, startTimeoutMs - (clock.elapsedNow() - this.startedAtMs));
+    this.emit({ type: 'start-failing', attempts: this.startFailures, error, giveUpInMs });
   }
 
   /** Stops reading on every held shard, and on each shard captured later, until {@link resume}; leases are kept. */
@@ -186,13 +216,29 @@ export class ClientRuntime {
     const { options } = this.deps;
     const drainMs = drain ? drainBoundMs(options) : 0;
     const quietMs = this.unwatched.value ? options.commitFrequencyMs : undefined;
-    const { obj, msg } = stopLog(this.manager.statuses(), { drainMs, ...(quietMs === undefined ? {} : { quietMs }) });
-    this.deps.options.logger.info(obj, msg);
+    const draining = drainingEvent(this.manager.statuses(), { drainMs, ...(quietMs === undefined ? {} : { quietMs }) });
+    if (draining !== undefined) this.emit(draining);
+    // A drain still going after a commit interval most likely waits for records nobody acks: said at
+    // warn, so the default logger shows it then, not only when the drain gives up.
+    const stillWaiting = drainMs > 0 && quietMs === undefined && Object.keys(draining?.unacked ?? {}).length > 0
+      ? timer(options.commitFrequencyMs, options.scheduler).subscribe(() => this.warnStillDraining(drainMs - options.commitFrequencyMs))
+      : undefined;
     await this.manager.stop(drainMs);
+    stillWaiting?.unsubscribe();
     // `leases$` merges in `failed`, which only ever errors: without this, leases$ (and records$)
     // would never complete after a graceful stop, and `lastValueFrom(records$)` would hang.
     this.failed.complete();
-    await leaveGroup({ ...this.deps, emit: this.emit });
+    // A client that never reached the clients table (a failed start) wrote no row, took no lock
+    // and held no shard: there is no group to leave, and trying would only report the same fault again.
+    if (this.registered.value) await leaveGroup({ ...this.deps, emit: this.emit });
+  }
+
+  private warnStillDraining(leftMs: number): void {
+    const unacked = Object.fromEntries(this.manager.statuses().filter((s) => s.inFlight > 0).map((s) => [s.shardId, s.inFlight] as const));
+    const count = Object.values(unacked).reduce((sum, n) => sum + n, 0);
+    if (count === 0) return;
+    this.deps.options.logger.warn({ unacked, leftMs }, `kinsumer: stop() still waits for ${count} unacked record${count === 1 ? '' : 's'}, `
+      + `up to ${leftMs} ms more; then it releases without them and the next owner gets them again`);
   }
 
   private fail(error: Error, shardId?: string): void {
@@ -204,6 +250,15 @@ export class ClientRuntime {
     // Release what can be released; the subscriber has the error, so nobody acks what is in flight.
     void this.stop(false);
   }
+}
+
+/** Shard id → the client whose row says it holds it (the lowest id, when two rows say so). */
+function holdings(clients: readonly LiveClient[]): Map<string, string> {
+  const holders = new Map<string, string>();
+  for (const client of [...clients].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+    for (const shardId of client.shardIds ?? []) if (!holders.has(shardId)) holders.set(shardId, client.id);
+  }
+  return holders;
 }
 
 /** The table check wraps a transient DescribeTable failure in a retriable KinsumerError; the stream check throws the SDK's error. */

@@ -30,6 +30,11 @@ export interface CoordinatorDeps {
   /** Receives, after every check, how many live clients the group has, this one included (`status()`). */
   readonly members?: (count: number) => void;
   /**
+   * Receives, after every check, the live clients as read, each with what it holds (for a Go
+   * kinsumer client, what the Go rule gives it): who holds a shard this client waits for.
+   */
+  readonly clients?: (clients: readonly LiveClient[]) => void;
+  /**
    * Called after every heartbeat the clients table answered, registered or not: the client has
    * started (its start bound no longer applies), even while it waits for a duplicate to leave.
    */
@@ -63,8 +68,11 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   let lastStrategy: AssignmentStrategy | undefined;
   /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
   const suspectAfterMs = options.shardCheckFrequencyMs / 2;
-  /** Since when (this client's clock) another process's row has stood in the way, and whether that was reported. */
-  let rival: { readonly sinceMs: number; reported: boolean } | undefined;
+  /**
+   * Since when (this client's clock) another process's row of this clientId has stood in the way,
+   * and whether that was reported: as a wait (the row stands still) and as a duplicate (it changes).
+   */
+  let rival: { readonly sinceMs: number; reported: boolean; announced: boolean } | undefined;
   /**
    * The shards this client would take over if their owner alone died (as of the last check): their
    * rows are read at every check, so that they expire for this client one TTL after their last
@@ -114,6 +122,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
         lastStrategy = strategy;
       }
       deps.members?.(members);
+      deps.clients?.(holders);
       deps.want(wanted);
     }),
   );
@@ -163,11 +172,25 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   // held: this process may be the stale one), lead nothing, and watch the rows of what the other
   // holds, so that if it turns out dead its leases expire for this client in step with its row.
   function waitForRival(registration: Extract<Registration, { registered: false }>): Observable<unknown> {
-    const nowMs = options.scheduler.now();
-    rival ??= { sinceMs: nowMs, reported: false };
+    const nowMs = options.clock.elapsedNow();
+    rival ??= { sinceMs: nowMs, reported: false, announced: false };
     if (registration.heartbeating && !rival.reported) {
       rival.reported = true;
       emit({ type: 'duplicate-client', clientId: options.clientId });
+    }
+    if (!registration.heartbeating) {
+      // Most likely a restart without stop(): the row expires for this client leaseTtlMs after it
+      // first saw it so. A check then (not at the next period) registers it, and its leases,
+      // read below since then too, are captured within a poll.
+      const expiresInMs = rival.sinceMs + options.leaseTtlMs - nowMs;
+      expiryWake$.next(Math.max(1, expiresInMs + 1));
+      if (!rival.announced) {
+        rival.announced = true;
+        emit({
+          type: 'waiting', reason: 'own-client-row', shardIds: [...(registration.shardIds ?? [])].sort(), holders: [options.clientId],
+          boundMs: Math.max(0, expiresInMs), held: deps.held().length,
+        });
+      }
     }
     if (registration.heartbeating && nowMs - rival.sinceMs >= options.startTimeoutMs) {
       return throwError(() => new ConfigError('clientId', `another live process uses clientId ${options.clientId}: its row in the clients table carries another instance id and keeps changing; two processes cannot share one clientId (this one waited ${options.startTimeoutMs} ms, startTimeoutMs, for it to stop)`));
@@ -222,8 +245,8 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const leaderActions$ = defer(() => deps.metadata.readShardCache()).pipe(
     concatMap((cache) => refreshShardList(cache?.shards ?? [])),
     concatMap(() => {
-      if (options.scheduler.now() - lastReapMs < REAP_EVERY_MS) return EMPTY;
-      lastReapMs = options.scheduler.now();
+      if (options.clock.elapsedNow() - lastReapMs < REAP_EVERY_MS) return EMPTY;
+      lastReapMs = options.clock.elapsedNow();
       return deps.membership.reapStale();
     }),
     ignoreElements(),
@@ -243,18 +266,29 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
 
   // A member that leaves bumps the group epoch once its shards are released and its row deleted
   // (leaveGroup): polled every throttleDelayMs, the bump brings a check at once, so its successors
-  // take its shards over within a poll, not at their next periodic check.
+  // take its shards over within a poll, not at their next periodic check. The poll is the most
+  // frequent read of the metadata table: on a table with provisioned capacity it is what gets
+  // throttled first. A failed read slows the poll down (doubling, up to shardCheckFrequencyMs, the
+  // pace at which the periodic check finds a departure anyway); the adapter sends it without the
+  // SDK's retries, so it never spends the retry quota the lease writes share.
   let epochSeen: number | undefined;
+  let epochFailures = 0;
+  const epochDelayMs = (): number => Math.min(Math.max(options.throttleDelayMs, options.shardCheckFrequencyMs), options.throttleDelayMs * 2 ** Math.min(epochFailures, 30));
   const departureWake$ = new Subject<void>();
-  const epoch$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(
-    exhaustMap(() => deps.metadata.groupEpoch().pipe(
-      tap((epoch) => {
-        if (epochSeen !== undefined && epoch > epochSeen) departureWake$.next();
-        epochSeen = Math.max(epoch, epochSeen ?? epoch);
+  const epoch$ = defer(() => timer(epochDelayMs(), options.scheduler)).pipe(
+    concatMap(() => deps.metadata.groupEpoch().pipe(
+      tap({
+        next: (epoch) => {
+          epochFailures = 0;
+          if (epochSeen !== undefined && epoch > epochSeen) departureWake$.next();
+          epochSeen = Math.max(epoch, epochSeen ?? epoch);
+        },
+        error: () => { epochFailures += 1; },
       }),
       ignoreElements(),
-      tolerate('group epoch read', options.throttleDelayMs),
+      tolerate('group epoch read', epochDelayMs),
     )),
+    repeat(),
   );
 
   // A reason to check (the period, a row's expiry, a departure) that comes while a check runs is
@@ -275,7 +309,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
 
   // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
   // (with the run of failures so far), like every other retried call; anything else as `error`.
-  function tolerate(what: string, periodMs: number): MonoTypeOperatorFunction<never> {
+  function tolerate(what: string, periodMs: number | (() => number)): MonoTypeOperatorFunction<never> {
     let attempt = 0;
     return (source) => source.pipe(
       tap({ complete: () => { attempt = 0; } }),
@@ -284,7 +318,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
         const err = asError(error);
         if (classifyAwsError(error) === 'transient') {
           attempt += 1;
-          emit({ type: 'retrying', operation: what, attempt, delayMs: periodMs, error: err });
+          emit({ type: 'retrying', operation: what, attempt, delayMs: typeof periodMs === 'number' ? periodMs : periodMs(), error: err });
         } else {
           emit({ type: 'error', error: err });
         }

@@ -12,6 +12,7 @@ import type { RawRecord, ShardEvent, ShardEventPull } from '../ports/stream.js';
 export function subscription(
   send: (signal: AbortSignal) => Promise<SubscribeToShardCommandOutput>,
   toRecord: (record: SdkRecord) => RawRecord,
+  streamTime: () => Date | undefined = () => undefined,
 ): Observable<ShardEventPull> {
   return new RxObservable<ShardEventPull>((subscriber) => {
     const controller = new AbortController();
@@ -20,7 +21,8 @@ export function subscription(
       if (out.EventStream === undefined) throw new Error('SubscribeToShard returned no event stream');
       const events = out.EventStream[Symbol.asyncIterator]();
       iterator = events;
-      subscriber.next({ next: () => pull(events, toRecord) });
+      const acceptedAt = streamTime();
+      subscriber.next({ next: () => pull(events, toRecord), ...(acceptedAt === undefined ? {} : { streamTime: acceptedAt }) });
     }).catch((error: unknown) => subscriber.error(error));
     return () => {
       controller.abort();

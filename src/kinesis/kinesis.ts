@@ -12,7 +12,10 @@ import { explainErrors } from '../errors/endpoint-error.js';
 import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
 import type { StreamRef } from '../options.js';
 import { type RequestBound, request, withinTimeout } from '../ports/request-timeout.js';
-import type { FanOutPort, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort } from '../ports/stream.js';
+import { DATE_HEADER_RESOLUTION_MS, readServerDate } from '../ports/server-date.js';
+import type {
+  FanOutPort, IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort,
+} from '../ports/stream.js';
 import { subscription } from './event-stream.js';
 import { leanGetRecords } from './get-records.js';
 
@@ -39,6 +42,8 @@ export interface StreamSummary {
   readonly streamMode: string | undefined;
   readonly encryptionType: string | undefined;
   readonly consumerCount: number | undefined;
+  /** When the stream was created (a multi-stream KCL application names its leases after it). */
+  readonly creationTimestamp: Date | undefined;
 }
 
 /** The user's Kinesis stream, by name or ARN, behind the {@link StreamPort} seam. */
@@ -56,14 +61,17 @@ export class KinesisStream implements StreamPort {
     this.fanOut = new KinesisFanOut(client, this, options.bound);
   }
 
-  getShardIterator(shardId: string, start: IteratorStart): Observable<string> {
+  getShardIterator(shardId: string, start: IteratorStart): Observable<IssuedIterator> {
     const input: GetShardIteratorCommandInput = { ...this.streamParams, ShardId: shardId, ...iteratorParams(start) };
-    return this.send('GetShardIterator', (signal) => this.client.send(new GetShardIteratorCommand(input), { abortSignal: signal })).pipe(
-      map((out) => {
-        if (out.ShardIterator === undefined) throw new Error(`GetShardIterator on ${shardId} returned no iterator`);
-        return out.ShardIterator;
-      }),
-    );
+    return this.send('GetShardIterator', async (signal): Promise<IssuedIterator> => {
+      const command = new GetShardIteratorCommand(input);
+      // Kinesis's clock, from its answer: where a LATEST iterator was positioned, for the start a lease keeps.
+      const answeredAt = readServerDate(command);
+      const out = await this.client.send(command, { abortSignal: signal });
+      if (out.ShardIterator === undefined) throw new Error(`GetShardIterator on ${shardId} returned no iterator`);
+      const streamTime = streamTimeOf(answeredAt());
+      return streamTime === undefined ? { shardIterator: out.ShardIterator } : { shardIterator: out.ShardIterator, streamTime };
+    });
   }
 
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage> {
@@ -108,6 +116,7 @@ export class KinesisStream implements StreamPort {
           streamMode: summary?.StreamModeDetails?.StreamMode,
           encryptionType: summary?.EncryptionType,
           consumerCount: summary?.ConsumerCount,
+          creationTimestamp: summary?.StreamCreationTimestamp,
         };
       }),
     );
@@ -180,11 +189,15 @@ class KinesisFanOut implements FanOutPort {
 
   subscribeToShard(consumerArn: string, shardId: string, start: IteratorStart) {
     const { ShardIteratorType: Type, StartingSequenceNumber: SequenceNumber, Timestamp } = iteratorParams(start);
+    let answeredAt: () => Date | undefined = () => undefined;
     const subscription$ = subscription(
-      (signal) => this.client.send(new SubscribeToShardCommand({
-        ConsumerARN: consumerArn, ShardId: shardId, StartingPosition: { Type, SequenceNumber, Timestamp },
-      }), { abortSignal: signal }),
+      (signal) => {
+        const command = new SubscribeToShardCommand({ ConsumerARN: consumerArn, ShardId: shardId, StartingPosition: { Type, SequenceNumber, Timestamp } });
+        answeredAt = readServerDate(command);
+        return this.client.send(command, { abortSignal: signal });
+      },
       (record) => toRawRecord(record),
+      () => streamTimeOf(answeredAt()),
     );
     // Bounded until accepted; the events then come as the shard has them (the reader renews the subscription).
     return this.bound === undefined ? subscription$ : subscription$.pipe(withinTimeout('Kinesis SubscribeToShard', this.bound));
@@ -195,6 +208,11 @@ class KinesisFanOut implements FanOutPort {
     const bound = this.bound === undefined ? undefined : { ...this.bound, operation: `Kinesis ${operation}` };
     return this.stream.streamArn().pipe(switchMap((streamArn) => request((signal) => send(streamArn, signal), bound).pipe(explainErrors('Kinesis', this.client, operation))));
   }
+}
+
+/** The header names the answer's second; the iterator was positioned before the answer: up to a second before that second. */
+function streamTimeOf(date: Date | undefined): Date | undefined {
+  return date === undefined ? undefined : new Date(date.getTime() - DATE_HEADER_RESOLUTION_MS);
 }
 
 function toConsumerInfo(consumer: { ConsumerName?: string | undefined; ConsumerARN?: string | undefined; ConsumerStatus?: string | undefined } | undefined): StreamConsumerInfo | undefined {

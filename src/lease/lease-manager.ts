@@ -7,12 +7,15 @@ import { CorruptCheckpointError, LeaseLostError } from '../errors/kinsumer-error
 import type { HeldLease } from '../ports/lease-store.js';
 import { inheritedStart } from '../reading/start-position.js';
 import type { ShardLease, ShardStatus } from '../types.js';
+import { CaptureWaits } from './capture-waits.js';
 import { LeaseSession, type SessionDeps } from './lease-session.js';
 
 /** What the lease manager needs beyond a session's needs. */
 export interface LeaseManagerDeps extends SessionDeps {
   /** Jitter source (tests make it deterministic). Default `Math.random`. */
   readonly random?: () => number;
+  /** The client holding a shard, as the group's clients rows say (names the holder in `waiting` events). */
+  readonly holderOf?: (shardId: string) => string | undefined;
 }
 
 interface Slot {
@@ -41,12 +44,24 @@ export class LeaseManager {
   private readonly captured = new Subject<ShardLease>();
   private stopping = false;
   private readonly random: () => number;
+  private readonly waits: CaptureWaits;
 
   /** Each lease when captured (hot). */
   readonly captured$: Observable<ShardLease> = this.captured.asObservable();
 
   constructor(private readonly deps: LeaseManagerDeps) {
     this.random = deps.random ?? Math.random;
+    const { options, emit, holderOf } = deps;
+    this.waits = new CaptureWaits({
+      scheduler: options.scheduler,
+      elapsedNow: () => options.clock.elapsedNow(),
+      leaseTtlMs: options.leaseTtlMs,
+      // The first attempts of one round are spread over half a poll: one event for all of them.
+      gatherMs: options.throttleDelayMs,
+      emit,
+      ...(holderOf === undefined ? {} : { holderOf }),
+      held: () => this.held().length,
+    });
   }
 
   /** Shards this client holds and is not giving up (what its heartbeat reports). */
@@ -81,6 +96,7 @@ export class LeaseManager {
       slot.wanted = false;
       slot.capture?.unsubscribe();
       slot.capture = undefined;
+      this.waits.ended(slot.shardId);
       if (slot.session === undefined) this.slots.delete(slot.shardId);
       else void slot.session.end();
     }
@@ -92,6 +108,7 @@ export class LeaseManager {
    */
   async stop(drainMs?: number): Promise<void> {
     this.stopping = true;
+    this.waits.close();
     const endings: Promise<unknown>[] = [];
     for (const slot of this.slots.values()) {
       slot.wanted = false;
@@ -155,7 +172,11 @@ export class LeaseManager {
         }),
       );
     }).pipe(
-      tap(() => { slot.retries = 0; }),
+      tap((lease) => {
+        slot.retries = 0;
+        // Leased by another client whose lease has not expired for this one: a wait worth saying.
+        if (lease === undefined && !this.stopping) this.waits.refused(slot.shardId);
+      }),
       catchError((error: unknown) => {
         const err = asError(error);
         if (stopsTheClient(error)) {
@@ -182,6 +203,7 @@ export class LeaseManager {
       first(),
     ).subscribe({
       next: (lease) => {
+        this.waits.ended(slot.shardId);
         slot.capture = undefined;
         slot.corrupt = undefined;
         slot.faulted = false;

@@ -93,7 +93,7 @@ export class LeaseSession {
     const plan = planStart(held.checkpoint, options.initialPosition);
     // Taken now, before the reader asks for its first iterator: a LATEST start is kept as a time
     // no later than that request, so a hand-off before the first ack skips nothing.
-    const start = startToKeep(plan.iteratorStart, options.scheduler.now(), plan.skipThrough, plan.notBefore);
+    const start = startToKeep(plan.iteratorStart, options.clock.wallNow(), plan.skipThrough, plan.notBefore);
     this.checkpointer = createCheckpointer({
       store: deps.store,
       lease: held,
@@ -102,6 +102,7 @@ export class LeaseSession {
       renewIntervalMs: Math.max(1, Math.floor(options.leaseTtlMs / 3)),
       stallWarningMs: options.stallWarningMs,
       scheduler: options.scheduler,
+      clock: options.clock,
       emit,
       stats: options.stats,
     });
@@ -136,11 +137,12 @@ export class LeaseSession {
         throttleDelayMs: options.throttleDelayMs,
         maxInFlightRecords: options.maxInFlightRecords,
         scheduler: options.scheduler,
+        clock: options.clock,
         emit,
         stats: options.stats,
         onFetch: ({ millisBehindLatest }) => { this.millisBehindLatest = millisBehindLatest; },
         // Once per run of records emitted, not per record: no clock read per record.
-        onDelivered: () => { this.lastRecordAtMs = options.scheduler.now(); },
+        onDelivered: () => { this.lastRecordAtMs = options.clock.wallNow(); },
         leaseSignal: this.leaseEnd.signal,
         tally: this.tally,
       }).pipe(
@@ -200,6 +202,7 @@ export class LeaseSession {
       ackWithWrites: (tickets, recordIds, writes, settle) => { checkpointer.ackWithWrites?.(tickets, recordIds, writes, settle); },
       skip: (position) => checkpointer.skip?.(position) ?? false,
       narrowStart: (first, arrivedAt) => { checkpointer.narrowStart?.(first, arrivedAt); },
+      streamStart: (streamTime) => { checkpointer.streamStart?.(streamTime); },
       inFlight: () => checkpointer.inFlight(),
       pending: () => checkpointer.pending(),
       acks$: checkpointer.acks$,
@@ -214,7 +217,12 @@ export class LeaseSession {
    * records already emitted to be acked, write the final checkpoint and release. Idempotent.
    */
   end(drainMs = drainBoundMs(this.deps.options)): Promise<SessionEnd> {
-    this.ending ??= this.drainAndRelease(drainMs);
+    if (this.ending !== undefined) return this.ending;
+    // Set before the drain starts: stopping the reader ends records$, whose finalize calls end()
+    // again, synchronously — that call must find this one, not start a second drain.
+    let begin!: (drained: Promise<SessionEnd>) => void;
+    this.ending = new Promise<SessionEnd>((resolve) => { begin = resolve; });
+    begin(this.drainAndRelease(drainMs));
     return this.ending;
   }
 
@@ -222,7 +230,15 @@ export class LeaseSession {
     this.stopReading.next();
     if (this.lostError !== undefined) return this.done;
     const checkpointer = this.checkpointer;
-    if (drainMs > 0) await this.drain(drainMs);
+    if (drainMs > 0) {
+      const { clock } = this.deps.options;
+      const sinceMs = clock.elapsedNow();
+      await this.drain(drainMs);
+      const unacked = checkpointer.inFlight();
+      if (this.lostError === undefined && unacked > 0) {
+        this.deps.emit({ type: 'drain-gave-up', shardId: this.lease.shardId, unacked, waitedMs: clock.elapsedNow() - sinceMs });
+      }
+    }
     if (this.lostError !== undefined) return this.done;
     // After the drain: in-flight work had its chance to finish and ack; what is left goes to the next owner.
     this.leaseEnd.abort(new KinsumerError(`lease on ${this.lease.shardId} given up`));

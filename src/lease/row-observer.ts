@@ -26,7 +26,7 @@ export class RowObserver {
       this.#seen.set(key, { version, sinceMs: nowMs });
       return 0;
     }
-    // A clock that stepped back makes the row younger, never older: it can only delay an expiry.
+    // nowMs is on a monotonic clock (Clock.elapsedNow); an injected one that goes back only delays an expiry.
     return Math.max(0, nowMs - seen.sinceMs);
   }
 

@@ -20,6 +20,8 @@ export class Fifo<T> {
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined;
     const item = this.items[this.head] as T;
+    // Handed out: the queue must not keep it reachable (a record and its payload) until it compacts.
+    (this.items as (T | undefined)[])[this.head] = undefined;
     this.head += 1;
     // Drop the consumed prefix once it is most of the array: amortised O(1), memory stays bounded.
     if (this.head >= 1024 && this.head * 2 >= this.items.length) {

@@ -49,7 +49,7 @@ interface ShardBatches {
  */
 export function processBatches(handler: BatchHandler, options?: ProcessBatchesOptions): OperatorFunction<KinsumerRecord, ProcessedBatch> {
   const resolved = resolveBatchesOptions(handler, options);
-  const { maxSize, maxWaitMs, scheduler } = resolved;
+  const { maxSize, maxWaitMs, scheduler, elapsedNow } = resolved;
 
   return (source) => new Observable<ProcessedBatch>((subscriber) => {
     const shards = new ShardWorks<ShardBatches>(subscriber, () => ({
@@ -62,7 +62,7 @@ export function processBatches(handler: BatchHandler, options?: ProcessBatchesOp
     const consider = (shardId: string, work: ShardBatches, arriving = false): void => {
       const ran = work.loop.run(() => {
         while (!work.running && !subscriber.closed) {
-          const decision = work.window.next(shards.sourceDone ? Infinity : arriving ? -Infinity : scheduler.now());
+          const decision = work.window.next(shards.sourceDone ? Infinity : arriving ? -Infinity : elapsedNow());
           if (decision.kind === 'idle') break;
           if (decision.kind === 'wait') {
             arm(shardId, work, decision.untilMs);
@@ -96,7 +96,7 @@ export function processBatches(handler: BatchHandler, options?: ProcessBatchesOp
       work.timer = scheduler.schedule(() => {
         work.timer = undefined;
         consider(shardId, work);
-      }, Math.max(0, untilMs - scheduler.now()));
+      }, Math.max(0, untilMs - elapsedNow()));
     };
 
     const disarm = (work: ShardBatches): void => {
@@ -108,7 +108,7 @@ export function processBatches(handler: BatchHandler, options?: ProcessBatchesOp
       next: (record) => {
         if (shards.signals.for(record).aborted) return;
         const work = shards.of(record.shardId);
-        work.window.push(record, scheduler.now());
+        work.window.push(record, elapsedNow());
         consider(record.shardId, work, true);
       },
       error: (error: unknown) => subscriber.error(error),

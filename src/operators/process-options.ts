@@ -1,8 +1,10 @@
 // Checks the options of processRecords and processBatches synchronously (where the pipeline is
 // built, not where it runs) and fills in the defaults; a bad option throws ConfigError naming it.
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
+import { didYouMean } from '../errors/did-you-mean.js';
 import { ConfigError } from '../errors/kinsumer-errors.js';
-import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions } from './process-types.js';
+import { schedulerClock } from '../ports/clock.js';
+import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions, RetryPredicate } from './process-types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './record-retry.js';
 
 /** What both operators share once resolved. */
@@ -10,7 +12,10 @@ export interface ResolvedFailurePolicy {
   readonly retry: RetryPolicy;
   readonly maxRecordAgeMs: number | undefined;
   readonly onFailure: FailureHandler | undefined;
+  readonly retryIf: RetryPredicate | undefined;
   readonly scheduler: SchedulerLike;
+  /** How long a batch has waited is a difference of this (monotonic, or the given scheduler's `now()`). */
+  readonly elapsedNow: () => number;
   readonly random: () => number;
 }
 
@@ -34,7 +39,7 @@ const DEFAULT_BATCH_SIZE = 100;
 // setTimeout clamps anything above 2^31-1 ms to 1 ms.
 const MAX_TIMER_MS = 2_147_483_647;
 const ORDERINGS: readonly RecordOrdering[] = ['shard', 'partitionKey', 'none'];
-const FAILURE_KEYS = ['retry', 'maxRecordAgeMs', 'onFailure', 'scheduler', 'random'];
+const FAILURE_KEYS = ['retry', 'retryIf', 'maxRecordAgeMs', 'onFailure', 'scheduler', 'random'];
 const RECORDS_KEYS = new Set(['ordering', 'concurrency', ...FAILURE_KEYS]);
 const BATCHES_KEYS = new Set(['maxSize', 'maxWaitMs', ...FAILURE_KEYS]);
 const RETRY_KEYS = new Set(['maxAttempts', 'initialDelayMs', 'maxDelayMs']);
@@ -64,7 +69,7 @@ function checkShape(operator: string, handler: unknown, options: unknown, known:
   if (options === undefined) return {};
   if (options === null || typeof options !== 'object') throw new ConfigError('options', 'must be an object');
   for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new ConfigError(key, `is not an option of ${operator}`);
+    if (!known.has(key)) throw new ConfigError(key, `is not an option of ${operator}${didYouMean(key, known)}`);
   }
   return options;
 }
@@ -84,14 +89,16 @@ function failurePolicy(input: ProcessRecordsOptions | ProcessBatchesOptions): Re
     throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
   }
   const random = optionalFunction<() => number>(input.random, 'random') ?? Math.random;
-  return { retry, maxRecordAgeMs, onFailure, scheduler, random };
+  const retryIf = optionalFunction<RetryPredicate>(input.retryIf, 'retryIf');
+  const clock = schedulerClock(input.scheduler);
+  return { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, elapsedNow: () => clock.elapsedNow(), random };
 }
 
 function resolveRetry(value: RetryOptions | undefined): RetryPolicy {
   if (value === undefined) return DEFAULT_RETRY;
   if (value === null || typeof value !== 'object') throw new ConfigError('retry', 'must be an object { maxAttempts, initialDelayMs, maxDelayMs }');
   for (const key of Object.keys(value)) {
-    if (!RETRY_KEYS.has(key)) throw new ConfigError(`retry.${key}`, 'is not a retry option (maxAttempts, initialDelayMs, maxDelayMs)');
+    if (!RETRY_KEYS.has(key)) throw new ConfigError(`retry.${key}`, `is not a retry option (maxAttempts, initialDelayMs, maxDelayMs)${didYouMean(key, RETRY_KEYS)}`);
   }
   const maxAttempts = value.maxAttempts === Infinity ? Infinity : positiveInteger(value.maxAttempts, 'retry.maxAttempts', DEFAULT_RETRY.maxAttempts);
   const initialDelayMs = milliseconds(value.initialDelayMs, 'retry.initialDelayMs', DEFAULT_RETRY.initialDelayMs);

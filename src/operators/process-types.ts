@@ -96,11 +96,24 @@ export interface ProcessRecordsOptions {
    * output errors with that error (the record is not acked).
    */
   readonly onFailure?: FailureHandler;
+  /**
+   * Whether a failed record is worth another attempt, asked after each failed attempt that
+   * `retry` would follow with another: `false` sends the record to `onFailure` (or errors the
+   * output without it) at once. Not asked about errors that say `retriable: false` (such as a
+   * `RecordDecodeError` from `record.json()`): those are never retried. Default: retry every other error.
+   */
+  readonly retryIf?: RetryPredicate;
   /** Runs the retry delays: pass the consumer's scheduler. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
   /** The jitter source, uniform in [0, 1). Default `Math.random` (tests fix it). */
   readonly random?: () => number;
 }
+
+/**
+ * Decides whether a record whose handler call failed with `error` is tried again; it must not
+ * throw (if it does, the output errors with that error).
+ */
+export type RetryPredicate = (error: unknown, record: KinsumerRecord) => boolean;
 
 /** What a batch handler may return: the records of the batch that failed (the rest is acked), and their writes. */
 export interface BatchResult {
@@ -138,6 +151,12 @@ export interface ProcessBatchesOptions {
   readonly maxRecordAgeMs?: number;
   /** As for `processRecords`, called for each record that failed every attempt, one at a time, in sequence order. */
   readonly onFailure?: FailureHandler;
+  /**
+   * As for `processRecords`, asked for each record of a failed call: those it refuses go to
+   * `onFailure`, the others are retried as a smaller batch. For records the handler reported in
+   * `failed`, `error` is a `KinsumerError` saying so.
+   */
+  readonly retryIf?: RetryPredicate;
   /** Runs the batching window and the retry delays. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
   /** The jitter source, uniform in [0, 1). Default `Math.random`. */

@@ -1,8 +1,10 @@
 // What to do after a failed handler call, as pure functions: try again after a backoff delay, or
-// give up (maxAttempts spent, or the record grew older than maxRecordAgeMs).
+// give up (maxAttempts spent, an error that cannot succeed on another try, or the record grew older
+// than maxRecordAgeMs).
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import { backoffDelay } from '../errors/retry-backoff.js';
 import type { KinsumerRecord } from '../types.js';
+import type { RetryPredicate } from './process-types.js';
 
 /** Retry options with every default filled in. */
 export interface RetryPolicy {
@@ -38,6 +40,21 @@ export type NextStep = { readonly kind: 'retry'; readonly delayMs: number } | { 
 export function afterFailure(policy: RetryPolicy, attempts: number, random: () => number): NextStep {
   if (attempts >= policy.maxAttempts) return { kind: 'give-up' };
   return { kind: 'retry', delayMs: backoffDelay(attempts, { baseMs: policy.initialDelayMs, maxMs: policy.maxDelayMs }, random) };
+}
+
+/** `true` for an error that says it cannot succeed on another try (`retriable: false`, as every kinsumer error can say). */
+export function saysNotRetriable(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === false;
+}
+
+/**
+ * Whether `record`, whose call failed with `error`, may be tried again (the attempts left aside):
+ * never when the error says `retriable: false`, else as `retryIf` says (default: yes). A throwing
+ * `retryIf` throws here.
+ */
+export function worthRetrying(error: unknown, record: KinsumerRecord, retryIf: RetryPredicate | undefined): boolean {
+  if (saysNotRetriable(error)) return false;
+  return retryIf === undefined || retryIf(error, record);
 }
 
 /**

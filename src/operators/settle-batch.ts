@@ -1,8 +1,9 @@
 // One batch of one shard from its first handler call to every record acked: records the handler
 // reports failed (or all of them, when it throws) are retried as a smaller batch, in order, after a
-// backoff delay; those that fail every attempt or grow too old go to onFailure one at a time, in
-// sequence order. Emits one ProcessedBatch and completes; completes without emitting when the
-// batch's signal aborts (records acked before that stay acked); errors like settleRecord$.
+// backoff delay, unless their error cannot succeed on another try or retryIf says no; those that
+// fail every attempt, are not retried or grow too old go to onFailure one at a time, in sequence
+// order. Emits one ProcessedBatch and completes; completes without emitting when the batch's signal
+// aborts (records acked before that stay acked); errors like settleRecord$.
 import { Observable, type Subscription } from 'rxjs';
 import { samePosition } from '../checkpoint/sequence-number.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
@@ -11,12 +12,12 @@ import { abortableWait } from './abortable-wait.js';
 import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { BatchHandler, BatchResult, FailedRecord, ProcessedBatch, ProcessedRecord } from './process-types.js';
-import { afterFailure, tooOld } from './record-retry.js';
+import { afterFailure, tooOld, worthRetrying } from './record-retry.js';
 import { ackWithWrites$, isFinalWriteFailure, writesOf } from './writes-ack.js';
 
 /** Settles one batch (records of one shard, in sequence order); see the file comment. */
 export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], signal: AbortSignal, handler: BatchHandler, policy: ResolvedFailurePolicy): Observable<ProcessedBatch> {
-  const { retry, maxRecordAgeMs, onFailure, scheduler, random } = policy;
+  const { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, random } = policy;
   return new Observable<ProcessedBatch>((subscriber) => {
     const attemptsOf = new Map<KinsumerRecord, number>(batch.map((record) => [record, 0]));
     const lastErrorOf = new Map<KinsumerRecord, unknown>();
@@ -70,7 +71,8 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
       };
       const goOn = (): void => {
         if (reported.length === 0) return deliverFailures();
-        failed(reported, new KinsumerError(`reported failed by the batch handler (attempt ${calls})`));
+        // The handler's report is no reason to give up: retriable, like any other failed attempt.
+        failed(reported, new KinsumerError(`reported failed by the batch handler (attempt ${calls})`, { retriable: true }));
       };
       const writes = writesOf(result);
       if (writes === undefined || succeeded.length === 0) {
@@ -99,10 +101,17 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
     const failed = (records: readonly KinsumerRecord[], error: unknown): void => {
       if (signal.aborted) return leave();
       for (const record of records) lastErrorOf.set(record, error);
-      remaining = records;
       const step = afterFailure(retry, calls, random);
-      if (step.kind === 'retry') return wait(step.delayMs);
-      for (const record of records) failures.push({ record, error, attempts: attemptsOf.get(record) ?? 0 });
+      let again = step.kind === 'retry' ? records : [];
+      try {
+        again = again.filter((record) => worthRetrying(error, record, retryIf));
+      } catch (retryIfError) {
+        return subscriber.error(retryIfError);
+      }
+      const retried = new Set(again);
+      for (const record of records) if (!retried.has(record)) failures.push({ record, error, attempts: attemptsOf.get(record) ?? 0 });
+      remaining = again;
+      if (step.kind === 'retry' && again.length > 0) return wait(step.delayMs);
       deliverFailures();
     };
 

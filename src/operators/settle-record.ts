@@ -1,5 +1,5 @@
-// One record from its first handler call to acked: calls, backoff waits on the scheduler, the age
-// limit, onFailure. Emits one ProcessedRecord and completes; completes without emitting when the
+// One record from its first handler call to acked: calls, backoff waits on the scheduler (not for
+// an error that cannot succeed on another try, nor one retryIf refuses), the age limit, onFailure. Emits one ProcessedRecord and completes; completes without emitting when the
 // record's signal aborts (the record is left to the lease's next owner); errors when the record
 // fails for good without onFailure, or when onFailure fails.
 import { Observable, type Subscription } from 'rxjs';
@@ -8,12 +8,12 @@ import { abortableWait } from './abortable-wait.js';
 import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { ProcessedRecord, RecordHandler } from './process-types.js';
-import { afterFailure, tooOld } from './record-retry.js';
+import { afterFailure, tooOld, worthRetrying } from './record-retry.js';
 import { ackWithWrites$, isFinalWriteFailure, writesOf } from './writes-ack.js';
 
 /** Settles one record; see the file comment for what the Observable does. */
 export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handler: RecordHandler, policy: ResolvedFailurePolicy): Observable<ProcessedRecord> {
-  const { retry, maxRecordAgeMs, onFailure, scheduler, random } = policy;
+  const { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, random } = policy;
   return new Observable<ProcessedRecord>((subscriber) => {
     let attempts = 0;
     let lastError: unknown;
@@ -65,6 +65,13 @@ export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handl
       lastError = error;
       const step = afterFailure(retry, attempts, random);
       if (step.kind === 'give-up') return giveUp(error);
+      let again: boolean;
+      try {
+        again = worthRetrying(error, record, retryIf);
+      } catch (retryIfError) {
+        return subscriber.error(retryIfError);
+      }
+      if (!again) return giveUp(error);
       wait(step.delayMs);
     };
 

@@ -83,4 +83,12 @@ export interface ShardTracker {
    * so a next owner never starts earlier than what was already delivered.
    */
   narrowStart?(first: Position, arrivedAt: Date): void;
+  /**
+   * The stream answered the lease's first `LATEST` iterator at `streamTime` on its own clock (see
+   * `IssuedIterator.streamTime`): the group's start on the shard. A start kept as an earlier
+   * timestamp (the client's clock less a margin, taken at the capture) moves up to it, so a
+   * hand-off before the first record does not read from that margin. Stored before any record is
+   * emitted ({@link ShardTracker.leaseConfirmed}), as {@link ShardTracker.narrowStart} is.
+   */
+  streamStart?(streamTime: Date): void;
 }

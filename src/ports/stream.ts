@@ -36,6 +36,20 @@ export type IteratorStart =
     readonly sequenceNumber: string;
   };
 
+/** A GetShardIterator answer. */
+export interface IssuedIterator {
+  /** The iterator, valid for 5 minutes on Kinesis. */
+  readonly shardIterator: string;
+  /**
+   * A time on the stream's own clock no later than the moment the iterator was positioned, and as
+   * close to it as the server lets the adapter know: `AT_TIMESTAMP` of it returns every record a
+   * `LATEST` iterator returns, and only records that arrived at most a moment before. The Kinesis
+   * adapter takes its answer's `Date` header less 1 s (the header's resolution): at most 2 s early;
+   * the in-memory stream its clock. Absent when the server sent no `Date`.
+   */
+  readonly streamTime?: Date;
+}
+
 /** A record as Kinesis returns it (possibly a KPL aggregate). */
 export interface RawRecord {
   /** Kinesis sequence number: a decimal string beyond 2^53. */
@@ -90,8 +104,8 @@ export interface ShardInfo {
 export interface StreamPort {
   /** The stream's name or ARN, for messages. */
   readonly streamLabel: string;
-  /** An iterator into a shard from `start` (valid for 5 minutes on Kinesis). */
-  getShardIterator(shardId: string, start: IteratorStart): Observable<string>;
+  /** An iterator into a shard from `start`, and the stream's clock when it was issued. */
+  getShardIterator(shardId: string, start: IteratorStart): Observable<IssuedIterator>;
   /** At most `limit` (1..10000) records. */
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage>;
   /** Every shard, open and closed, following `NextToken` only when the service returned one. */
@@ -132,6 +146,8 @@ export interface ShardEvent {
  * events stay unread and HTTP/2 flow control holds the service back.
  */
 export interface ShardEventPull {
+  /** The stream's clock when it accepted the subscription, as `IssuedIterator.streamTime` (absent without a `Date` header). */
+  readonly streamTime?: Date;
   /**
    * The next event (one request: subscribing pulls it). Emits `undefined` when the service ended
    * the subscription normally (its 5-minute end); errors when the connection failed.

@@ -29,10 +29,10 @@ export function planSubscribe(
   origin: IteratorPlan,
   last: Delivered | undefined,
   continuation: string | undefined,
-  originRequestedAt: Date | undefined,
+  originStart: Date | undefined,
 ): IteratorPlan {
   if (continuation !== undefined && (last === undefined || comparePositions({ sequenceNumber: continuation }, last.position) > 0)) {
     return { iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: continuation } };
   }
-  return planResume(origin, last, originRequestedAt);
+  return planResume(origin, last, originStart);
 }

@@ -4,10 +4,11 @@
 // (shard-delivery.ts); the decisions are pure (fan-out-plan.ts); this module wires them to time and I/O.
 import {
   type Subscriber, EMPTY, Observable, catchError, concatMap, defer, endWith, expand, filter, last, map,
-  switchMap, takeUntil, takeWhile, throwError, timer,
+  switchMap, takeUntil, takeWhile, tap, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { retryTransient } from '../errors/retry-backoff.js';
+import { schedulerClock } from '../ports/clock.js';
 import type { FanOutPort, ShardEvent, ShardEventPull } from '../ports/stream.js';
 import type { KinsumerRecord } from '../types.js';
 import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from './fan-out-plan.js';
@@ -15,7 +16,7 @@ import { isRetriableReadError, readError } from './read-errors.js';
 import { checkpointRejected } from './read-errors.js';
 import { ShardDelivery } from './shard-delivery.js';
 import { type ReadShardOptions } from './shard-reader.js';
-import type { IteratorPlan } from './start-position.js';
+import { type IteratorPlan, START_SKEW_MARGIN_MS } from './start-position.js';
 
 /**
  * Options of {@link readFanOut}: the polling reader's, less what only polling has (the stream's
@@ -48,6 +49,7 @@ type Step = 'pull' | 'deliver' | 'renew' | 'finish';
 
 function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerRecord>): Observable<Step> {
   const { shardId, fanOut, tracker, scheduler, emit, stats, maxInFlightRecords } = options;
+  const clock = options.clock ?? schedulerClock(scheduler);
   const renewAfterMs = options.renewAfterMs ?? DEFAULT_RENEW_AFTER_MS;
   const delivery = new ShardDelivery({
     shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
@@ -56,27 +58,33 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
     ? { iteratorStart: options.start }
     : { iteratorStart: options.start, skipThrough: options.skipThrough };
 
-  let originRequestedAt: Date | undefined;
+  // Where the group's start lies for a LATEST origin while nothing is delivered (see readShard).
+  let originStart: Date | undefined;
   let lastSubscribeAtMs: number | undefined;
   // The ContinuationSequenceNumber of the last event, as long as its records are all delivered or
   // still to be delivered (never when some were dropped for a new subscription).
   let continuation: string | undefined;
   let childShardIds: readonly string[] | undefined;
 
-  const subscribe$ = defer(() => timer(subscribeDelayMs(scheduler.now(), lastSubscribeAtMs), scheduler)).pipe(
+  const subscribe$ = defer(() => timer(subscribeDelayMs(clock.elapsedNow(), lastSubscribeAtMs), scheduler)).pipe(
     switchMap(() => options.consumerArn$),
     switchMap((consumerArn) => {
       // What is left of the previous subscription's event comes again in the new one; its
       // continuation lies past records never emitted, so it no longer counts.
       if (delivery.hasPending()) continuation = undefined;
       delivery.discardPending();
-      const plan = planSubscribe(origin, delivery.last, continuation, originRequestedAt);
+      const plan = planSubscribe(origin, delivery.last, continuation, originStart);
       delivery.skipThrough = plan.skipThrough;
-      originRequestedAt ??= new Date(scheduler.now());
-      lastSubscribeAtMs = scheduler.now();
+      const requestedAtMs = clock.wallNow();
+      lastSubscribeAtMs = clock.elapsedNow();
       return fanOut.subscribeToShard(consumerArn, shardId, plan.iteratorStart).pipe(
         // Before any delivery, a sequence-number start can only come from the stored checkpoint.
         catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
+        tap((events) => {
+          if (originStart !== undefined || plan.iteratorStart.type !== 'LATEST') return;
+          originStart = events.streamTime ?? new Date(requestedAtMs - START_SKEW_MARGIN_MS);
+          if (events.streamTime !== undefined) tracker.streamStart?.(events.streamTime);
+        }),
       );
     }),
   );
@@ -86,7 +94,7 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
     options.onFetch?.({ records: event.records.length, millisBehindLatest: event.millisBehindLatest });
     continuation = event.continuationSequenceNumber;
     if (event.continuationSequenceNumber === undefined) childShardIds = event.childShardIds ?? [];
-    delivery.load(event.records, new Date(scheduler.now()));
+    delivery.load(event.records, new Date(clock.wallNow()));
   };
 
   const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'pull');

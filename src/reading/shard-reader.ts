@@ -2,9 +2,10 @@
 // (how many to ask for, when to call, where to resume, what a page holds) are pure functions in
 // poll-plan.ts, start-position.ts and unpack-page.ts; this module only wires them to time and I/O.
 import {
-  type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, tap, throwError, timer,
+  type SchedulerLike, type Subscriber, Observable, catchError, defer, expand, map, of, switchMap, throwError, timer,
 } from 'rxjs';
 import { type BackoffPolicy, retryTransient } from '../errors/retry-backoff.js';
+import { type Clock, schedulerClock } from '../ports/clock.js';
 import type { Position } from '../ports/position.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { IteratorStart, RecordsPage, StreamPort } from '../ports/stream.js';
@@ -14,7 +15,7 @@ import {
 } from './poll-plan.js';
 import { checkpointRejected, isRetriableReadError as isRetriable, readError } from './read-errors.js';
 import { ShardDelivery } from './shard-delivery.js';
-import { type IteratorPlan, planResume } from './start-position.js';
+import { type IteratorPlan, START_SKEW_MARGIN_MS, planResume } from './start-position.js';
 
 /** What one GetRecords answer (or one SubscribeToShard event) said about the shard. */
 export interface FetchFigures {
@@ -39,6 +40,11 @@ export interface ReadShardOptions {
   /** Records emitted and not yet under the checkpoint watermark (unacked, or acked behind an unacked one) before reading pauses. */
   readonly maxInFlightRecords: number;
   readonly scheduler: SchedulerLike;
+  /**
+   * Poll delays and iterator ages are differences of its `elapsedNow`, so a step of the wall clock
+   * stalls no reading. Default: the scheduler's `now()` for both.
+   */
+  readonly clock?: Clock;
   /** Receives `retrying`, `record-undecodable` and `shard-finished` events. */
   readonly emit: (event: KinsumerEvent) => void;
   readonly stats?: StatReceiver;
@@ -79,6 +85,7 @@ type Step = 'poll' | 'deliver' | 'finish';
 function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerRecord>): Observable<Step> {
   const { shardId, stream, tracker, scheduler, emit, stats, throttleDelayMs, maxInFlightRecords } = options;
   const maxAgeMs = options.iteratorMaxAgeMs ?? DEFAULT_ITERATOR_MAX_AGE_MS;
+  const clock = options.clock ?? schedulerClock(scheduler);
   const retryOptions = {
     shardId, scheduler, emit, isRetriable,
     ...(options.backoff === undefined ? {} : { policy: options.backoff }),
@@ -92,7 +99,9 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
   }, subscriber);
   const { roomFreed$ } = delivery;
-  let originRequestedAt: Date | undefined;
+  // Where the group's start lies for a LATEST origin while nothing is delivered: the stream's clock
+  // at its first iterator (else the client's clock less the skew margin). A rebuilt iterator starts there.
+  let originStart: Date | undefined;
   let iterator: string | undefined;
   let iteratorIssuedAtMs = 0;
   let childShardIds: readonly string[] | undefined;
@@ -100,17 +109,22 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   let behind = false;
 
   const iterator$ = defer(() => {
-    const now = scheduler.now();
-    if (iterator !== undefined && !iteratorTooOld(now, iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
-    const plan = planResume(origin, delivery.last, originRequestedAt);
-    originRequestedAt ??= new Date(now);
+    if (iterator !== undefined && !iteratorTooOld(clock.elapsedNow(), iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
+    const plan = planResume(origin, delivery.last, originStart);
+    const requestedAtMs = clock.wallNow();
     return stream.getShardIterator(shardId, plan.iteratorStart).pipe(
       // Before any delivery, a sequence-number start can only come from the stored checkpoint.
       catchError((error: unknown) => throwError(() => (delivery.last === undefined ? checkpointRejected(shardId, plan.iteratorStart, error) : error))),
-      tap((issued) => {
-        iterator = issued;
-        iteratorIssuedAtMs = scheduler.now();
+      map((issued) => {
+        iterator = issued.shardIterator;
+        iteratorIssuedAtMs = clock.elapsedNow();
         delivery.skipThrough = plan.skipThrough;
+        if (originStart === undefined && plan.iteratorStart.type === 'LATEST') {
+          originStart = issued.streamTime ?? new Date(requestedAtMs - START_SKEW_MARGIN_MS);
+          // The kept start moves up to the stream's clock (stored before any record goes out).
+          if (issued.streamTime !== undefined) tracker.streamStart?.(issued.streamTime);
+        }
+        return issued.shardIterator;
       }),
     );
   }).pipe(
@@ -121,11 +135,11 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   // One attempt: wait for the call budget, get an iterator if needed, call. Retries come back
   // through the wait, so a retry never breaks the spacing between calls. Room is asked for again
   // after the wait: a lease paused (or left unconfirmed) meanwhile sends nothing.
-  const attempt$ = defer(() => timer(pollDelayMs({ nowMs: scheduler.now(), recentCallsMs, throttleDelayMs, behind }), scheduler)).pipe(
+  const attempt$ = defer(() => timer(pollDelayMs({ nowMs: clock.elapsedNow(), recentCallsMs, throttleDelayMs, behind }), scheduler)).pipe(
     switchMap(() => roomFreed$),
     switchMap(() => iterator$),
     switchMap((current) => {
-      recentCallsMs = rememberCall(recentCallsMs, scheduler.now());
+      recentCallsMs = rememberCall(recentCallsMs, clock.elapsedNow());
       return stream.getRecords(current, recordsLimit(maxInFlightRecords, tracker.pending()));
     }),
     catchError((error: unknown) => {
@@ -141,14 +155,13 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   );
 
   const absorb = (page: RecordsPage): void => {
-    const now = scheduler.now();
     behind = (page.millisBehindLatest ?? 0) > 0;
     stats?.eventsFromKinesis?.(page.records.length, shardId, page.millisBehindLatest ?? 0);
     options.onFetch?.({ records: page.records.length, millisBehindLatest: page.millisBehindLatest });
     iterator = page.nextShardIterator;
-    iteratorIssuedAtMs = now;
+    iteratorIssuedAtMs = clock.elapsedNow();
     if (page.nextShardIterator === undefined) childShardIds = page.childShardIds ?? [];
-    delivery.load(page.records, new Date(now));
+    delivery.load(page.records, new Date(clock.wallNow()));
   };
 
   const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'poll');

@@ -7,12 +7,15 @@ import type { IteratorStart } from '../ports/stream.js';
 import type { InitialPosition, StartingPosition } from '../types.js';
 
 /**
- * The client-clock skew a LATEST start is safe against: the start it keeps (see
- * {@link startToKeep}) is this much earlier than the client's clock says. Kinesis compares an
- * `AT_TIMESTAMP` with its own arrival timestamps, so a client clock up to this far ahead still
- * names a time before the real start, never after it (a record put in between would be skipped).
- * Five minutes is also how far SigV4 lets a request's clock be off. The cost: a shard handed over
- * before it delivered any record is read again from up to five minutes before the group's start.
+ * The client-clock skew a LATEST start is safe against where the stream does not tell its own
+ * clock: the start kept at the capture (see {@link startToKeep}) is this much earlier than the
+ * client's clock says, until the first iterator's answer names the stream's time (Kinesis's `Date`
+ * header, see `IssuedIterator.streamTime`), which replaces it. Kinesis compares an `AT_TIMESTAMP`
+ * with its own arrival timestamps, so a client clock up to this far ahead still names a time before
+ * the real start, never after it (a record put in between would be skipped). Five minutes is also
+ * how far SigV4 lets a request's clock be off. The cost, only without a `Date` header: a shard
+ * handed over before it delivered any record is read again from up to five minutes before the
+ * group's start.
  */
 export const START_SKEW_MARGIN_MS = 300_000;
 
@@ -88,17 +91,19 @@ export function startToKeep(start: IteratorStart, nowMs: number, after?: Positio
 }
 
 /**
- * What a reset to `LATEST` stores: `LATEST` with the checkpoint it replaces as a floor (`after`).
- * A LATEST start is kept as a timestamp five minutes early (client clock skew, see
- * {@link startToKeep}); without the floor, a hand-off before the first new record would re-read
- * those five minutes, records the group had consumed before the reset. A replaced start time (a
- * reset to a timestamp, or a start kept as one) is a floor in time as well (`notBefore`). Other
- * resets are stored as given: a timestamp or `TRIM_HORIZON` means "read again from there".
+ * What a reset to `LATEST` stores: `LATEST` with the checkpoint it replaces as a floor (`after`),
+ * and a time floor (`notBefore`): the reset's own moment `resetAt` (when its write was accepted, on
+ * the store's clock), or a later start time it replaced (a reset to a timestamp, or a start kept
+ * as one). The next owner keeps a start no earlier than that (see {@link startToKeep}), so a
+ * hand-off before the first new record re-reads neither what the group consumed before the reset
+ * nor the backlog the reset skipped. Other resets are stored as given: a timestamp or
+ * `TRIM_HORIZON` means "read again from there".
  */
-export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint | undefined): StoredCheckpoint {
+export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint | undefined, resetAt?: Date): StoredCheckpoint {
   if (to.type !== 'LATEST' || to.after !== undefined || to.notBefore !== undefined) return to;
   const after = replaced?.type === 'position' ? replaced.position : replaced?.type === 'LATEST' || replaced?.type === 'AT_TIMESTAMP' ? replaced.after : undefined;
-  const notBefore = replaced?.type === 'AT_TIMESTAMP' ? replaced.timestamp : replaced?.type === 'LATEST' ? replaced.notBefore : undefined;
+  const replacedTime = replaced?.type === 'AT_TIMESTAMP' ? replaced.timestamp : replaced?.type === 'LATEST' ? replaced.notBefore : undefined;
+  const notBefore = replacedTime === undefined || (resetAt !== undefined && resetAt > replacedTime) ? resetAt : replacedTime;
   return { type: 'LATEST', ...(after === undefined ? {} : { after }), ...(notBefore === undefined ? {} : { notBefore }) };
 }
 
@@ -145,14 +150,15 @@ export interface Delivered {
 /**
  * Where a rebuilt iterator starts (after an expired iterator or a long pause): right after the
  * last delivered record; before any delivery, where reading started. A LATEST start that
- * delivered nothing resumes AT_TIMESTAMP of its first request less {@link START_SKEW_MARGIN_MS}
- * (the client's clock may be ahead of the stream's), so records that arrived while the iterator
- * was being replaced are not skipped.
+ * delivered nothing resumes AT_TIMESTAMP `originStart`: the stream's clock at its first iterator
+ * (`IssuedIterator.streamTime`), else its first request less {@link START_SKEW_MARGIN_MS} (the
+ * client's clock may be ahead of the stream's), so records that arrived while the iterator was
+ * being replaced are not skipped.
  */
-export function planResume(origin: IteratorPlan, last: Delivered | undefined, originRequestedAt: Date | undefined): IteratorPlan {
+export function planResume(origin: IteratorPlan, last: Delivered | undefined, originStart: Date | undefined): IteratorPlan {
   if (last !== undefined) return startAfter(last.position, last.aggregateDone);
-  if (origin.iteratorStart.type === 'LATEST' && originRequestedAt !== undefined) {
-    const iteratorStart: IteratorStart = { type: 'AT_TIMESTAMP', timestamp: new Date(originRequestedAt.getTime() - START_SKEW_MARGIN_MS) };
+  if (origin.iteratorStart.type === 'LATEST' && originStart !== undefined) {
+    const iteratorStart: IteratorStart = { type: 'AT_TIMESTAMP', timestamp: originStart };
     return origin.skipThrough === undefined ? { iteratorStart } : { iteratorStart, skipThrough: origin.skipThrough };
   }
   return origin;

@@ -4,7 +4,7 @@
 //
 // Who is a live owner is judged as the consumers judge it, by local observation: a one-shot call
 // has no history, so when (and only when) an unforced reset finds leased rows, it watches them for
-// one lease TTL on this machine's clock (differences only, never against the owners' LastUpdate):
+// one lease TTL on this machine's monotonic clock (differences only, never against the owners' LastUpdate):
 // a row that changed has a live owner and blocks the reset; one that stood still belongs to a
 // stopped or crashed consumer. Stopped consumers release their leases, so the usual reset (after
 // stopping the consumers) does not wait.
@@ -18,6 +18,7 @@ import { checkApplicationName, tableNames } from '../dynamodb/table-names.js';
 import { ConfigError, type CorruptCheckpointError, LeaseHeldError } from '../errors/kinsumer-errors.js';
 import { KinesisStream } from '../kinesis/kinesis.js';
 import { DEFAULTS, resolveStream } from '../options.js';
+import { HOST_CLOCK } from '../ports/clock.js';
 import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
 import type { InitialPosition, StartingPosition } from '../types.js';
 
@@ -139,7 +140,7 @@ export async function resetCheckpoints(options: ResetCheckpointsOptions): Promis
   const corrupt = new Map<string, CorruptCheckpointError>();
   const store = new DynamoLeaseStore({
     dynamo: new Dynamo(options.dynamodb), table: tableNames(checked.applicationName).checkpoints,
-    clientId: RESET_CLIENT_ID, clientName: RESET_CLIENT_ID, leaseTtlMs, now: Date.now,
+    clientId: RESET_CLIENT_ID, clientName: RESET_CLIENT_ID, leaseTtlMs, now: () => HOST_CLOCK.wallNow(), elapsedNow: () => HOST_CLOCK.elapsedNow(),
     onCorruptRow: (error) => corrupt.set(error.shardId, error),
   });
   const read = async () => new Map((await firstValueFrom(store.readMany(targets))).map((row) => [row.shardId, row]));

@@ -23,9 +23,13 @@ export class ClientMetrics {
   readonly #retries: Counter;
   readonly #stream: Attributes;
   readonly #byShard = new Map<string, Attributes>();
-  #closed = false;
+  // The live client until close(); then only its final figures, so a meter that nobody collects
+  // from (an unscraped pull exporter) does not keep a stopped client reachable through status().
+  #source: MetricsSource | undefined;
+  #final: { readonly status: KinsumerStatus; readonly counts: readonly ShardCount[] } | undefined;
 
   constructor(api: OtelApiModule, provider: MeterProviderLike | undefined, stream: string, source: MetricsSource) {
+    this.#source = source;
     const meter = (provider === undefined ? api.metrics.getMeterProvider() : provider).getMeter(SCOPE) as Meter;
     this.#stream = { [ATTRIBUTE.stream]: stream };
     this.#checkpoints = meter.createCounter(METRIC.checkpoints, { description: 'Checkpoints written (commits and releases that stored a position)', unit: '{checkpoint}' });
@@ -36,7 +40,7 @@ export class ClientMetrics {
     const pending = meter.createObservableGauge(METRIC.pending, { description: 'Records emitted and not yet under the checkpoint', unit: '{record}' });
     const leases = meter.createObservableGauge(METRIC.leasesHeld, { description: 'Shard leases this client holds', unit: '{lease}' });
     const observe = (result: BatchObservableResult): void => {
-      const status = source.status();
+      const { status, counts } = this.#figures();
       const held = new Set<string>();
       for (const shard of status.shards) {
         held.add(shard.shardId);
@@ -45,7 +49,7 @@ export class ClientMetrics {
         result.observe(pending, shard.pending, attributes);
       }
       result.observe(leases, status.shards.length, this.#stream);
-      for (const count of source.counts()) {
+      for (const count of counts) {
         const attributes = this.#shard(count.shardId);
         result.observe(delivered, count.delivered, attributes);
         result.observe(acked, count.acked, attributes);
@@ -55,7 +59,7 @@ export class ClientMetrics {
       }
       // Closed: this was the final observation (no lease held, the final totals); the next
       // collection finds the instruments gone.
-      if (this.#closed) queueMicrotask(() => meter.removeBatchObservableCallback(observe, instruments));
+      if (this.#final !== undefined) queueMicrotask(() => meter.removeBatchObservableCallback(observe, instruments));
     };
     const instruments = [delivered, acked, behind, pending, leases];
     meter.addBatchObservableCallback(observe, instruments);
@@ -72,12 +76,20 @@ export class ClientMetrics {
   }
 
   /**
-   * The client stopped: the next collection reports its final values (no lease held, nothing
-   * pending, the final totals); then the client observes nothing more (the SDK goes on exporting
-   * those final values; a new client of the same shards in this process reports its own).
+   * The client stopped: its final figures are taken now, and the client let go. The next
+   * collection reports them (no lease held, nothing pending, the final totals); then the client
+   * observes nothing more (the SDK goes on exporting those final values; a new client of the same
+   * shards in this process reports its own).
    */
   close(): void {
-    this.#closed = true;
+    if (this.#source === undefined) return;
+    this.#final = { status: this.#source.status(), counts: this.#source.counts().map((count) => ({ ...count })) };
+    this.#source = undefined;
+  }
+
+  #figures(): { readonly status: KinsumerStatus; readonly counts: readonly ShardCount[] } {
+    const source = this.#source;
+    return this.#final ?? { status: (source as MetricsSource).status(), counts: (source as MetricsSource).counts() };
   }
 
   #shard(shardId: string): Attributes {

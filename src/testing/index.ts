@@ -12,11 +12,13 @@ export {
   createStream, deleteStream, waitForStreamStatus, listShards, openShardIds, putRecords, splitShard,
   mergeShards, adjacentOpenShards, type RecordToPut, type PutResult, type WaitOptions,
 } from './streams.js';
+// freePort, javaAvailable (servers.ts) and awsError (memory-stream.ts) are the suite's own helpers:
+// not part of the kit, the tests import them from their files.
 export {
-  startKinesalite, startDynalite, startKinesisLocal, startDynamoDbLocal, javaAvailable, freePort,
+  startKinesalite, startDynalite, startKinesisLocal, startDynamoDbLocal,
   type RunningServer, type KinesaliteOptions, type DynaliteOptions, type KinesisLocalOptions, type DynamoDbLocalOptions,
 } from './servers.js';
-export { MemoryStream, awsError, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
+export { MemoryStream, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
 export { MemoryLeaseStore, MemoryCheckpointTable, type MemoryLeaseStoreOptions, type MemoryLeaseOperation } from './memory-lease-store.js';
 export { MemoryItemTables, CLIENT_TOKEN_WINDOW_MS, type CancellationCode, type ExtraAction, type ExtraCheck } from './memory-items.js';
 export { UnsupportedExpressionError } from './memory-expressions.js';
@@ -27,7 +29,7 @@ export type { MemoryClientRow, MemoryLeaderItem } from './memory-coordination.js
 // The seams the in-memory backends implement: a KinsumerBackend (Kinsumer's second argument)
 // returns these ports, so a consumer group can run without AWS, on virtual time.
 export type { KinsumerBackend, KinsumerPorts } from '../ports/backend.js';
-export type { StreamPort, IteratorStart, RawRecord, RecordsPage, ShardInfo, FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull } from '../ports/stream.js';
+export type { StreamPort, IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull } from '../ports/stream.js';
 export type { LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite, AckedRange, WritesTransaction } from '../ports/lease-store.js';
 export type { MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard, Registration } from '../ports/coordination.js';
 export type { Position } from '../ports/position.js';

@@ -113,8 +113,13 @@ export interface MemoryCoordinationOptions {
   readonly instanceId?: string;
   /** A client row (or the lock) this client has seen unchanged for this long, on its own clock, counts as gone. */
   readonly leaseTtlMs: number;
-  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`), written as `LastUpdate`; its differences time the expiry. */
+  /** Milliseconds since the epoch on the wall clock (e.g. `() => scheduler.now()`), only written (`LastUpdate`). */
   readonly now: () => number;
+  /**
+   * Milliseconds on a monotonic clock: what this client observes expires by differences of it, so
+   * a step of the wall clock (`now`) moves no expiry. Default: `now`.
+   */
+  readonly elapsedNow?: () => number;
   /** Shared with other clients' stores; default: tables of its own. */
   readonly tables?: MemoryCoordinationTables;
   /** Each call answers after this long on `scheduler` (writes apply then, conditions are checked then). Default 0: synchronously. */
@@ -160,6 +165,11 @@ abstract class MemoryStore<Op extends MemoryCoordinationOperation> {
     });
   }
 
+  /** The monotonic clock the expiries are differences of. */
+  protected elapsedNow(): number {
+    return (this.options.elapsedNow ?? this.options.now)();
+  }
+
   /** The name to write: an empty name is written as none, as the DynamoDB stores do. */
   protected get clientName(): string | undefined {
     return this.options.clientName === '' ? undefined : this.options.clientName;
@@ -187,7 +197,7 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
         const row = this.tables.client(this.options.clientId);
         // Another process with this clientId: its row stays until it stood still for a TTL.
         if (row?.instanceId !== undefined && row.instanceId !== this.instanceId) {
-          const verdict = this.#rival.see(`${row.instanceId}\u0000${row.lastUpdateNs ?? ''}`, this.options.now());
+          const verdict = this.#rival.see(`${row.instanceId}\u0000${row.lastUpdateNs ?? ''}`, this.elapsedNow());
           if (!verdict.gone) return { registered: false, heartbeating: verdict.heartbeating, shardIds: row.shardIds };
         }
         this.#rival.clear();
@@ -201,7 +211,7 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
     return this.call('liveClients', () => {
       const rows = this.tables.clients();
       return () => {
-        const nowMs = this.options.now();
+        const nowMs = this.elapsedNow();
         this.#clients.keepOnly(rows.map((row) => row.id));
         return rows.flatMap((row) => {
           if (row.lastUpdateNs === undefined) return [];
@@ -256,7 +266,7 @@ export class MemoryMetadataStore
 
   /** Records the lock as seen now; `true` once this client has seen it unchanged for the TTL. */
   #expired(held: MemoryLeaderItem): boolean {
-    const unchangedForMs = this.#lock.see('Leader', `${held.id ?? ''}\u0000${held.lastUpdateNs ?? ''}`, this.options.now());
+    const unchangedForMs = this.#lock.see('Leader', `${held.id ?? ''}\u0000${held.lastUpdateNs ?? ''}`, this.elapsedNow());
     return observedExpired(unchangedForMs, this.options.leaseTtlMs);
   }
 

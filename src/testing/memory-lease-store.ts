@@ -67,8 +67,13 @@ export interface MemoryLeaseStoreOptions {
   readonly clientName?: string;
   /** A lease this client has seen unchanged for this long (on its own clock) is expired and may be captured. */
   readonly leaseTtlMs: number;
-  /** Milliseconds since the epoch (e.g. `() => scheduler.now()`), written as `LastUpdate`; its differences time the expiry. */
+  /** Milliseconds since the epoch on the wall clock (e.g. `() => scheduler.now()`), only written (`LastUpdate`). */
   readonly now: () => number;
+  /**
+   * Milliseconds on a monotonic clock: leases expire by differences of it, so a step of the wall
+   * clock (`now`) moves no expiry. Default: `now`.
+   */
+  readonly elapsedNow?: () => number;
   /** Shared with other clients' stores; default: a table of its own. */
   readonly table?: MemoryCheckpointTable;
   /** The tables records' writes go to (`ack({ writes })`), shared with other clients' stores; default: tables of its own. */
@@ -101,7 +106,7 @@ export class MemoryLeaseStore implements LeaseStore {
 
   constructor(options: MemoryLeaseStoreOptions) {
     this.#options = options;
-    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.now);
+    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now);
     this.table = options.table ?? new MemoryCheckpointTable();
     this.items = options.items ?? new MemoryItemTables();
   }
@@ -205,7 +210,8 @@ export class MemoryLeaseStore implements LeaseStore {
       const nowMs = this.#options.now();
       this.items.transact(transaction.writes, {
         token: transaction.token,
-        nowMs,
+        // The token's window is a "for how long": the monotonic clock's, as DynamoDB's own.
+        nowMs: (this.#options.elapsedNow ?? this.#options.now)(),
         extra: {
           check: () => {
             const row = this.table.row(lease.shardId);
@@ -251,7 +257,7 @@ export class MemoryLeaseStore implements LeaseStore {
       }
       // Every reset is a fence: the owner goes and the counter moves; the acked ranges go (a reset means "read again from here").
       const { acked: _dropped, ...kept } = row;
-      this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
+      this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint, new Date(nowMs)), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
 

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { type Observable, type SchedulerLike, defer, mergeMap, of, throwError, timer } from 'rxjs';
 import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
-import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports/stream.js';
+import type { IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports/stream.js';
 
 /** The operations of a {@link MemoryStream}, as fault injection and call counters name them. */
 export type StreamOperation = 'getShardIterator' | 'getRecords' | 'listShards';
@@ -226,10 +226,11 @@ export class MemoryStream implements StreamPort {
 
   // ------------------------------------------------------------------ StreamPort
 
-  getShardIterator(shardId: string, start: IteratorStart): Observable<string> {
+  /** `streamTime` is the stream's clock when the iterator was positioned (exact: no header to round). */
+  getShardIterator(shardId: string, start: IteratorStart): Observable<IssuedIterator> {
     return this.answer({ operation: 'getShardIterator', atMs: this.clock(), shardId, start }, () => {
       const shard = this.shard(shardId);
-      return this.encodeIterator(shard, this.startIndex(shard, start));
+      return { shardIterator: this.encodeIterator(shard, this.startIndex(shard, start)), streamTime: new Date(this.clock()) };
     });
   }
 

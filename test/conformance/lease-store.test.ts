@@ -54,7 +54,8 @@ class HookedDynamo extends Dynamo {
 
 /** Lease stores of several clients over one (shared) checkpoints table, and the Go kinsumer writing to it. */
 interface LeaseStoreBackend {
-  store(clientId: string, now: () => number): LeaseStore;
+  /** `now`: the wall clock, written; `elapsedNow`: the monotonic clock expiry is timed on (default `now`). */
+  store(clientId: string, now: () => number, elapsedNow?: () => number): LeaseStore;
   /**
    * The Go kinsumer's capture and commit, as kinsumer-go-behavior.md §3.2 describes them: it reads
    * the row into its own record and writes the whole row back with a full PutItem — Shard,
@@ -62,6 +63,11 @@ interface LeaseStoreBackend {
    * attribute it does not know (LeaseCounter, LastOwnerID, ...) is gone afterwards.
    */
   goWrite(shardId: string, write: { readonly ownerId: string; readonly sequenceNumber?: string; readonly nowMs: number }): Promise<void>;
+  /**
+   * The clock that names a reset's moment: DynamoDB's (its `Date` header, the server's in whole
+   * seconds). Absent: the resetting store's own `now` (the in-memory store).
+   */
+  storeNow?(): number;
 }
 
 /** What every LeaseStore guarantees, whatever holds the rows. */
@@ -116,18 +122,29 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect((await firstValueFrom(b.read(shard)))?.acked, 'a commit without ranges removes them').to.equal(undefined);
     });
 
-    it('a reset to LATEST after a reset to a timestamp keeps that time as a floor (StartTimestamp), and a position after it drops it', async () => {
+    /** Runs a reset; the window, on the store's clock, its moment lies in (less a second: the `Date` header's resolution). */
+    const resetWindow = async (reset: () => Promise<void>): Promise<[number, number]> => {
+      const storeNow = () => backend().storeNow?.() ?? clock.now;
+      const from = storeNow() - 1000;
+      await reset();
+      return [from, storeNow()];
+    };
+    const timeFloor = (checkpoint: StoredCheckpoint | undefined) => (checkpoint?.type === 'LATEST' ? checkpoint.notBefore?.getTime() : undefined);
+
+    it('a reset to LATEST after a reset to a timestamp keeps a time floor (StartTimestamp): the later of that time and its own moment (R12); a position after it drops it', async () => {
       const shard = uniqueName('timefloor');
       const a = store('a');
       const lease = await held(a, shard);
       await write(a.release(lease, { checkpoint: at(SEQ), finished: false }));
       const when = new Date(NOW_MS - 60_000);
       await write(store('operator').resetCheckpoint(shard, { type: 'AT_TIMESTAMP', timestamp: when }, { force: false }));
-      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
-      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', notBefore: when });
+      const [from, to] = await resetWindow(() => write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false })));
+      const stored = (await firstValueFrom(a.read(shard)))?.checkpoint;
+      expect(stored?.type).to.equal('LATEST');
+      expect(timeFloor(stored), 'the reset\'s moment, after the replaced timestamp').to.be.within(Math.max(from, when.getTime()), to);
       const b = store('b');
       const next = await held(b, shard);
-      expect(next.checkpoint).to.deep.equal({ type: 'LATEST', notBefore: when });
+      expect(next.checkpoint).to.deep.equal(stored);
       await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
       expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(at(LATER));
     });
@@ -137,15 +154,19 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       const a = store('a');
       const lease = await held(a, shard);
       await write(a.release(lease, { checkpoint: { type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 3 } }, finished: false }));
-      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
+      const [from, to] = await resetWindow(() => write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false })));
       const floor = { sequenceNumber: SEQ, subSequenceNumber: 3 };
-      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
-      // Reset to LATEST again: the floor stays the last position consumed.
-      await write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false }));
-      expect((await firstValueFrom(a.read(shard)))?.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      const first = (await firstValueFrom(a.read(shard)))?.checkpoint;
+      expect(first).to.deep.include({ type: 'LATEST', after: floor });
+      expect(timeFloor(first), 'the reset\'s moment (R12)').to.be.within(from, to);
+      // Reset to LATEST again: the floor stays the last position consumed; the time floor is the later reset's.
+      const [again, until] = await resetWindow(() => write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false })));
+      const second = (await firstValueFrom(a.read(shard)))?.checkpoint;
+      expect(second).to.deep.include({ type: 'LATEST', after: floor });
+      expect(timeFloor(second)).to.be.within(Math.max(again, timeFloor(first) ?? 0), until);
       const b = store('b');
       const next = await held(b, shard);
-      expect(next.checkpoint).to.deep.equal({ type: 'LATEST', after: floor });
+      expect(next.checkpoint).to.deep.equal(second);
       const kept = { type: 'AT_TIMESTAMP' as const, timestamp: new Date(NOW_MS - 300_000), after: floor };
       await write(b.commit(next, { checkpoint: kept, finished: false }));
       expect((await firstValueFrom(b.read(shard)))?.checkpoint).to.deep.equal(kept);
@@ -261,6 +282,27 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       });
     }
 
+    it('R10: a 20 s forward step of the capturer\'s wall clock captures no lease renewed 1 s ago; a backward step delays no expiry (the monotonic clock times it)', async () => {
+      const shard = uniqueName('wall-step');
+      const owner = store('owner');
+      const lease = await held(owner, shard);
+      let stepMs = 0;
+      const rival = backend().store('rival', () => clock.now + stepMs, () => clock.now);
+      await firstValueFrom(rival.readMany([shard]));
+      // One second of real time: the owner's next renewal is not due; the rival's wall clock jumps 20 s (> the TTL).
+      clock.now += 1000;
+      stepMs = 20_000;
+      expect(await firstValueFrom(rival.capture(shard)), 'captured from a live owner').to.equal(undefined);
+      await write(owner.renew(lease));
+      expect(await firstValueFrom(rival.capture(shard)), 'the renewal, seen now').to.equal(undefined);
+      // The owner stops renewing; the rival's wall clock steps back a minute: the row still expires one TTL later.
+      stepMs = -60_000;
+      clock.now += TTL_MS - 1;
+      expect(await firstValueFrom(rival.capture(shard)), 'one ms short of a TTL').to.equal(undefined);
+      clock.now += 1;
+      expect((await firstValueFrom(rival.capture(shard)))?.ownerId).to.equal('rival');
+    });
+
     it('a client that has just come (seen nothing yet) takes no owned lease, however old its LastUpdate; a free one at once', async () => {
       const shard = uniqueName('fresh-eyes');
       const owner = backend().store('owner', () => clock.now - 3_600_000);
@@ -287,7 +329,7 @@ describe('conformance: lease store in memory', () => {
   let table = new MemoryCheckpointTable();
   beforeEach(() => { table = new MemoryCheckpointTable(); });
   leaseStoreSpec(() => ({
-    store: (clientId, now) => new MemoryLeaseStore({ clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, table }),
+    store: (clientId, now, elapsedNow) => new MemoryLeaseStore({ clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, ...(elapsedNow === undefined ? {} : { elapsedNow }), table }),
     goWrite: (shardId, { ownerId, sequenceNumber, nowMs }) => {
       const row = table.row(shardId);
       table.put({
@@ -326,7 +368,10 @@ for (const tier of TIERS) {
     };
 
     leaseStoreSpec(() => ({
-      store: (clientId, now) => new DynamoLeaseStore({ dynamo: new Dynamo(local.dynamodb), table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now }),
+      store: (clientId, now, elapsedNow) => new DynamoLeaseStore({
+        dynamo: new Dynamo(local.dynamodb), table, clientId, clientName: `host-${clientId}`, leaseTtlMs: TTL_MS, now, ...(elapsedNow === undefined ? {} : { elapsedNow }),
+      }),
+      storeNow: () => Date.now(),
       goWrite: async (shardId, { ownerId, sequenceNumber, nowMs }) => {
         const row = await raw(shardId);
         const kept = (attribute: string): AttributeValue => row?.[attribute] ?? { NULL: true };

@@ -58,6 +58,25 @@ for (const tier of TIERS) {
       client.destroy();
     });
 
+    it('R12: GetShardIterator names the stream\'s clock (its Date header, less the header\'s second), and AT_TIMESTAMP of it returns what the LATEST iterator returns', async () => {
+      const stream = uniqueName('stream-time');
+      await createStream(local.kinesis, stream, 1);
+      const [shardId = ''] = await openShardIds(local.kinesis, stream);
+      const port = new KinesisStream(local.kinesis, { streamName: stream });
+      const before = Date.now();
+      const latest = await firstValueFrom(port.getShardIterator(shardId, { type: 'LATEST' }));
+      const after = Date.now();
+      const streamTime = latest.streamTime?.getTime();
+      // The header counts whole seconds and the adapter takes one off: 1-2 s before the answer (server and test share a host clock).
+      expect(streamTime, 'the answer\'s Date header, less a second').to.be.within(before - 2000, after - 1000);
+      await putRecords(local.kinesis, stream, [{ partitionKey: 'p', data: 'after the start' }]);
+      const fromLatest = await firstValueFrom(port.getRecords(latest.shardIterator, 10));
+      const fromTime = await firstValueFrom(port.getShardIterator(shardId, { type: 'AT_TIMESTAMP', timestamp: new Date(streamTime ?? 0) }));
+      const page = await firstValueFrom(port.getRecords(fromTime.shardIterator, 10));
+      expect(page.records.map((r) => r.sequenceNumber)).to.deep.equal(fromLatest.records.map((r) => r.sequenceNumber));
+      expect(fromLatest.records).to.have.length(1);
+    });
+
     it('ListShards reports parents and closed shards after a split', async () => {
       const stream = uniqueName('parents');
       await createStream(local.kinesis, stream, 1);
@@ -79,7 +98,7 @@ for (const tier of TIERS) {
       await putRecords(local.kinesis, stream, [{ partitionKey: 'p', data: 'last words' }]);
       const children = await splitShard(local.kinesis, stream, parent);
       const port = new KinesisStream(local.kinesis, { streamName: stream });
-      let iterator: string | undefined = await firstValueFrom(port.getShardIterator(parent, { type: 'TRIM_HORIZON' }));
+      let iterator: string | undefined = (await firstValueFrom(port.getShardIterator(parent, { type: 'TRIM_HORIZON' }))).shardIterator;
       let childShardIds: readonly string[] | undefined;
       let read = 0;
       for (let call = 0; iterator !== undefined && call < 20; call += 1) {
@@ -129,7 +148,7 @@ for (const tier of TIERS) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       await putRecords(local.kinesis, stream, [{ partitionKey: 'k', data: 'new' }]);
       const port = new KinesisStream(local.kinesis, { streamName: stream });
-      const first = await firstValueFrom(port.getRecords(await firstValueFrom(port.getShardIterator(shardId, { type: 'TRIM_HORIZON' })), 1));
+      const first = await firstValueFrom(port.getRecords((await firstValueFrom(port.getShardIterator(shardId, { type: 'TRIM_HORIZON' }))).shardIterator, 1));
       const second = await firstValueFrom(port.getRecords(first.nextShardIterator ?? '', 1));
       expect([first.records.length, second.records.length]).to.deep.equal([1, 1]);
       if (fidelity) {
@@ -174,8 +193,8 @@ for (const tier of TIERS) {
       expect(port.streamLabel).to.equal(arn);
       const attempt = async () => {
         const shards = await firstValueFrom(port.listShards());
-        const iterator = await firstValueFrom(port.getShardIterator(shardId, { type: 'TRIM_HORIZON' }));
-        const page = await firstValueFrom(port.getRecords(iterator, 10));
+        const { shardIterator } = await firstValueFrom(port.getShardIterator(shardId, { type: 'TRIM_HORIZON' }));
+        const page = await firstValueFrom(port.getRecords(shardIterator, 10));
         return { shards, page };
       };
       if (fidelity) {

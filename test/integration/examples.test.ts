@@ -51,7 +51,7 @@ describe('examples/ run against the local servers', function () {
     const [, records, processed, sum, deadLettered, , attempts, complete, shards] = match!.map(Number);
     // 200 good records with n = 0..199: sum 19900 only if each was handled exactly once.
     expect([records, processed, sum, deadLettered, attempts]).to.deep.equal([201, 200, 19900, 1, 3]);
-    expect(match![5]).to.equal('RecordDecodeError');
+    expect(match![5]).to.equal('TypeError');
     expect([complete, shards]).to.deep.equal([2, 2]);
   });
 

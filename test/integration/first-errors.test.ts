@@ -8,6 +8,7 @@ import { EndpointError, Kinsumer, KinsumerError, createTables, type KinsumerEven
 import { createStream } from '../../src/testing/index.js';
 import { cli } from '../support/cli.js';
 import { uniqueName, useLocalAws } from '../support/local.js';
+import { QUIET } from '../support/memory-group.js';
 
 /** A port nothing listens on: bound once by this process, then closed. */
 async function closedPort(): Promise<string> {
@@ -48,7 +49,7 @@ describe('first errors that explain themselves (kinesalite + dynalite)', functio
     await createTables({ dynamodb: local().dynamodb, applicationName: app });
     // What a newcomer writes first: the SDK's default request handler, which speaks HTTP/2 to Kinesis.
     const kinesis = new KinesisClient({ endpoint: local().endpoints.kinesis, region: local().region, credentials: local().credentials });
-    const consumer = new Kinsumer({ streamName: stream, applicationName: app, kinesis, dynamodb: local().dynamodb });
+    const consumer = new Kinsumer({ streamName: stream, applicationName: app, kinesis, dynamodb: local().dynamodb, logger: QUIET });
     try {
       const error = await firstValueFrom(consumer.records$).then(() => undefined, (e: unknown) => e);
       expect(error).to.be.instanceOf(EndpointError);
@@ -68,7 +69,7 @@ describe('first errors that explain themselves (kinesalite + dynalite)', functio
   it('DynamoDB refusing connections: the retrying events name DynamoDB and its endpoint (and go on)', async () => {
     const endpoint = await closedPort();
     const dynamodb = new DynamoDBClient({ endpoint, region: local().region, credentials: local().credentials, maxAttempts: 1 });
-    const consumer = new Kinsumer({ streamName: 'any', applicationName: uniqueName('refused'), kinesis: local().kinesis, dynamodb });
+    const consumer = new Kinsumer({ streamName: 'any', applicationName: uniqueName('refused'), kinesis: local().kinesis, dynamodb, logger: QUIET });
     try {
       const retries = firstValueFrom(consumer.events$.pipe(filter((e): e is Retrying => e.type === 'retrying'), take(2), toArray()));
       consumer.records$.subscribe({ error: () => undefined });

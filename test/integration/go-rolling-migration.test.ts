@@ -4,6 +4,7 @@ import { Kinsumer, createTables, type KinsumerEvent } from '../../src/index.js';
 import { createStream, listShards, putRecords } from '../../src/testing/index.js';
 import { GoMember, goRoundRobin, goStringOrder, type GoTimings } from '../support/go-member.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
+import { QUIET } from '../support/memory-group.js';
 import { unreadGaps, type Delivered, type Sent } from '../support/unread-gaps.js';
 
 // Timings shortened consistently on both sides, as the README's migration section says to set
@@ -75,7 +76,7 @@ class MixedFleet {
 
   startTs(id: string): void {
     this.steps.push({ what: `start Kinsumer ${id}`, atMs: Date.now() });
-    const kinsumer = new Kinsumer({ ...TS_TIMINGS, streamName: this.streamName, applicationName: this.applicationName, clientId: id, kinesis: this.local.kinesis, dynamodb: this.local.dynamodb });
+    const kinsumer = new Kinsumer({ ...TS_TIMINGS, logger: QUIET, streamName: this.streamName, applicationName: this.applicationName, clientId: id, kinesis: this.local.kinesis, dynamodb: this.local.dynamodb });
     const events: KinsumerEvent[] = [];
     kinsumer.events$.subscribe((e) => events.push(e));
     kinsumer.records$.subscribe((record) => {

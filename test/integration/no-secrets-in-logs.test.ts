@@ -1,6 +1,7 @@
 // What kinsumer logs never holds credentials or record contents (partition keys included), even
 // on the paths that log AWS errors: transient faults (retrying), an undecodable KPL aggregate, a
-// stream deleted mid-run (fatal). And with no logger given, nothing is written at all.
+// stream deleted mid-run (fatal) — nor do its events written as JSON (errors' toJSON). And with no
+// logger given, a healthy run writes nothing at all (the default logger prints only warnings).
 // Faults come from the fault proxy in front of the local servers (real HTTP error answers).
 import { expect } from 'chai';
 import { inspect } from 'node:util';
@@ -102,21 +103,31 @@ describe('no secrets in logs (kinesalite + dynalite behind the fault proxy)', fu
       const leak = lines.find((line) => line.includes(secret));
       expect(leak, `a log line holds ${secret}`).to.equal(undefined);
     }
+    // The events as a log pipeline without an error serializer writes them: the errors keep their
+    // messages and causes (toJSON), and still hold no secret.
+    const asJson = run.events.map((event) => JSON.stringify(event));
+    expect(asJson.filter((line) => line.includes('"type":"retrying"') && line.includes('InternalFailure'))).to.not.deep.equal([]);
+    for (const secret of [ACCESS_KEY_ID, SECRET_ACCESS_KEY, SESSION_TOKEN, DATA_MARKER, KEY_MARKER]) {
+      expect(asJson.find((line) => line.includes(secret)), `an event as JSON holds ${secret}`).to.equal(undefined);
+    }
   });
 
-  it('with no logger given, a run writes nothing to the console', async () => {
-    const options = await freshSetup(local(), 'silent');
+  it('with no logger given, a healthy run writes nothing to the console or stderr', async () => {
+    const { logger: _quiet, ...options } = await freshSetup(local(), 'silent');
     await putRecords(local().kinesis, options.streamName, [{ partitionKey: KEY_MARKER, data: DATA_MARKER }]);
     const written: string[] = [];
     const methods = ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const;
     const originals = new Map(methods.map((m) => [m, Reflect.get(console, m) as unknown]));
+    const stderrWrite = process.stderr.write.bind(process.stderr);
     for (const m of methods) console[m] = (...args: unknown[]) => { written.push(args.map(String).join(' ')); };
+    process.stderr.write = ((chunk: string | Uint8Array) => { written.push(String(chunk)); return true; });
     try {
       const consumer = new Kinsumer(options);
       await firstValueFrom(consumer.records$.pipe(tap((r) => r.ack()), take(1), toArray()));
       await consumer.stop();
     } finally {
       for (const m of methods) Reflect.set(console, m, originals.get(m));
+      process.stderr.write = stderrWrite;
     }
     expect(written).to.deep.equal([]);
   });

@@ -76,6 +76,38 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
     const output = await sh('npx', ['--no-install', 'tsc', '-p', 'tsconfig.json'], dir);
     expect(output.trim()).to.equal('');
   });
+  // Newcomer trial 3: with TypeScript 5.9 and `module: commonjs` (hence node10 resolution),
+  // `import ... from 'kinsumer/testing'` failed with TS2307: node10 does not read `exports`.
+  it("resolves 'kinsumer' and 'kinsumer/testing' in a CommonJS TypeScript project (module commonjs, moduleResolution node10: typesVersions)", async () => {
+    await writeFile(join(dir, 'tsconfig.node10.json'), JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'commonjs', moduleResolution: 'node10', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
+      files: ['use-node10.ts'],
+    }));
+    await writeFile(join(dir, 'use-node10.ts'), `
+      import { Kinsumer, type KinsumerRecord, type KinsumerOptions } from 'kinsumer';
+      import { startLocalAws, createStream, type LocalAws } from 'kinsumer/testing';
+      const start: () => Promise<LocalAws> = startLocalAws;
+      export function build(options: KinsumerOptions): Kinsumer { return new Kinsumer(options); }
+      export function size(record: KinsumerRecord): number { return record.data.byteLength; }
+      void start; void createStream;
+    `);
+    const output = await sh('npx', ['--no-install', 'tsc', '-p', 'tsconfig.node10.json'], dir).catch((error: Error) => error.message);
+    expect(output.trim()).to.equal('');
+  });
+
+  it('the testing kit exports what it documents, not the suite\'s own helpers (freePort, javaAvailable, awsError)', async () => {
+    await writeFile(join(dir, 'kit.mjs'), "console.log(JSON.stringify(Object.keys(await import('kinsumer/testing'))));");
+    const names = JSON.parse((await sh('node', ['kit.mjs'], dir)).trim()) as string[];
+    expect(names).to.include.members(['startLocalAws', 'createStream', 'putRecords', 'MemoryStream', 'localKinesisClient']);
+    expect(names.filter((name) => ['freePort', 'javaAvailable', 'awsError'].includes(name))).to.deep.equal([]);
+  });
+
+  it('bounds every peer dependency range: no open-ended >= that accepts any future major', async () => {
+    const manifest = JSON.parse(await readFile(join(dir, 'node_modules/kinsumer/package.json'), 'utf8')) as { peerDependencies: Record<string, string> };
+    const open = Object.entries(manifest.peerDependencies).filter(([, range]) => !/^[\^~]\d/.test(range) && !range.includes('<'));
+    expect(open).to.deep.equal([]);
+  });
+
   it("require('kinsumer') and require('kinsumer/testing') work from a CommonJS file (Node's require(esm)) and consume records", async () => {
     await writeFile(join(dir, 'use.cjs'), `
       const { Kinsumer, KinsumerError, createTables } = require('kinsumer');
@@ -163,6 +195,17 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
       ParallelizationFactor: 'a Lambda setting', MaximumRetryAttempts: 'a Lambda setting', MaximumRecordAgeInSeconds: 'a Lambda setting',
       BisectBatchOnFunctionError: 'a Lambda setting', FunctionResponseTypes: 'a Lambda setting', ReportBatchItemFailures: 'a Lambda setting',
       BatchSize: 'a Lambda setting', MaximumBatchingWindowInSeconds: 'a Lambda setting', StartingPosition: 'a Lambda setting',
+      // The AWS KCL's callbacks and settings, in the table that maps them to kinsumer's ("Moving from the KCL").
+      ...Object.fromEntries([
+        'initialize', 'InitializationInput', 'ProcessRecordsInput', 'prepareCheckpoint', 'leaseLost', 'LeaseLostInput', 'shardEnded', 'ShardEndedInput',
+        'shutdownRequested', 'ShutdownRequestedInput', 'startGracefulShutdown', 'workerIdentifier', 'initialPositionInStream', 'failoverTimeMillis',
+        'maxRecords', 'idleTimeBetweenReadsInMillis', 'shardSyncIntervalMillis', 'MetricsConfig',
+      ].map((name) => [name, 'a KCL callback or setting'])),
+      TumblingWindowInSeconds: 'a Lambda setting', FilterCriteria: 'a Lambda setting',
+      // The package's own metadata and the TypeScript settings its readers have (README, The package).
+      module: 'a package.json and tsconfig value', commonjs: 'a tsconfig value', moduleResolution: 'a tsconfig option', node10: 'a tsconfig value',
+      exports: 'a package.json field', typesVersions: 'a package.json field', sourcesContent: 'a source map field',
+      tsx: 'the TypeScript runner the examples use',
     };
     const known = (name: string) => declared.has(name) || peers.has(name) || peers.has(`${name}Command`) || name in NOT_API
       // Environment variables the shipped code reads (by name).

@@ -3,7 +3,8 @@
 // StartTimeoutError, the last error as its cause, instead of retrying silently forever.
 import { expect } from 'chai';
 import { EndpointError, Kinsumer, KinsumerError, StartTimeoutError, type KinsumerEvent } from '../../src/index.js';
-import { createStream, freePort, localDynamoDbClient } from '../../src/testing/index.js';
+import { createStream, localDynamoDbClient } from '../../src/testing/index.js';
+import { freePort } from '../../src/testing/servers.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
 import { FAST } from '../support/memory-group.js';
 
@@ -43,6 +44,30 @@ describe('startTimeoutMs (kinesalite, DynamoDB on a closed port)', function () {
     expect(chain.some((e) => (e as { code?: unknown }).code === 'ECONNREFUSED')).to.equal(true);
     expect(consumer.status().state).to.equal('failed');
     await consumer.stop();
+    dynamodb.destroy();
+  });
+
+  it('names the root cause in its message, warns after the first failed attempts, and its stop() reports nothing more', async () => {
+    const streamName = uniqueName('start');
+    await createStream(local().kinesis, streamName, 1);
+    const port = await freePort();
+    const dynamodb = localDynamoDbClient(local(), { endpoint: `http://127.0.0.1:${port}`, maxAttempts: 1 });
+    const consumer = new Kinsumer({ ...FAST, streamName, applicationName: uniqueName('app'), kinesis: local().kinesis, dynamodb, startTimeoutMs: 3000 });
+    const events: KinsumerEvent[] = [];
+    consumer.events$.subscribe((event) => events.push(event));
+    let recordsError: unknown;
+    consumer.records$.subscribe({ error: (error: unknown) => { recordsError = error; } });
+    await eventually(() => recordsError !== undefined, 'records$ to error');
+    expect((recordsError as Error).message).to.equal(`could not start within 3000 ms: cannot reach DynamoDB at http://127.0.0.1:${port}: connection refused `
+      + `(is the server running, and is this its port?) (last error: ${(events.filter((e) => e.type === 'retrying').at(-1) as { error: Error }).error.message})`);
+    const failing = events.filter((e): e is Extract<KinsumerEvent, { type: 'start-failing' }> => e.type === 'start-failing');
+    expect(failing).to.have.length(1);
+    expect(failing[0]?.attempts).to.equal(3);
+    expect(events.indexOf(failing[0] as KinsumerEvent)).to.be.below(events.findIndex((e) => e.type === 'error'));
+    const reported = events.length;
+    await consumer.stop();
+    // Leaving a group it never joined would only fail three times more (deregister, step down, epoch).
+    expect(events.slice(reported).filter((e) => e.type === 'error')).to.deep.equal([]);
     dynamodb.destroy();
   });
 });

@@ -3,6 +3,7 @@
 // says. What it receives, acks and gets accepted by the tables is reported to the checker.
 import { BehaviorSubject, EMPTY, type Observable, type Subscription, ignoreElements, mergeMap, tap, throwError, timer } from 'rxjs';
 import { Kinsumer } from '../../src/index.js';
+import { QUIET } from '../support/memory-group.js';
 import type { CheckpointWrite, HeldLease, StoredCheckpoint } from '../../src/ports/lease-store.js';
 import { MemoryMembershipStore, MemoryMetadataStore, type MemoryCoordinationTables } from '../../src/testing/memory-coordination.js';
 import { MemoryLeaseStore, type MemoryCheckpointTable } from '../../src/testing/memory-lease-store.js';
@@ -92,7 +93,7 @@ export class SimProcess implements ProcessView, CallerState {
     }, trueNow);
     const jitter = seededRandom(Math.floor(random() * 2 ** 32));
     this.kinsumer = new Kinsumer({
-      streamName: 'simulated', applicationName: 'sim', clientId,
+      streamName: 'simulated', applicationName: 'sim', clientId, logger: QUIET,
       throttleDelayMs: t.throttleDelayMs,
       commitFrequencyMs: t.commitFrequencyMs,
       shardCheckFrequencyMs: t.shardCheckFrequencyMs,

@@ -1,8 +1,8 @@
 // A stream of many shards for the scale simulation. MemoryStream keeps every record (an hour of
 // 2,000 busy shards would not fit) and holds at most 1,024 shards; this one keeps none: record i of
 // shard s arrives at a fixed rate and is made when read, so memory stays flat for any duration.
-import { type Observable, defer, of, throwError } from 'rxjs';
-import type { IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../../src/ports/stream.js';
+import { type Observable, defer, map, of, throwError } from 'rxjs';
+import type { IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../../src/ports/stream.js';
 import { awsError } from '../../src/testing/memory-stream.js';
 
 const MAX_HASH_KEY = 2n ** 128n - 1n;
@@ -40,7 +40,11 @@ export class ScaleStream implements StreamPort {
     return this.recordsPerSecond <= 0 ? 0 : Math.max(0, Math.floor(((atMs - this.startMs) * this.recordsPerSecond) / 1000));
   }
 
-  getShardIterator(shardId: string, start: IteratorStart): Observable<string> {
+  getShardIterator(shardId: string, start: IteratorStart): Observable<IssuedIterator> {
+    return this.iteratorAt(shardId, start).pipe(map((shardIterator) => ({ shardIterator })));
+  }
+
+  private iteratorAt(shardId: string, start: IteratorStart): Observable<string> {
     return defer(() => {
       this.calls.getShardIterator += 1;
       const shard = this.#index.get(shardId);

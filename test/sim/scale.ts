@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { BehaviorSubject, type Observable, config as rxjsConfig, defer } from 'rxjs';
 import { Kinsumer } from '../../src/index.js';
+import { QUIET } from '../support/memory-group.js';
 import type { CachedShard } from '../../src/ports/coordination.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
@@ -57,7 +58,7 @@ class ScaleClient {
     const stream = port(world.stream);
     const random = seededRandom(Math.floor(world.random() * 2 ** 32));
     this.kinsumer = new Kinsumer({
-      streamName: 'scale', applicationName: 'scale', clientId, ...TIMINGS, scheduler: clock,
+      streamName: 'scale', applicationName: 'scale', clientId, logger: QUIET, ...TIMINGS, scheduler: clock,
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
     }, () => ({ store, membership, metadata, stream, prepare: () => Promise.resolve(), random }));

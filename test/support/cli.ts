@@ -30,13 +30,17 @@ export function startCli(args: readonly string[]): RunningCli {
   return { stdout: () => stdout, stderr: () => stderr, interrupt: () => controller.abort(), done };
 }
 
-/** Runs the CLI in-process and captures what it prints. */
-export async function cli(args: readonly string[], signal: AbortSignal = new AbortController().signal): Promise<CliResult> {
+/**
+ * Runs the CLI in-process and captures what it prints. `columns`: the output is a terminal that
+ * wide (without it, the output is not a terminal, as in a pipe).
+ */
+export async function cli(args: readonly string[], signal: AbortSignal = new AbortController().signal, columns?: number): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
+  const terminal = columns === undefined ? {} : { columns, isTTY: true };
   const code = await runCli(args, {
-    stdout: { write: (text: string) => { stdout += text; } },
-    stderr: { write: (text: string) => { stderr += text; } },
+    stdout: { write: (text: string) => { stdout += text; }, ...terminal },
+    stderr: { write: (text: string) => { stderr += text; }, ...terminal },
     env: process.env,
     signal,
   });

@@ -17,7 +17,10 @@ export interface SpecStoreOptions {
   /** The process's instance id (membership only). */
   readonly instanceId: string;
   readonly leaseTtlMs: number;
+  /** The wall clock, written as LastUpdate. */
   readonly now: () => number;
+  /** The monotonic clock expiry is timed on (default: `now`). */
+  readonly elapsedNow?: () => number;
   readonly reapAfterMs?: number;
 }
 
@@ -106,6 +109,33 @@ export function membershipSpec(harness: SpecHarness): void {
         expect(await run(reader.liveClients())).to.deep.equal([]);
       });
     }
+
+    it('R10: a forward step of the reader\'s wall clock makes no live client dead; a backward step delays no expiry (the monotonic clock times it)', async () => {
+      const a = membership('a');
+      await run(a.heartbeat([]));
+      let stepMs = 0;
+      const reader = membership('r', { now: () => clock.now + stepMs, elapsedNow: () => clock.now });
+      expect((await run(reader.liveClients())).map((c) => c.id)).to.deep.equal(['a']);
+      clock.now += 1000;
+      stepMs = 20_000;
+      expect((await run(reader.liveClients())).map((c) => [c.id, c.unchangedForMs]), 'heartbeat 1 s ago').to.deep.equal([['a', 1000]]);
+      stepMs = -60_000;
+      clock.now += TTL - 1000;
+      expect(await run(reader.liveClients()), 'stood still for a TTL of monotonic time').to.deep.equal([]);
+    });
+
+    it('R10: a forward step of the wall clock takes over no row of a live process with the same clientId', async () => {
+      const first = membership('same', { instanceId: 'same#1' });
+      let stepMs = 0;
+      const second = membership('same', { instanceId: 'same#2', now: () => clock.now + stepMs, elapsedNow: () => clock.now });
+      await run(first.heartbeat([]));
+      expect(await run(second.heartbeat([]))).to.deep.include({ registered: false });
+      clock.now += 1000;
+      stepMs = 20_000;
+      expect(await run(second.heartbeat([])), 'its twin heartbeat 1 s ago').to.deep.include({ registered: false });
+      clock.now += TTL - 1000;
+      expect(await run(second.heartbeat([])), 'stood still for a TTL').to.deep.equal({ registered: true });
+    });
 
     it('never overwrites the row of another live process with the same clientId; takes it over once seen unchanged for leaseTtlMs', async () => {
       const first = membership('same', { instanceId: 'same#1' });
@@ -204,6 +234,21 @@ export function metadataSpec(harness: SpecHarness): void {
       expect(await run(b.acquireLeadership())).to.equal(true);
       expect(await run(a.acquireLeadership()), 'the old holder lost it').to.equal(false);
       expect((await run(a.leader()))?.id).to.equal('b');
+    });
+
+    it('R10: a forward step of the wall clock takes no live leader lock; a backward step delays no expiry (the monotonic clock times it)', async () => {
+      const a = metadata('a');
+      let stepMs = 0;
+      const b = metadata('b', { now: () => clock.now + stepMs, elapsedNow: () => clock.now });
+      expect(await run(a.acquireLeadership())).to.equal(true);
+      expect(await run(b.acquireLeadership())).to.equal(false);
+      clock.now += 1000;
+      stepMs = 20_000;
+      expect(await run(b.acquireLeadership()), 'renewed 1 s ago (real time)').to.equal(false);
+      expect((await run(b.leader()))?.id).to.equal('a');
+      stepMs = -60_000;
+      clock.now += TTL - 1000;
+      expect(await run(b.acquireLeadership()), 'stood still for a TTL of monotonic time').to.equal(true);
     });
 
     it('steps down: the lock is free at once; only the holder can step down', async () => {

@@ -9,8 +9,12 @@ import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { skewedScheduler } from './skewed-scheduler.js';
 import { SteppedScheduler } from './stepped-scheduler.js';
 
-/** Small timings, as the tests and the demo use them. */
+/** A logger that drops everything (the default one writes warnings to stderr). */
+export const QUIET = { debug() {}, info() {}, warn() {}, error() {} } as const;
+
+/** Small timings, as the tests and the demo use them, and a silent logger (the default one writes warnings to stderr). */
 export const FAST = {
+  logger: QUIET,
   throttleDelayMs: 200,
   commitFrequencyMs: 200,
   shardCheckFrequencyMs: 500,
@@ -72,7 +76,12 @@ export class MemoryGroup {
   join(id: string, options: {
     ack?: (record: KinsumerRecord) => boolean;
     extra?: Partial<KinsumerSettings>;
-    skewMs?: number;
+    /**
+     * The member's wall clock is off by this: a number for a constant offset, a function (read at
+     * each call) for a clock that steps. Its monotonic clock (`clock.elapsedNow`), its timers and
+     * the stream keep the shared time, as `Date.now()` and `setTimeout` do on a host.
+     */
+    skewMs?: number | (() => number);
     /** Replaces ports with wrappers (a call that never answers, a malformed record). */
     wrap?: (ports: KinsumerPorts) => KinsumerPorts;
     /** Keep an error of `records$` in `failure` (the test looks at it) instead of failing the test run. */
@@ -96,12 +105,15 @@ export class MemoryGroup {
     });
     // A skewed member sees the shared virtual time through a wall clock that is off by skewMs.
     const scheduler = options.skewMs === undefined ? this.scheduler : skewedScheduler(this.scheduler, options.skewMs);
-    const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now() };
+    const elapsedNow = () => this.scheduler.now();
+    const clock = { wallNow: () => scheduler.now(), elapsedNow };
+    const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now(), elapsedNow };
     const store = new MemoryLeaseStore({ ...common, table: this.checkpoints, items: this.items });
     const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
       scheduler,
+      clock,
       // The Kinsumer checks that these are SDK clients; the deps below replace every use of them.
       kinesis: { send: () => Promise.reject(new Error('unused')) } as never,
       dynamodb: { send: () => Promise.reject(new Error('unused')) } as never,
@@ -149,6 +161,13 @@ export class MemoryGroup {
     const counts = new Map<string, number>();
     for (const owner of this.owners().values()) if (owner !== undefined) counts.set(owner, (counts.get(owner) ?? 0) + 1);
     return counts;
+  }
+
+  /** Stops `member` gracefully, advancing virtual time until its `stop()` resolves (at most `limitMs`). */
+  async stop(member: Member, limitMs = 20_000): Promise<void> {
+    let stopped = false;
+    void member.kinsumer.stop().then(() => { stopped = true; });
+    await this.scheduler.until(() => stopped, `${member.id} stops`, limitMs);
   }
 
   /** Every record received by any member, as `data` strings. */

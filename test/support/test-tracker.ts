@@ -9,6 +9,8 @@ import { type Position } from '../../src/ports/position.js';
  * positions, and `finish` completes once everything tracked is acked.
  */
 export class TestTracker implements ShardTracker {
+  /** What the reader told of the stream's clock at a LATEST start (a test sets it to listen). */
+  streamStart?: (streamTime: Date) => void;
   /** Every tracked position, in tracking order. */
   readonly tracked: Position[] = [];
   /** Every acked position, in ack order (each once). */

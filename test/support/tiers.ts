@@ -1,4 +1,5 @@
-import { javaAvailable, type LocalAwsOptions } from '../../src/testing/index.js';
+import type { LocalAwsOptions } from '../../src/testing/index.js';
+import { javaAvailable } from '../../src/testing/servers.js';
 
 /** A pair of local servers a conformance suite runs against. */
 export interface Tier {

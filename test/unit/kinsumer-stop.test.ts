@@ -5,23 +5,13 @@ import { expect } from 'chai';
 import { ReplaySubject, concatMap, delay, throwError } from 'rxjs';
 import { StartTimeoutError } from '../../src/index.js';
 import { drainBoundMs } from '../../src/lease/lease-session.js';
-import { resolveOptions } from '../../src/options.js';
 import type { HeldLease } from '../../src/ports/lease-store.js';
-import type { Logger } from '../../src/types.js';
 import { awsError } from '../../src/testing/memory-stream.js';
+import { type LogLine as Line, capturingLogger } from '../support/log-lines.js';
 import { FAST, MemoryGroup } from '../support/memory-group.js';
 import { override } from '../support/port-wrappers.js';
 
-interface Line { readonly level: keyof Logger; readonly obj: object; readonly msg: string | undefined }
-
-function capturingLogger(lines: Line[]): Logger {
-  const at = (level: keyof Logger) => (obj: object, msg?: string) => { lines.push({ level, obj, msg }); };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-const DRAIN_BOUND_MS = drainBoundMs(resolveOptions({
-  ...FAST, streamName: 's', applicationName: 'a', kinesis: { send: () => undefined } as never, dynamodb: { send: () => undefined } as never,
-}));
+const DRAIN_BOUND_MS = drainBoundMs(FAST);
 
 describe('stop() (virtual time)', function () {
   this.timeout(30_000);
@@ -121,6 +111,26 @@ describe('startTimeoutMs (virtual time)', function () {
     expect((member.failure as StartTimeoutError).timeoutMs).to.equal(4000);
     expect(leasesError).to.equal(member.failure);
     expect(member.kinsumer.status().state).to.equal('failed');
+  });
+
+  it('the stop() after a failed start reports nothing more: a client that never reached the group has none to leave', async () => {
+    const group = new MemoryGroup(1, { startTimeoutMs: 2000 });
+    const unreachable = awsError('InternalServerError');
+    const down = () => throwError(() => unreachable);
+    const member = group.join('a', {
+      keepFailure: true,
+      wrap: (ports) => ({
+        ...ports,
+        membership: override(ports.membership, { heartbeat: down, deregister: down }),
+        metadata: override(ports.metadata, { stepDown: down, bumpGroupEpoch: down }),
+      }),
+    });
+    await group.scheduler.until(() => member.failure !== undefined, 'records$ to fail', 20_000);
+    expect(member.failure).to.be.instanceOf(StartTimeoutError);
+    await member.kinsumer.stop();
+    // The failure stops the client at once (its stop() only awaits that): nothing after the failure's own event.
+    const failedAt = member.events.findIndex((e) => e.type === 'error' && e.error === member.failure);
+    expect(member.events.slice(failedAt + 1).map((e) => (e.type === 'error' ? `error: ${e.error.message}` : e.type))).to.deep.equal([]);
   });
 
   it('a client that started in time is not bound by it', async () => {

@@ -83,6 +83,26 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(new Kinsumer({ ...base, scheduler }).options.scheduler).to.equal(scheduler);
   });
 
+  it('clock: the host\'s wall and monotonic clocks by default, the scheduler\'s now() with a scheduler, or the one given', () => {
+    const host = new Kinsumer(base).options.clock;
+    // The wall clock steps a minute back: wallNow follows it, elapsedNow (performance.now) does not.
+    const realDateNow = Date.now;
+    const steppedMs = realDateNow() - 60_000;
+    Date.now = () => steppedMs;
+    try {
+      expect(host.wallNow()).to.equal(steppedMs);
+      expect(host.elapsedNow() - steppedMs).to.be.within(59_000, 61_000);
+    } finally {
+      Date.now = realDateNow;
+    }
+    const scheduler = new TestScheduler(() => undefined);
+    scheduler.frame = 1234;
+    const virtual = new Kinsumer({ ...base, scheduler }).options.clock;
+    expect([virtual.wallNow(), virtual.elapsedNow()]).to.deep.equal([1234, 1234]);
+    const given = { wallNow: () => 1, elapsedNow: () => 2 };
+    expect(new Kinsumer({ ...base, scheduler, clock: given }).options.clock).to.equal(given);
+  });
+
   const rules: Array<[string, Record<string, unknown>, string, RegExp]> = [
     ['missing stream', { streamName: undefined }, 'streamName', /required/],
     ['both stream name and ARN', { streamArn: 'arn:aws:kinesis:eu-west-1:123456789012:stream/events' }, 'streamName', /not both/],
@@ -125,6 +145,8 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['stats with a non-function', { stats: { checkpoint: 1 } }, 'stats', /checkpoint must be a function/],
     ['scheduler not a scheduler', { scheduler: {} }, 'scheduler', /SchedulerLike/],
     ['misspelt option', { throttleDelay: 250 }, 'throttleDelay', /not a kinsumer option/],
+    ['clock without elapsedNow()', { clock: { wallNow: () => 0 } }, 'clock', /elapsedNow\(\)/],
+    ['null clock', { clock: null }, 'clock', /Clock/],
     // The same rules, reached by the other kinds of bad value each check guards against.
     ['non-string stream name', { streamName: 42 }, 'streamName', /characters/],
     ['stream name longer than 128', { streamName: 's'.repeat(129) }, 'streamName', /1-128/],
@@ -200,6 +222,15 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(options.logger).to.equal(logger);
     expect(options.stats).to.equal(stats);
     expect(options.createTables).to.equal(true);
+  });
+
+  it('an unknown option names the nearest known one, as TypeScript does (did you mean ...?)', () => {
+    expect(configError({ throttleDelay: 250 }).rule).to.equal('is not a kinsumer option (did you mean throttleDelayMs?)');
+    expect(configError({ leaseTTLMs: 3000 }).rule).to.equal('is not a kinsumer option (did you mean leaseTtlMs?)');
+    expect(configError({ streamname: 'events' }).message).to.contain('did you mean streamName?');
+    expect(configError({ shutdownTimeout: 1 }).message).to.contain('did you mean shutdownTimeoutMs?');
+    expect(configError({ logLevel: 'info' }).rule).to.equal('is not a kinsumer option');
+    expect(configError({ x: 1 }).rule).to.equal('is not a kinsumer option');
   });
 
   it('names the first option at fault when several break a rule', () => {

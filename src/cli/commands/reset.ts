@@ -12,7 +12,7 @@ import type { InitialPosition, StartingPosition } from '../../types.js';
 import { clientSettings, dynamodbClient, kinesisClient } from '../clients.js';
 import { EXIT, UsageError, type Command } from '../command.js';
 import { applicationOption, integerOption, listOption, parseTimestamp, streamOption, textOption } from '../common-options.js';
-import { ageText, checkpointText } from '../format.js';
+import { ageText, checkpointText, counted } from '../format.js';
 
 /**
  * `--to`: `LATEST`, `TRIM_HORIZON`, or an ISO 8601 timestamp with a date and time (not in the
@@ -80,11 +80,11 @@ export const resetCommand: Command = {
     try {
       const result = await resetCheckpoints({
         dynamodb, kinesis, applicationName: app, ...(stream.streamArn === undefined ? { streamName: stream.streamName } : { streamArn: stream.streamArn }), to: initialPosition(target), force, leaseTtlMs, ...(only === undefined ? {} : { shardIds: only }),
-        onWatch: (leased, watchMs) => io.stderr.write(`kinsumer reset: ${leased.length} shards are leased; watching them for ${watchMs} ms to tell live owners from stopped ones...\n`),
+        onWatch: (leased, watchMs) => io.stderr.write(`kinsumer reset: ${leased.length === 1 ? '1 shard is leased; watching it' : `${leased.length} shards are leased; watching them`} for ${watchMs} ms to tell live owners from stopped ones...\n`),
       });
       const held = result.shards.filter((s) => s.outcome === 'held' && s.liveOwner !== undefined);
       if (held.length > 0) {
-        io.stderr.write(`kinsumer reset: refused: ${held.length} of ${result.shards.length} shards are leased by live clients:\n`);
+        io.stderr.write(`kinsumer reset: refused: ${held.length} of ${counted(result.shards.length, 'shard')} ${held.length === 1 ? 'is leased by a live client' : 'are leased by live clients'}:\n`);
         for (const shard of held) {
           const renewedAt = shard.liveOwner?.renewedAt?.getTime() ?? 0;
           io.stderr.write(`  ${shard.shardId}  ${ownerText(shard.liveOwner ?? { clientId: '?' })}, renewed ${ageText(Date.now() - renewedAt)} ago\n`);
@@ -111,10 +111,10 @@ export const resetCommand: Command = {
       }
       const missed = result.shards.filter((s) => s.outcome !== 'reset');
       if (missed.length > 0) {
-        io.stderr.write(`kinsumer reset: refused for ${missed.length} shards: ${missed.map((s) => s.shardId).join(', ')}\n`);
+        io.stderr.write(`kinsumer reset: refused for ${counted(missed.length, 'shard')}: ${missed.map((s) => s.shardId).join(', ')}\n`);
         return EXIT.refused;
       }
-      io.stdout.write(`reset ${result.shards.length} shards of app ${app} to ${checkpointText(target)}\n`);
+      io.stdout.write(`reset ${counted(result.shards.length, 'shard')} of app ${app} to ${checkpointText(target)}\n`);
       return EXIT.ok;
     } finally {
       kinesis.destroy();

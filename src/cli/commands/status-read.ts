@@ -1,7 +1,10 @@
 // What `kinsumer status` reads, all read-only: the shards (ListShards), the checkpoint rows
 // (BatchGetItem), the clients table (one Scan), the leader item (one GetItem), and per shard with a
 // stored position one GetShardIterator AT_SEQUENCE_NUMBER + GetRecords Limit 1 of the checkpointed
-// record: its ApproximateArrivalTimestamp and the answer's MillisBehindLatest (the lag).
+// record: its ApproximateArrivalTimestamp and the answer's MillisBehindLatest (the lag). Where that
+// answer says 0, one more GetRecords Limit 1 after it asks whether a record follows the checkpoint:
+// Kinesis says 0 only when none does, kinesalite always does, so a 0 with a record after it is a
+// server that cannot tell.
 import { firstValueFrom, from, lastValueFrom, map, mergeMap, switchMap, toArray, catchError, of } from 'rxjs';
 import { AttributeFormatError } from '../../dynamodb/codec.js';
 import type { Dynamo } from '../../dynamodb/dynamo.js';
@@ -25,6 +28,11 @@ export interface CheckpointLag {
   readonly arrivedAt: Date | undefined;
   /** `MillisBehindLatest` of the GetRecords answer at the checkpoint. */
   readonly millisBehindLatest: number | undefined;
+  /**
+   * Whether a record follows the checkpointed one; read only when the server said 0 behind
+   * (`undefined` otherwise). `true` with a 0: the server cannot tell the lag (kinesalite).
+   */
+  readonly recordAfter?: boolean | undefined;
 }
 
 /** Everything one `status` refresh shows. */
@@ -93,17 +101,23 @@ async function readLeader(dynamo: Dynamo, table: string): Promise<Leader | undef
 }
 
 async function readLags(stream: KinesisStream, rows: readonly CheckpointRow[]): Promise<Map<string, CheckpointLag | { error: string }>> {
+  type Read = [string, CheckpointLag | { error: string }];
   const positioned = rows.flatMap((row) => (row.checkpoint?.type === 'position' ? [{ shardId: row.shardId, sequenceNumber: row.checkpoint.position.sequenceNumber }] : []));
   const read = await lastValueFrom(from(positioned).pipe(
     mergeMap(({ shardId, sequenceNumber }) => stream.getShardIterator(shardId, { type: 'AT_SEQUENCE_NUMBER', sequenceNumber }).pipe(
-      switchMap((iterator) => stream.getRecords(iterator, 1)),
-      map((page): [string, CheckpointLag | { error: string }] => {
+      switchMap((issued) => stream.getRecords(issued.shardIterator, 1)),
+      switchMap((page) => {
         const [record] = page.records;
         // Trimmed past the checkpoint: the first record kept is a later one, whose arrival says nothing of the checkpoint's.
-        const arrivedAt = record?.sequenceNumber === sequenceNumber ? record.approximateArrivalTimestamp : undefined;
-        return [shardId, { arrivedAt, millisBehindLatest: page.millisBehindLatest }];
+        const atCheckpoint = record?.sequenceNumber === sequenceNumber;
+        const arrivedAt = atCheckpoint ? record.approximateArrivalTimestamp : undefined;
+        const lag = (recordAfter: boolean | undefined): Read => [shardId, { arrivedAt, millisBehindLatest: page.millisBehindLatest, recordAfter }];
+        if (page.millisBehindLatest !== 0) return of(lag(undefined));
+        if (record !== undefined && !atCheckpoint) return of(lag(true));
+        if (page.nextShardIterator === undefined) return of(lag(false));
+        return stream.getRecords(page.nextShardIterator, 1).pipe(map((next) => lag(next.records.length > 0)));
       }),
-      catchError((error: unknown) => of<[string, { error: string }]>([shardId, { error: error instanceof Error ? error.message : String(error) }])),
+      catchError((error: unknown) => of<Read>([shardId, { error: error instanceof Error ? error.message : String(error) }])),
     ), LAG_CONCURRENCY),
     toArray(),
   ));

@@ -12,8 +12,10 @@ import type { ShardInfo } from '../../ports/stream.js';
 import { clientSettings, dynamodbClient, kinesisClient } from '../clients.js';
 import { type CliIo, EXIT, type Command, UsageError } from '../command.js';
 import { applicationOption, integerOption, streamOption, textOption } from '../common-options.js';
-import { type CheckpointJson, ageText, checkpointJson, checkpointText, renderTable } from '../format.js';
+import { type CheckpointJson, checkpointJson } from '../format.js';
+import { wrapText } from '../wrap.js';
 import { type CheckpointLag, type ClientRow, type GroupSnapshot, readGroup } from './status-read.js';
+import { STATUS_WIDTH, behindOf, membersTable, membersView, shardsView, statusHeader, statusTable, watchLine } from './status-view.js';
 
 /** One shard as `status` sees it. */
 export interface ShardStatus {
@@ -119,7 +121,10 @@ export interface ShardStatusJson {
   readonly lag: {
     readonly checkpointArrivedAt: string | null;
     readonly checkpointRecordAgeMs: number | null;
+    /** `null` also where the server cannot tell: it said 0 though a record follows the checkpoint (kinesalite always says 0). */
     readonly millisBehindLatest: number | null;
+    /** Whether a record follows the checkpointed one; read only when the server said 0 behind (`null` otherwise). */
+    readonly recordAfterCheckpoint: boolean | null;
   } | null;
   /** Why the lag could not be read (the reads of the other shards go on). */
   readonly lagError: string | null;
@@ -149,8 +154,8 @@ export interface StatusJson {
   readonly app: string;
   /** When it was read (this machine's clock). */
   readonly at: string;
-  /** The holder of the leader lock. */
-  readonly leader: { readonly id: string; readonly name: string | null } | null;
+  /** The holder of the leader lock; `live` is `false` once the lock was not renewed for the lease TTL. */
+  readonly leader: { readonly id: string; readonly name: string | null; readonly live: boolean } | null;
   readonly members: readonly MemberStatusJson[];
   /** The assignment the group follows: `go` while a live member is a Go kinsumer client, else `sticky`. */
   readonly assignment: 'sticky' | 'go';
@@ -176,7 +181,8 @@ export function statusJson(status: ShardStatus, nowMs?: number): ShardStatusJson
     lag: read === undefined ? null : {
       checkpointArrivedAt: read.arrivedAt?.toISOString() ?? null,
       checkpointRecordAgeMs: read.arrivedAt === undefined || nowMs === undefined ? null : nowMs - read.arrivedAt.getTime(),
-      millisBehindLatest: read.millisBehindLatest ?? null,
+      millisBehindLatest: behindOf(read).kind === 'unknown' ? null : read.millisBehindLatest ?? null,
+      recordAfterCheckpoint: read.recordAfter ?? null,
     },
     lagError: lag !== undefined && 'error' in lag ? lag.error : null,
     leaseCounter: row?.leaseCounter ?? null,
@@ -199,26 +205,6 @@ function memberJson(member: MemberStatus): MemberStatusJson {
   };
 }
 
-/** The human table of the shards: sequence numbers shortened (in full with `--json`). */
-export function statusTable(statuses: readonly ShardStatus[], nowMs?: number): string {
-  const rows = statuses.map(({ shard, row, ownerLive, corrupt, advancedAgeMs, lag }) => [
-    shard.shardId,
-    shard.parentShardIds.length === 0 ? '-' : shard.parentShardIds.join(','),
-    ownerText(row, ownerLive),
-    corrupt === undefined ? checkpointText(row?.checkpoint, { short: true }) : `CORRUPT (${corrupt})`,
-    lagText(lag, (read) => (read.millisBehindLatest === undefined ? '-' : ageText(read.millisBehindLatest))),
-    lagText(lag, (read) => (read.arrivedAt === undefined || nowMs === undefined ? '-' : `${ageText(nowMs - read.arrivedAt.getTime())} ago`)),
-    advancedAgeMs === undefined ? '-' : `${ageText(advancedAgeMs)} ago`,
-    row?.finished === true ? 'yes' : shard.open ? 'no' : 'no (closed)',
-  ]);
-  return renderTable(['SHARD', 'PARENTS', 'OWNER', 'CHECKPOINT', 'BEHIND', 'ARRIVED', 'ADVANCED', 'FINISHED'], rows);
-}
-
-function lagText(lag: ShardStatus['lag'], text: (read: CheckpointLag) => string): string {
-  if (lag === undefined) return '-';
-  return 'error' in lag ? '?' : text(lag);
-}
-
 /**
  * The assignment the group follows, as its members decide it: the Go kinsumer's while any live
  * member's row lacks the library marker (a Go client), else the sticky one. Judged here by row age. Pure.
@@ -227,37 +213,33 @@ export function groupAssignment(members: readonly Pick<MemberStatus, 'live' | 'l
   return members.some((m) => m.live && m.library === undefined) ? 'go' : 'sticky';
 }
 
-/** The human table of the members. */
-export function membersTable(members: readonly MemberStatus[]): string {
-  const rows = members.map((m) => [
-    m.name ?? '-',
-    m.id,
-    `${ageText(m.ageMs)} ago${m.live ? '' : ' [expired]'}`,
-    String(m.shards),
-    m.leader ? 'yes' : '-',
-    m.library ?? 'go kinsumer',
-  ]);
-  return renderTable(['MEMBER', 'ID', 'HEARTBEAT', 'SHARDS', 'LEADER', 'LIBRARY'], rows);
-}
-
-function ownerText(row: CheckpointRow | undefined, live: boolean): string {
-  if (row?.ownerId === undefined) return '-';
-  const who = row.ownerName === undefined || row.ownerName === row.ownerId ? row.ownerId : `${row.ownerName} (${row.ownerId})`;
-  return live ? who : `${who} [expired]`;
+/** How one refresh is shown. */
+export interface StatusView {
+  readonly stream: string;
+  readonly app: string;
+  readonly leaseTtlMs: number;
+  readonly json: boolean;
+  readonly pretty: boolean;
+  /** Every column, client ids in full, as wide as it takes; else 80 columns. */
+  readonly wide: boolean;
+  /** With `--watch`: the interval, for the line that says when this was read. */
+  readonly watchIntervalMs?: number | undefined;
 }
 
 /** One refresh of `status`, as text or as JSON. Pure. */
-function renderStatus(snapshot: GroupSnapshot, view: { readonly stream: string; readonly app: string; readonly leaseTtlMs: number; readonly json: boolean; readonly pretty: boolean }): string {
+export function renderStatus(snapshot: GroupSnapshot, view: StatusView): string {
   const { nowMs, leader } = snapshot;
   const shards = shardStatuses(snapshot.shards, snapshot.rows, snapshot.corrupt, nowMs, view.leaseTtlMs, snapshot.lags);
   const members = memberStatuses(snapshot.clients, shards, leader, nowMs, view.leaseTtlMs);
   const assignment = groupAssignment(members);
+  // The lock's age by this machine's clock, as for owners: an estimate for humans.
+  const leaderLive = leader !== undefined && nowMs - millisFromNanos(leader.lastUpdateNs) < view.leaseTtlMs;
   if (view.json) {
     const json: StatusJson = {
       stream: view.stream,
       app: view.app,
       at: new Date(nowMs).toISOString(),
-      leader: leader === undefined ? null : { id: leader.id, name: leader.name ?? null },
+      leader: leader === undefined ? null : { id: leader.id, name: leader.name ?? null, live: leaderLive },
       members: members.map(memberJson),
       assignment,
       shards: shards.map((s) => statusJson(s, nowMs)),
@@ -265,19 +247,23 @@ function renderStatus(snapshot: GroupSnapshot, view: { readonly stream: string; 
     };
     return `${view.pretty ? JSON.stringify(json, null, 2) : JSON.stringify(json)}\n`;
   }
-  const open = shards.filter((s) => s.shard.open).length;
-  const held = shards.filter((s) => s.ownerLive).length;
-  const live = members.filter((m) => m.live).length;
-  const leaderText = leader === undefined ? 'no leader' : `leader ${leader.name ?? leader.id}`;
+  const [shardsPart, membersPart] = statusHeader({
+    stream: view.stream, app: view.app, shards, members, assignment,
+    leader: leader === undefined ? undefined : { text: leader.name ?? leader.id, live: leaderLive },
+  });
+  const text = (line: string) => (view.wide ? [line] : wrapText(line, STATUS_WIDTH, '  '));
   const lines = [
-    `stream ${view.stream}, app ${view.app}: ${shards.length} shards (${open} open), ${held} leased by live clients; ${live} live members, ${leaderText}, ${assignment === 'go' ? 'Go kinsumer assignment (a Go client is live)' : 'sticky assignment'}\n`,
-    '\n',
-    membersTable(members),
-    ...snapshot.corruptClients.map((c) => `clients row ${c.id} is corrupt: ${c.problem}\n`),
-    '\n',
-    statusTable(shards, nowMs),
+    ...(view.watchIntervalMs === undefined ? [] : [watchLine(nowMs, view.watchIntervalMs)]),
+    ...(view.wide || shardsPart.length + 1 + membersPart.length <= STATUS_WIDTH
+      ? [`${shardsPart} ${membersPart}`]
+      : [...wrapText(shardsPart, STATUS_WIDTH, '  '), ...wrapText(`  ${membersPart}`, STATUS_WIDTH)]),
+    '',
+    (view.wide ? membersTable(members) : membersView(members)).trimEnd(),
+    ...snapshot.corruptClients.flatMap((c) => text(`clients row ${c.id} is corrupt: ${c.problem}`)),
+    '',
+    (view.wide ? statusTable(shards, nowMs) : shardsView(shards, nowMs, view.leaseTtlMs)).trimEnd(),
   ];
-  return lines.join('');
+  return `${lines.join('\n')}\n`;
 }
 
 /** Clears a terminal and puts the cursor home: `--watch` redraws in place. */
@@ -286,14 +272,16 @@ export const CLEAR_SCREEN = '\u001b[H\u001b[2J';
 export const statusCommand: Command = {
   name: 'status',
   summary: 'show the group: its members and leader, and each shard with its owner, checkpoint, lag and last progress',
-  usage: 'kinsumer status --stream <name|arn> --app <name> [--json] [--watch [--interval S]] [--lease-ttl-ms N]',
+  usage: 'kinsumer status --stream <name|arn> --app <name> [--wide | --json] [--watch [--interval S]] [--lease-ttl-ms N]',
   options: {
+    wide: { type: 'boolean' },
     json: { type: 'boolean' },
     watch: { type: 'boolean' },
     interval: { type: 'string' },
     'lease-ttl-ms': { type: 'string' },
   },
   optionHelp: {
+    wide: 'every column (parents, finished, client ids in full, the checkpoint of a finished shard), as wide as it takes; the default view fits 80 columns',
     json: 'print JSON ({ stream, app, at, leader, members, shards }, sequence numbers in full) instead of tables',
     watch: 'read again every --interval seconds until Ctrl-C: redrawn in place on a terminal, a new block (a JSON line with --json) each time otherwise',
     interval: 'seconds between two reads with --watch (default 2; decimals allowed, at least 0.1)',
@@ -307,11 +295,13 @@ export const statusCommand: Command = {
     const watch = values.watch === true;
     const intervalMs = intervalOption(values);
     const json = values.json === true;
-    const tty = (io.stdout as { readonly isTTY?: boolean }).isTTY === true;
+    const tty = io.stdout.isTTY === true;
     const settings = clientSettings(values);
     const kinesis = kinesisClient(settings);
     const dynamodb = dynamodbClient(settings);
-    const view = { stream: stream.streamArn ?? stream.streamName, app, leaseTtlMs, json, pretty: !watch };
+    const wide = values.wide === true;
+    if (wide && json) throw new UsageError('give --wide or --json, not both');
+    const view: StatusView = { stream: stream.streamArn ?? stream.streamName, app, leaseTtlMs, json, pretty: !watch, wide, watchIntervalMs: watch ? intervalMs : undefined };
     const refresh = async () => renderStatus(await readGroup({ stream: new KinesisStream(kinesis, stream), dynamo: new Dynamo(dynamodb), app, leaseTtlMs }), view);
     try {
       // The first read decides: a missing table or stream is an error, not something to watch.

@@ -9,6 +9,7 @@ import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { createTables } from '../../../src/index.js';
 import { createStream, putRecords } from '../../../src/testing/index.js';
 import { cli, documentedCodes, endpointArgs } from '../../support/cli.js';
+import { KclLeaseWriter, createKclTable } from '../../support/kcl-rows.js';
 import { eventually, uniqueName, useLocalAws } from '../../support/local.js';
 
 /** The bin as a separate node process, run from source through tsx (no build needed). */
@@ -35,7 +36,8 @@ describe('CLI: --help on every command', () => {
       const listed = [...help.stdout.matchAll(/^ {2}--([\w-]+)/gm)].map((m) => m[1]).sort();
       expect(listed).to.deep.equal(Object.keys(commandOptions(command)).sort());
       for (const option of [...Object.keys(command.options), 'region', 'profile', 'help']) expect(listed, option).to.include(option);
-      for (const text of expected[command.name] ?? []) expect(help.stdout).to.contain(text);
+      // Wrapped to 80 columns: compared with single spaces.
+      for (const text of expected[command.name] ?? []) expect(help.stdout.replace(/\s+/g, ' ')).to.contain(text);
       // -h too, and help wins over missing required options.
       expect((await cli([command.name, '-h'])).stdout).to.equal(help.stdout);
     });
@@ -86,6 +88,52 @@ describe('CLI: --help on every command', () => {
   it('prints tail --help from the bin (a separate process)', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [...BIN, 'tail', '--help']);
     expect(stdout).to.contain('Usage: kinsumer tail --stream <name|arn>');
+  });
+});
+
+// Newcomer trial 3: at 80 columns the help broke mid-word (7 of 13 lines of `--help`, up to 180
+// characters in `reset --help`). Every help text wraps at the terminal's width, 80 in a pipe.
+describe('CLI: --help at 80 columns (and at the terminal width)', () => {
+  const helps = ['--help', ...COMMANDS.map((c) => `${c.name} --help`)];
+  const longer = (text: string, width: number) => text.split('\n').filter((line) => line.length > width);
+  /** The words of a help text, in order: what must survive any wrapping whole. */
+  const words = (text: string) => text.split(/\s+/).filter((w) => w !== '');
+
+  for (const help of helps) {
+    it(`kinsumer ${help}: no line over 80 columns when the output is not a terminal, nor over 60 on a 60-column terminal, and no word lost or cut`, async () => {
+      const piped = await cli(help.split(' '));
+      expect(longer(piped.stdout, 80)).to.deep.equal([]);
+      const narrow = await cli(help.split(' '), undefined, 60);
+      expect(longer(narrow.stdout, 60)).to.deep.equal([]);
+      const wide = await cli(help.split(' '), undefined, 400);
+      expect(words(narrow.stdout)).to.deep.equal(words(wide.stdout));
+      expect(words(piped.stdout)).to.deep.equal(words(wide.stdout));
+    });
+  }
+
+  it('an option\'s text goes on under a hanging indent at its column, and an exit code\'s under its meaning', async () => {
+    const { stdout } = await cli(['reset', '--help']);
+    const lines = stdout.split('\n');
+    const force = lines.findIndex((l) => l.startsWith('  --force '));
+    const column = (lines[force] ?? '').indexOf('reset shards');
+    expect(column).to.be.greaterThan(10);
+    // The --force text is longer than one line: the next line continues it at the same column.
+    expect(lines[force + 1]?.slice(0, column)).to.equal(' '.repeat(column));
+    expect(lines[force + 1]?.[column]).to.match(/\S/);
+    expect(lines[force]?.endsWith(' their') || lines[force + 1]?.includes('owners are fenced')).to.equal(true);
+    const usage = lines.slice(0, lines.indexOf(''));
+    expect(usage.length).to.be.greaterThan(1);
+    // A bracketed group of the usage is never split across lines.
+    expect(usage.some((l) => l.includes('[--shard <id>[,<id>...]]'))).to.equal(true);
+    const codes = (await cli(['deregister-consumer', '--help'])).stdout.split('\n');
+    const one = codes.findIndex((l) => l.startsWith('  1  the stream was not found'));
+    expect(codes[one + 1]).to.match(/^ {5}\S/);
+  });
+
+  it('the bin in a pipe (not a terminal) wraps at 80 columns', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [...BIN, 'reset', '--help']);
+    expect(longer(stdout, 80)).to.deep.equal([]);
+    expect(stdout).to.contain('--force');
   });
 });
 
@@ -200,19 +248,43 @@ describe('CLI: each documented exit code happens (kinesalite + dynalite)', funct
       },
       1: () => ['reset', '--stream', uniqueName('none'), '--app', app, '--to', 'LATEST', ...all()],
       2: () => ['reset', '--stream', stream, '--app', app, ...all()],
-      3: async () => {
-        // A live lease: a client captured the shard just now.
-        const held = uniqueName('codes-held');
-        await createTables({ dynamodb: local().dynamodb, applicationName: held });
-        const store = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: `${held}_checkpoints`, clientId: 'holder', clientName: 'holder', leaseTtlMs: 60_000, now: Date.now });
-        const lease = await firstValueFrom(store.capture('shardId-000000000000'));
-        if (lease === undefined) throw new Error('the holder could not capture the shard');
-        // Live means renewing: an unforced reset watches the row for one lease TTL and refuses if it changes.
-        renewals.push(interval(300).pipe(concatMap(() => store.renew(lease))).subscribe());
-        return ['reset', '--stream', stream, '--app', held, '--to', 'LATEST', '--lease-ttl-ms', '3000', ...all()];
-      },
+      // Live means renewing: an unforced reset watches the row for one lease TTL and refuses if it changes.
+      3: async () => ['reset', '--stream', stream, '--app', await liveHolder(), '--to', 'LATEST', '--lease-ttl-ms', '3000', ...all()],
+    },
+    'import-kcl': {
+      0: async () => ['import-kcl', '--lease-table', await kclTable('TRIM_HORIZON'), '--stream', stream, '--app', uniqueName('codes-kcl'), '--watch-ms', '50', ...all()],
+      1: () => ['import-kcl', '--lease-table', uniqueName('absent'), '--stream', stream, '--app', app, '--watch-ms', '50', ...all()],
+      2: () => ['import-kcl', '--stream', stream, '--app', app, ...all()],
+      // An AT_TIMESTAMP lease without the application's time.
+      3: async () => ['import-kcl', '--lease-table', await kclTable('AT_TIMESTAMP'), '--stream', stream, '--app', uniqueName('codes-kcl'), '--watch-ms', '50', ...all()],
+    },
+    'export-kcl': {
+      0: () => ['export-kcl', '--lease-table', uniqueName('codes-kcl-out'), '--stream', stream, '--app', app, '--watch-ms', '50', ...all()],
+      1: () => ['export-kcl', '--lease-table', uniqueName('codes-kcl-out'), '--stream', uniqueName('none'), '--app', app, ...all()],
+      2: () => ['export-kcl', '--lease-table', 't-1', '--stream', stream, '--app', app, '--initial-position', 'EARLIEST', ...all()],
+      // A live client: its lease row is renewed while the export watches it.
+      3: async () => ['export-kcl', '--lease-table', uniqueName('codes-kcl-out'), '--stream', stream, '--app', await liveHolder(), '--watch-ms', '2000', ...all()],
     },
   };
+
+  /** A fresh app whose shard a client captured just now and renews every 300 ms (a live lease). */
+  async function liveHolder(): Promise<string> {
+    const held = uniqueName('codes-held');
+    await createTables({ dynamodb: local().dynamodb, applicationName: held });
+    const store = new DynamoLeaseStore({ dynamo: new Dynamo(local().dynamodb), table: `${held}_checkpoints`, clientId: 'holder', clientName: 'holder', leaseTtlMs: 60_000, now: Date.now });
+    const lease = await firstValueFrom(store.capture('shardId-000000000000'));
+    if (lease === undefined) throw new Error('the holder could not capture the shard');
+    renewals.push(interval(300).pipe(concatMap(() => store.renew(lease))).subscribe());
+    return held;
+  }
+
+  /** A KCL lease table (as KCL 3.x writes it) with one lease of the stream's shard at `checkpoint`. */
+  async function kclTable(checkpoint: 'TRIM_HORIZON' | 'AT_TIMESTAMP'): Promise<string> {
+    const table = uniqueName('codes-kcl-leases');
+    await createKclTable(local().dynamodb, table, '3.x');
+    await new KclLeaseWriter(local().dynamodb, table, '3.x').create({ shardId: 'shardId-000000000000', checkpoint });
+    return table;
+  }
 
   for (const command of COMMANDS.filter((c) => c.name !== 'deregister-consumer')) {
     it(`${command.name}: every exit code its --help documents happens`, async () => {

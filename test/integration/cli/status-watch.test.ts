@@ -44,9 +44,10 @@ describe('CLI: status --watch, run as a process (kinesalite + dynalite)', functi
       expect(await run.exit, run.output()).to.equal(0);
       const out = run.output();
       expect(out).not.to.contain('\u001b[');
-      const blocks = out.split(/\n\n(?=stream )/);
+      const blocks = out.split(/\n\n(?=read at )/);
       expect(blocks.length).to.be.at.least(3);
-      for (const block of blocks) expect(block).to.match(/^stream watch-\d+-\d+, app watch-app-\d+-\d+: 2 shards \(2 open\)/);
+      // Each block says when it was read and how often, then the group.
+      for (const block of blocks) expect(block).to.match(/^read at \d\d:\d\d:\d\d, every 0\.2 s, Ctrl-C to stop\nstream watch-\d+-\d+, app watch-app-\d+-\d+: 2 shards \(2 open\)/);
     } finally {
       child.kill('SIGKILL');
     }
@@ -83,7 +84,7 @@ describe('CLI: status --watch, run as a process (kinesalite + dynalite)', functi
       expect(await run.exit, run.output()).to.equal(0);
       const frames = run.output().split(CLEAR_SCREEN).slice(1);
       expect(frames.length).to.be.at.least(3);
-      for (const frame of frames) expect(frame).to.match(/^stream watch-\d+-\d+, app watch-app-\d+-\d+: 2 shards \(2 open\)/);
+      for (const frame of frames) expect(frame).to.match(/^read at \d\d:\d\d:\d\d, every 0\.2 s, Ctrl-C to stop\r?\nstream watch-\d+-\d+, app watch-app-\d+-\d+: 2 shards \(2 open\)/);
     } finally {
       if (group !== undefined) try { process.kill(-group, 'SIGKILL'); } catch { /* already gone */ }
     }

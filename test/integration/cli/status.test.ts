@@ -10,6 +10,8 @@ import { cli, endpointArgs } from '../../support/cli.js';
 import { eventually, uniqueName, useLocalAws } from '../../support/local.js';
 import { FAST } from '../../support/memory-group.js';
 
+const longest = (text: string) => Math.max(...text.split('\n').map((line) => line.length));
+
 interface StatusJson {
   readonly stream: string;
   readonly app: string;
@@ -46,7 +48,7 @@ describe('CLI: status (kinesalite + dynalite)', function () {
     for (const shard of status.shards) {
       expect(shard).to.deep.include({ parentShardIds: [], open: true, owner: null, checkpoint: null, finished: false, lastUpdate: null, leaseCounter: null, corrupt: null });
     }
-    const table = await cli(['status', ...args]);
+    const table = await cli(['status', ...args, '--wide']);
     expect(table.code, table.stderr).to.equal(0);
     expect(table.stdout).to.contain('2 shards (2 open), 0 leased by live clients');
     expect(table.stdout).to.match(/SHARD\s+PARENTS\s+OWNER\s+CHECKPOINT\s+BEHIND\s+ARRIVED\s+ADVANCED\s+FINISHED/);
@@ -73,7 +75,7 @@ describe('CLI: status (kinesalite + dynalite)', function () {
         expect(shard.lastUpdateAgeMs).to.be.a('number').within(-1000, 15_000);
         expect(Date.parse(String(shard.lastUpdate))).to.be.closeTo(Date.now(), 20_000);
       }
-      const table = await cli(['status', ...args]);
+      const table = await cli(['status', ...args, '--wide']);
       expect(table.stdout).to.contain('2 leased by live clients');
       // Sequence numbers shortened to their ends; kinesalite reports MillisBehindLatest 0.
       for (const [shardId, sequenceNumber] of last) {
@@ -136,7 +138,8 @@ describe('CLI: status (kinesalite + dynalite)', function () {
         expect(shard.checkpointAdvancedAgeMs).to.be.a('number');
       }
       const table = await cli(['status', ...args]);
-      expect(table.stdout).to.contain('2 leased by live clients; 2 live members, leader worker-');
+      expect(table.stdout.replace(/\n {2}/g, ' ')).to.contain('2 leased by live clients; 2 live members, leader worker-');
+      expect(longest(table.stdout), table.stdout).to.be.at.most(80);
       expect(table.stdout).to.match(/MEMBER\s+ID\s+HEARTBEAT\s+SHARDS\s+LEADER\s+LIBRARY/);
       expect(table.stdout, 'no Go client: the sticky assignment').to.contain(', sticky assignment\n');
       for (const member of status.members) {
@@ -149,6 +152,47 @@ describe('CLI: status (kinesalite + dynalite)', function () {
     expect(stopped.shards.map((s) => s.owner)).to.deep.equal([null, null]);
   });
 
+  // Newcomer trial 3: 130 columns wide, the client id repeated in OWNER, and BEHIND 0.0s on
+  // kinesalite for a shard whose checkpoint stood still behind unread records.
+  it('fits 80 columns (client ids only in --wide), BEHIND n/a where kinesalite says 0 though records follow the checkpoint, 0.0s at the last record', async () => {
+    const { stream, app, args } = await setup(2);
+    const kept = await putRecords(local().kinesis, stream, Array.from({ length: 10 }, (_, i) => ({ partitionKey: `k${i}`, data: `keep-${i}` })));
+    const [stalled] = await putRecords(local().kinesis, stream, [{ partitionKey: 'k0', data: 'never-acked' }]);
+    if (stalled === undefined) throw new Error('put failed');
+    const other = kept.find((p) => p.shardId !== stalled.shardId);
+    if (other === undefined) throw new Error('every record went to one shard');
+    const lastKept = new Map(kept.map((p) => [p.shardId, p.sequenceNumber]));
+    const consumer = new Kinsumer({ ...FAST, streamName: stream, applicationName: app, kinesis: local().kinesis, dynamodb: local().dynamodb, clientName: 'w-alpha' });
+    const clientId = consumer.options.clientId;
+    consumer.records$.subscribe((record) => { if (record.text() !== 'never-acked') record.ack(); });
+    try {
+      await eventually(async () => {
+        const status = await statusJson(args);
+        return status.shards.every((s) => s.checkpoint?.type === 'position' && s.checkpoint.sequenceNumber === lastKept.get(s.shardId));
+      }, 'both checkpoints at the last acked record');
+      const narrow = await cli(['status', ...args]);
+      expect(longest(narrow.stdout), narrow.stdout).to.be.at.most(80);
+      expect(narrow.stdout).not.to.contain(clientId);
+      expect(narrow.stdout).to.match(new RegExp(`^w-alpha\\s+${clientId.slice(0, 8)}…\\s+\\d+\\.\\ds ago\\s+2\\s+yes\\s+kinsumer-ts/`, 'm'));
+      expect(narrow.stdout).to.match(new RegExp(`^${stalled.shardId}\\s+w-alpha\\s+\\S+\\s+n/a\\s`, 'm'));
+      expect(narrow.stdout).to.match(new RegExp(`^${other.shardId}\\s+w-alpha\\s+\\S+\\s+0\\.0s\\s`, 'm'));
+      expect(narrow.stdout).to.contain('n/a: the server says 0 behind though records follow the checkpoint');
+      const json = await statusJson(args);
+      const lagOf = (shardId: string) => (json.shards.find((s) => s.shardId === shardId)?.lag as { millisBehindLatest: number | null; recordAfterCheckpoint: boolean | null } | null);
+      expect(lagOf(stalled.shardId)).to.deep.include({ millisBehindLatest: null, recordAfterCheckpoint: true });
+      expect(lagOf(other.shardId)).to.deep.include({ millisBehindLatest: 0, recordAfterCheckpoint: false });
+      // --wide: everything, the client id in the shard table and the member table.
+      const wide = (await cli(['status', ...args, '--wide'])).stdout;
+      expect(wide).to.contain(`w-alpha (${clientId})`);
+      expect(wide).to.match(/SHARD\s+PARENTS\s+OWNER\s+CHECKPOINT\s+BEHIND\s+ARRIVED\s+ADVANCED\s+FINISHED/);
+      expect(longest(wide)).to.be.greaterThan(80);
+      const both = await cli(['status', ...args, '--wide', '--json']);
+      expect([both.code, both.stderr]).to.deep.equal([2, 'kinsumer status: give --wide or --json, not both\n']);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
   it('marks an owner that stopped renewing as expired, per --lease-ttl-ms', async () => {
     const { app, args } = await setup(1);
     const minuteAgo = Date.now() - 60_000;
@@ -156,9 +200,12 @@ describe('CLI: status (kinesalite + dynalite)', function () {
     const [shard] = (await statusJson(args)).shards;
     expect(shard?.owner).to.deep.equal({ id: 'gone', name: 'gone-name', live: false });
     expect(shard?.lastUpdateAgeMs).to.be.within(60_000, 80_000);
-    const table = await cli(['status', ...args]);
+    const table = await cli(['status', ...args, '--wide']);
     expect(table.stdout).to.match(/gone-name \(gone\) \[expired\]\s+-\s+-\s+-\s+-\s+no\n/);
     expect(table.stdout).to.contain('0 leased by live clients');
+    const narrow = (await cli(['status', ...args])).stdout;
+    expect(narrow).to.match(/shardId-000000000000\s+gone-name\*\s+-\s+-\s+-\s+-\n/);
+    expect(narrow).to.contain('* expired: not renewed for --lease-ttl-ms (15000 ms)');
     const [patient] = (await statusJson([...args, '--lease-ttl-ms', '3600000'])).shards;
     expect(patient?.owner?.live).to.equal(true);
   });
@@ -169,14 +216,14 @@ describe('CLI: status (kinesalite + dynalite)', function () {
     const operator = store(app, 'op', Date.now);
     const held = await firstValueFrom(operator.capture('shardId-000000000000'));
     if (held === undefined) throw new Error('capture failed');
-    const before = await cli(['status', ...args]);
+    const before = await cli(['status', ...args, '--wide']);
     expect(before.stdout).to.match(/shardId-000000000000\s+-\s+op-name \(op\)\s+-\s+-\s+-\s+-\s+no \(closed\)/);
     await firstValueFrom(operator.release(held, { checkpoint: { type: 'position', position: { sequenceNumber: '42', subSequenceNumber: 3 } }, finished: true }));
     const status = await statusJson(args);
     const byId = new Map(status.shards.map((s) => [s.shardId, s]));
     expect(byId.get('shardId-000000000000')).to.deep.include({ open: false, finished: true, owner: null, checkpoint: { type: 'position', sequenceNumber: '42', subSequenceNumber: 3 } });
     for (const child of children) expect(byId.get(child)).to.deep.include({ open: true, parentShardIds: ['shardId-000000000000'] });
-    const table = await cli(['status', ...args]);
+    const table = await cli(['status', ...args, '--wide']);
     // 42 is no record of the stream: its lag cannot be read ('?'); the release moved the checkpoint.
     expect(table.stdout).to.match(/shardId-000000000000\s+-\s+-\s+42\/3\s+\?\s+\?\s+\d+\.\ds ago\s+yes/);
     expect(table.stdout).to.match(new RegExp(`${children[0]}\\s+shardId-000000000000\\s+-`));
@@ -189,7 +236,7 @@ describe('CLI: status (kinesalite + dynalite)', function () {
     const status = await statusJson(args);
     expect(status.shards[0]?.checkpoint).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: '2026-01-02T03:04:05.678Z' });
     expect(status.shards[1]?.corrupt).to.contain('SequenceNumber is not a sequence number');
-    const table = await cli(['status', ...args]);
+    const table = await cli(['status', ...args, '--wide']);
     expect(table.code).to.equal(0);
     expect(table.stdout).to.contain('AT_TIMESTAMP 2026-01-02T03:04:05.678Z');
     expect(table.stdout).to.match(/shardId-000000000001\s+-\s+-\s+CORRUPT \(/);

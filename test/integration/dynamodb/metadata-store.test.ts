@@ -8,7 +8,9 @@ import { DynamoMetadataStore } from '../../../src/dynamodb/metadata-store.js';
 import { createTables } from '../../../src/dynamodb/tables.js';
 import { TableNotFoundError } from '../../../src/errors/kinsumer-errors.js';
 import { tableNames } from '../../../src/dynamodb/table-names.js';
+import { localDynamoDbClient } from '../../../src/testing/local-aws.js';
 import { metadataSpec } from '../../support/coordination-spec.js';
+import { startFaultProxy } from '../../support/fault-proxy.js';
 import { uniqueName, useLocalAws } from '../../support/local.js';
 
 describe('DynamoMetadataStore (dynalite)', () => {
@@ -36,6 +38,37 @@ describe('DynamoMetadataStore (dynalite)', () => {
       membership: () => { throw new Error('not used'); },
       metadata: (options) => new DynamoMetadataStore({ ...options, dynamo, table }),
     };
+  });
+
+  // Item 6 of issue 23: the SDK's standard retry strategy keeps one retry quota per client (500,
+  // 5 per retried throttle, 14 per other retry), shared by every call of the application's
+  // DynamoDBClient. A throttled epoch poll retried by the SDK would spend it (a poll every 250 ms:
+  // empty within seconds), and then a lease write that meets a throttle gets no retry. The poll is
+  // sent without the SDK's retries; the coordinator's own pace retries it. The throttling is the fault
+  // proxy's (a mock: no local server throttles).
+  it('the group-epoch read is sent once, never retried by the SDK, and spends none of the client\'s retry quota', async () => {
+    const table = await freshTable();
+    const proxy = await startFaultProxy({ target: local().endpoints.dynamodb });
+    const client = localDynamoDbClient(local(), { endpoint: proxy.endpoint });
+    try {
+      const poller = new DynamoMetadataStore({ dynamo: new Dynamo(client), table, clientId: 'poller', clientName: 'poller', leaseTtlMs: TTL, now: () => T0 });
+      expect(await firstValueFrom(poller.groupEpoch())).to.equal(0);
+      proxy.setRules([{ operation: 'GetItem', rate: 1, fault: { kind: 'error', error: 'ProvisionedThroughputExceededException' } }]);
+      const errors: unknown[] = [];
+      for (let i = 0; i < 5; i += 1) errors.push(await firstValueFrom(poller.groupEpoch()).catch((e: unknown) => e));
+      expect(errors.map((e) => (e as Error).name), 'the SDK\'s own error, unwrapped').to.deep.equal(Array(5).fill('ProvisionedThroughputExceededException'));
+      expect(proxy.counts().calls.GetItem, 'one attempt per read (and the first, answered)').to.equal(6);
+      const strategy = await client.config.retryStrategy() as unknown as { getCapacity(): number };
+      expect(strategy.getCapacity(), 'the retry quota').to.equal(500);
+      // A write still has its SDK retry: one throttled PutItem (the leader lock), then the write lands.
+      proxy.setRules([]);
+      proxy.script('PutItem', 1, { kind: 'error', error: 'ProvisionedThroughputExceededException' });
+      expect(await firstValueFrom(poller.acquireLeadership())).to.equal(true);
+      expect(proxy.counts().calls.PutItem).to.equal(2);
+    } finally {
+      client.destroy();
+      await proxy.stop();
+    }
   });
 
   it('writes the Go Leader item; a step-down removes ID (not NULL), moves LastUpdate and keeps Name', async () => {

@@ -118,6 +118,28 @@ describe('enhanced fan-out on kinesis-local + dynalite', function () {
     }
   });
 
+  it('R12: a LATEST subscription names the stream\'s clock (its answer\'s Date header, less a second) as the group\'s start', async () => {
+    const { name, shardIds } = await stream();
+    const shardId = shardIds[0] as string;
+    const kinesis = new KinesisStream(local().kinesis, { streamName: name });
+    const tracker = new TestTracker();
+    const starts: number[] = [];
+    tracker.streamStart = (streamTime: Date) => { starts.push(streamTime.getTime()); };
+    const emit = () => undefined;
+    const consumerArn$ = ensureConsumer({ port: kinesis.fanOut, consumerName: `${name}-consumer`, scheduler: asyncScheduler, emit });
+    await firstValueFrom(consumerArn$);
+    const before = Date.now();
+    const subscription = readFanOut({
+      shardId, fanOut: kinesis.fanOut, tracker, emit, scheduler: asyncScheduler, consumerArn$, start: { type: 'LATEST' }, maxInFlightRecords: 10,
+    }).subscribe();
+    try {
+      await eventually(() => starts.length > 0, 'the stream\'s clock told');
+      expect(starts[0]).to.be.within(before - 2000, Date.now() - 1000);
+    } finally {
+      subscription.unsubscribe();
+    }
+  });
+
   it('resumes after dropped subscriptions without losing or repeating a record', async () => {
     const { name, shardIds } = await stream();
     const relay = await startRelay(local().endpoints.kinesis);

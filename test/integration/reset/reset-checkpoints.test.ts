@@ -80,6 +80,22 @@ describe('resetCheckpoints (kinesalite + dynalite)', function () {
     expect(await firstValueFrom(owner.read(SHARD1))).to.deep.include({ checkpoint: at(SEQ), ownerId: 'live', leaseCounter: lease.leaseCounter });
   });
 
+  it('R10: the host\'s wall clock stepping back a minute while the reset watches does not make a crashed owner look live (the watch is monotonic)', async () => {
+    const { applicationName, options } = await setup();
+    const crashed = store(applicationName, 'crashed');
+    const lease = await captured(crashed, SHARD0);
+    await write(crashed.commit(lease, { checkpoint: at(SEQ), finished: false }));
+    // The step comes as the watch begins (an NTP correction): Date.now() runs a minute behind from then on.
+    const realDateNow = Date.now;
+    let stepMs = 0;
+    Date.now = () => realDateNow() + stepMs;
+    const result = await resetCheckpoints({
+      ...options, leaseTtlMs: WATCH_MS,
+      onWatch: () => { stepMs = -60_000; },
+    }).finally(() => { Date.now = realDateNow; });
+    expect(result.shards.map((s) => [s.shardId, s.outcome])).to.deep.equal([[SHARD0, 'reset'], [SHARD1, 'reset']]);
+  });
+
   it('with force, only the named shards: a live owner loses its lease and the next owner starts at the timestamp', async () => {
     const { applicationName, options } = await setup();
     const owner = store(applicationName, 'live');

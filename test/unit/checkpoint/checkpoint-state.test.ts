@@ -134,6 +134,21 @@ describe('CheckpointState', () => {
       expect(new CheckpointState(stored(at(3))).narrowStart(at(4), new Date(1)), 'never over a position').to.equal(false);
     });
 
+    it('R12: the stream\'s clock at the first LATEST iterator raises a kept start (keeping its floor), never lowers it, only before the first record, and must be stored before a record is emitted', () => {
+      const after = at(2);
+      const state = new CheckpointState(undefined, { start: { type: 'AT_TIMESTAMP', timestamp: new Date(7_700_000), after } });
+      state.committed(state.decide());
+      expect(state.raiseStart(new Date(7_000_000)), 'an earlier time').to.equal(false);
+      expect(state.raiseStart(new Date(8_000_000))).to.equal(true);
+      expect(state.position).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(8_000_000), after });
+      expect(state.startStored, 'a record waits for this write').to.equal(false);
+      state.committed(state.decide());
+      expect(state.startStored).to.equal(true);
+      state.track(at(3), new Date(8_100_000));
+      expect(state.raiseStart(new Date(9_000_000)), 'after the first record').to.equal(false);
+      expect(new CheckpointState(stored(at(3))).raiseStart(new Date(1)), 'never over a position').to.equal(false);
+    });
+
     it('a start is not applied over a stored position, nor made dirty when it is already stored', () => {
       const timestamp = new Date(5);
       const positioned = new CheckpointState(stored(at(3)), { start: { type: 'AT_TIMESTAMP', timestamp } });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { parseResetTarget } from '../../../src/cli/commands/reset.js';
-import { groupAssignment, memberStatuses, membersTable, shardStatuses, statusJson, statusTable } from '../../../src/cli/commands/status.js';
+import { groupAssignment, memberStatuses, shardStatuses, statusJson } from '../../../src/cli/commands/status.js';
+import { membersTable, statusTable } from '../../../src/cli/commands/status-view.js';
 import type { CheckpointLag } from '../../../src/cli/commands/status-read.js';
 import { type PrintedRecord, parseTailStart, recordLine, shardsToRead } from '../../../src/cli/commands/tail.js';
 import { UsageError } from '../../../src/cli/command.js';
@@ -89,11 +90,11 @@ describe('CLI status rows (pure)', () => {
     );
     expect(statusJson(statuses[0]!, nowMs)).to.deep.include({
       checkpointAdvanced: new Date(nowMs - 300_000).toISOString(), checkpointAdvancedAgeMs: 300_000, lastUpdateAgeMs: 1000,
-      lag: { checkpointArrivedAt: new Date(nowMs - 310_000).toISOString(), checkpointRecordAgeMs: 310_000, millisBehindLatest: 7_200_000 }, lagError: null,
+      lag: { checkpointArrivedAt: new Date(nowMs - 310_000).toISOString(), checkpointRecordAgeMs: 310_000, millisBehindLatest: 7_200_000, recordAfterCheckpoint: null }, lagError: null,
       checkpoint: { type: 'position', sequenceNumber: SEQ },
     });
     expect(statusJson(statuses[1]!, nowMs)).to.deep.include({ lag: null, lagError: 'throttled', checkpointAdvanced: null });
-    expect(statusJson(statuses[2]!, nowMs)).to.deep.include({ lag: { checkpointArrivedAt: null, checkpointRecordAgeMs: null, millisBehindLatest: 0 } });
+    expect(statusJson(statuses[2]!, nowMs)).to.deep.include({ lag: { checkpointArrivedAt: null, checkpointRecordAgeMs: null, millisBehindLatest: 0, recordAfterCheckpoint: null } });
     const table = statusTable(statuses, nowMs);
     expect(table).to.match(/^SHARD\s+PARENTS\s+OWNER\s+CHECKPOINT\s+BEHIND\s+ARRIVED\s+ADVANCED\s+FINISHED\n/);
     expect(table).to.match(/s0\s+-\s+host-a \(a\)\s+496807…512322\s+2h00m\s+5m10s ago\s+5m00s ago\s+no\n/);

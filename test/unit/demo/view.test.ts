@@ -139,6 +139,42 @@ describe('demo view (rendering the live view)', () => {
     expect(long).to.deep.equal([]);
   });
 
+  // Newcomer trial 3, in an 80-column terminal: the notes were cut at the right edge (`... no
+  // release, no f`), the status line lost its duplicate count, and the banner, the timings and
+  // the tally broke mid-word (`(default\n 1 s)`, `failover 3.1\ns`, `target 1\n00/s`).
+  it('at 80 columns on a terminal: every line fits, no word is cut, no unit is parted from its number, nothing is lost', () => {
+    const kill = 'SIGKILL w1 (pid 5950) while it held shard-0, shard-1: no release, no final commit';
+    const failover = 'failover shard-1: w1 -> w3, records flowing again 3.1 s after the kill (its 3 s lease had to expire)';
+    const busy = model({
+      produced: 2960, producedRate: 98.7, targetRate: 100, consumedUnique: 1668, duplicates: 28,
+      shards: [shard(0, { state: 'closed' }), shard(4, { parents: [S(0)], owner: undefined }), shard(5, { parents: [S(0)], owner: undefined })],
+      workers: [worker('w1', { state: 'killed' }), worker('w2', { shards: Array.from({ length: 9 }, (_, i) => S(i)), rate: 51.4, acked: 620 })],
+      notes: [note(10_200, kill), note(13_300, failover, 'failover'), note(14_000, 'handoff shard-0 -> shard-5: first record on w2, 0.4 s after the parent finished', 'handoff')],
+    });
+    const out = output({ columns: 80, rows: 45 });
+    const writer = createWriter(out);
+    expect(writer.width()).to.equal(79);
+    writer.line('kinsumer demo: 4-shard stream, 3 worker processes, producer target 100 records/s for 30 s');
+    for (const line of renderTimings(FLEET_TIMINGS, writer.width())) writer.line(line);
+    writer.tick(busy);
+    writer.end({ ...busy, phase: 'done' }, renderTally({
+      produced: 2960, consumedUnique: 2960, duplicates: 28, lost: 0, lostSample: [], violations: [],
+      failoverMs: 3100, handoffMs: 400, producedRate: 98.7, targetRate: 100, leaseTtlMs: 3000,
+    }, writer.width()));
+    const text = out.text().replace(/\u001b\[\d*[A-Za-z]/g, '').replace(/\r/g, '');
+    const lines = text.split('\n');
+    expect(lines.filter((l) => l.length > 80)).to.deep.equal([]);
+    const flat = text.replace(/\s+/g, ' ');
+    for (const whole of [kill, failover, 'duplicates 28', 'commitFrequencyMs 500 ms (default 1 s)', 'target 100/s', 'open (waiting for parent)', 'failover 3.1 s (leaseTtlMs 3 s)']) {
+      expect(flat, whole).to.contain(whole);
+    }
+    // A number at the end of a line is never followed by its unit on the next.
+    for (const [i, line] of lines.entries()) {
+      const next = (lines[i + 1] ?? '').trimStart();
+      expect(/\d$/.test(line) && /^(s|ms)\b/.test(next), `${line} / ${next}`).to.equal(false);
+    }
+  });
+
   it('says the demo\'s timings next to the library\'s defaults', () => {
     const text = renderTimings(FLEET_TIMINGS).join('\n');
     expect(text).to.contain('leaseTtlMs 3 s (default 15 s)');
@@ -216,16 +252,23 @@ describe('demo view (rendering the live view)', () => {
       ]);
     });
 
-    it('on a terminal: lines are clipped to the width and notes dropped to fit the height', () => {
-      const out = output({ columns: 40, rows: 20 });
+    it('on a terminal: long lines wrap to the width, nothing cut, and the oldest notes are dropped to fit the height', () => {
+      const out = output({ columns: 40, rows: 30 });
       const writer = createWriter(out);
-      const notes = Array.from({ length: 8 }, (_, i) => note(i * 1000, `note ${i} ${'x'.repeat(60)}`));
+      const notes = Array.from({ length: 8 }, (_, i) => note(i * 1000, `note ${i} ${'word '.repeat(12)}end`));
       writer.tick(model({ notes }));
       const lines = out.text().split('\n').slice(0, -1);
       expect(lines.every((l) => l.length <= 39)).to.equal(true);
-      expect(lines.length).to.be.at.most(19);
-      // The newest notes are the ones kept.
-      expect(lines.at(-1)).to.match(/^\[ +7\.0s\] note 7/);
+      expect(lines.length).to.be.at.most(29);
+      expect(lines.some((l) => l.includes('note 0'))).to.equal(false);
+      // The newest note is kept whole: its text continues under itself until its last word.
+      const newest = lines.findIndex((l) => /^\[ +7\.0s\] note 7/.test(l));
+      expect(newest).to.be.greaterThan(0);
+      expect(lines.slice(newest).join(' ').replace(/\s+/g, ' ')).to.equal(`[ 7.0s] note 7 ${'word '.repeat(12)}end`);
+      expect(lines.slice(newest + 1).every((l) => l.startsWith(' '.repeat(9)))).to.equal(true);
+      // The redraw moves up over exactly the lines it wrote.
+      writer.tick(model({ notes }));
+      expect(out.writes[1]).to.equal(`${ESC}[${lines.length}A\r${ESC}[0J`);
     });
 
     it('on a terminal: the end leaves the last board on screen with the tally under it', () => {

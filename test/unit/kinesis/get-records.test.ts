@@ -88,4 +88,13 @@ describe('lean GetRecords (the deserialize middleware)', () => {
     expect(decodeGetRecords(json({ Records: [], NextShardIterator: null }))?.nextShardIterator).to.equal(undefined);
     expect(decodeGetRecords(json({ NextShardIterator: 'A' })), 'no Records: not a GetRecords answer').to.equal(undefined);
   });
+
+  it('R14, as KinsumerRecord.data documents it: a small payload is a view into a shared buffer (as the SDK\'s); slice() copies it out', async () => {
+    const { page } = await through({ statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.1' }, body: json(answer) });
+    const data = page?.records[0]?.data ?? new Uint8Array(0);
+    expect(Buffer.from(data).toString()).to.equal('hi');
+    expect(data.buffer.byteLength, 'the buffer behind a 2-byte payload').to.be.above(data.byteLength);
+    const own = data.slice();
+    expect([own.byteOffset, own.buffer.byteLength, Buffer.from(own).toString()]).to.deep.equal([0, 2, 'hi']);
+  });
 });

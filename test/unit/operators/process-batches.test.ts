@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { map } from 'rxjs';
+import { Subject, firstValueFrom, map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { ConfigError, KinsumerError } from '../../../src/errors/kinsumer-errors.js';
 import { processBatches } from '../../../src/operators/process-batches.js';
@@ -100,12 +100,61 @@ describe('processBatches', () => {
     });
   });
 
+  it('a batch failed with an error that says retriable: false is not retried: its records go to onFailure after one call', () => {
+    const ts = testScheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const calls: string[] = [];
+      const { a, b } = testRecords(['a', 'b']);
+      const out = cold('(ab)', { a, b }).pipe(processBatches((records, ctx) => {
+        calls.push(`${names(records)}#${ctx.attempt}`);
+        return cold('#', undefined, new KinsumerError('schema mismatch', { retriable: false }));
+      }, { maxSize: 2, random: top, scheduler: ts, onFailure: () => undefined }), map(batchSummary));
+      expectObservable(out).toBe('A', { A: 's0[a:failed:1 b:failed:1]' });
+      ts.flush();
+      expect(calls).to.deep.equal(['a,b#1']);
+    });
+  });
+
+  it('retryIf(error, record) is asked per record: those it refuses go to onFailure, the others are retried as a smaller batch', () => {
+    const ts = testScheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const calls: string[] = [];
+      const { a, b, c } = testRecords(['a', 'b', 'c']);
+      const out = cold('(abc)', { a, b, c }).pipe(processBatches((records, ctx) => {
+        calls.push(`${names(records)}#${ctx.attempt}`);
+        return ctx.attempt === 1 ? cold('#', undefined, new Error('timeout')) : cold('|');
+      }, {
+        maxSize: 3, retry: { maxAttempts: 2, initialDelayMs: 50, maxDelayMs: 50 }, random: top, scheduler: ts,
+        retryIf: (_error, record) => record !== b,
+        onFailure: () => undefined,
+      }), map(batchSummary));
+      expectObservable(out).toBe('50ms A', { A: 's0[a:processed:2 b:failed:1 c:processed:2]' });
+      ts.flush();
+      expect(calls).to.deep.equal(['a,b,c#1', 'a,c#2']);
+    });
+  });
+
+  it('records reported failed by the handler are retried (the report is no reason to give up)', () => {
+    const ts = testScheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const calls: string[] = [];
+      const { a } = testRecords(['a']);
+      const out = cold('a', { a }).pipe(processBatches((records, ctx) => {
+        calls.push(`${names(records)}#${ctx.attempt}`);
+        return ctx.attempt === 1 ? { failed: records } : undefined;
+      }, { retry: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 10 }, random: top, scheduler: ts }), map(batchSummary));
+      expectObservable(out).toBe('10ms A', { A: 's0[a:processed:2]' });
+      ts.flush();
+      expect(calls).to.deep.equal(['a#1', 'a#2']);
+    });
+  });
+
   it('without onFailure, a record failing every attempt errors the output; the records that succeeded were acked, it was not', () => {
     const ts = testScheduler();
     ts.run(({ cold, expectObservable }) => {
       const { a, b } = testRecords(['a', 'b']);
       const out = cold('(ab)', { a, b }).pipe(processBatches(() => cold('(r|)', { r: { failed: [b] } }), { maxSize: 2, retry: { maxAttempts: 1 }, scheduler: ts }));
-      expectObservable(out).toBe('#', undefined, new KinsumerError('reported failed by the batch handler (attempt 1)'));
+      expectObservable(out).toBe('#', undefined, new KinsumerError('reported failed by the batch handler (attempt 1)', { retriable: true }));
       ts.flush();
       expect([a.acks.length, b.acks.length]).to.deep.equal([1, 0]);
     });
@@ -150,5 +199,24 @@ describe('processBatches', () => {
     ];
     for (const [option, build] of bad) expect(build, option).to.throw(ConfigError).with.property('option', option);
     expect(() => processBatches(handler, { maxSize: 500, maxWaitMs: 1000, retry: { maxAttempts: 2 }, onFailure: handler })).to.not.throw();
+  });
+
+  it('R10: with no scheduler, a window is timed on the monotonic clock: the wall clock stepping back a minute holds no batch (real time, 20 ms window)', async () => {
+    const realDateNow = Date.now;
+    let stepMs = 0;
+    Date.now = () => realDateNow() + stepMs;
+    let deadline: NodeJS.Timeout | undefined;
+    try {
+      const source = new Subject<KinsumerRecord>();
+      const batch = firstValueFrom(source.pipe(processBatches(() => undefined, { maxWaitMs: 20 }), map(batchSummary)));
+      source.next(testRecord('a'));
+      stepMs = -60_000;
+      // A deadline, not a wait: the batch is due 20 ms after the record; a window timed on the wall clock would hold it a minute.
+      const late = new Promise<string>((resolve) => { deadline = setTimeout(() => resolve('held past 5 s'), 5000); });
+      expect(await Promise.race([batch, late])).to.equal('s0[a:processed:1]');
+    } finally {
+      Date.now = realDateNow;
+      clearTimeout(deadline);
+    }
   });
 });

@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import { type Observable, defer, map, range } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { ConfigError } from '../../../src/errors/kinsumer-errors.js';
+import { ConfigError, KinsumerError } from '../../../src/errors/kinsumer-errors.js';
 import { processRecords } from '../../../src/operators/process-records.js';
 import type { FailedRecord, ProcessContext, ProcessedRecord } from '../../../src/operators/process-types.js';
 import { RecordTooOldError } from '../../../src/operators/record-retry.js';
+import { RecordDecodeError } from '../../../src/reading/payload-decoding.js';
 import type { KinsumerRecord } from '../../../src/types.js';
 import { type TestRecord, testRecord, testRecords } from '../../support/test-records.js';
 
@@ -190,6 +191,90 @@ describe('processRecords', () => {
     });
   });
 
+  describe('what cannot succeed is not retried (marbles)', () => {
+    it('a RecordDecodeError from record.json() (retriable: false) goes to onFailure after one attempt, no backoff', () => {
+      const ts = testScheduler();
+      ts.run(({ cold, expectObservable }) => {
+        const { poison, b } = testRecords(['poison', 'b'], { clock: () => ts.now() });
+        const failures: FailedRecord[] = [];
+        let calls = 0;
+        const out = cold('(pb|)', { p: poison, b }).pipe(processRecords((r) => {
+          calls += 1;
+          if ((r as TestRecord).name === 'poison') r.json(); // its bytes are not JSON
+          return cold('-|');
+        }, { random: top, scheduler: ts, onFailure: (f) => { failures.push(f); } }), map(summary));
+        // Retried with the default policy it would reach onFailure at 300 ms.
+        expectObservable(out).toBe('p(b|)', { p: 'poison:failed:1', b: 'b:processed:1' });
+        ts.flush();
+        expect(calls).to.equal(2);
+        expect(failures.map((f) => [f.attempts, f.error instanceof RecordDecodeError])).to.deep.equal([[1, true]]);
+        expect(poison.acks).to.deep.equal([0]);
+      });
+    });
+
+    it('without onFailure, an error with retriable: false errors the output after one attempt', () => {
+      const ts = testScheduler();
+      ts.run(({ cold, expectObservable }) => {
+        const a = testRecord('a');
+        const fatal = new KinsumerError('cannot succeed', { retriable: false });
+        const out = cold('a', { a }).pipe(processRecords(() => cold('#', undefined, fatal), { random: top, scheduler: ts }));
+        expectObservable(out).toBe('#', undefined, fatal);
+        ts.flush();
+        expect(a.acks).to.deep.equal([]);
+      });
+    });
+
+    it('retryIf(error, record) decides for the other errors: false sends the record on after that attempt', () => {
+      const ts = testScheduler();
+      ts.run(({ cold, expectObservable }) => {
+        const { a, b } = testRecords(['a', 'b'], { clock: () => ts.now() });
+        const asked: string[] = [];
+        const calls: string[] = [];
+        const out = cold('(ab|)', { a, b }).pipe(processRecords((r, ctx) => {
+          calls.push(`${(r as TestRecord).name}#${ctx.attempt}@${ts.now()}`);
+          return cold('#', undefined, new Error((r as TestRecord).name === 'a' ? 'validation failed' : 'timeout'));
+        }, {
+          retryIf: (error, record) => {
+            asked.push(`${(record as TestRecord).name}:${(error as Error).message}`);
+            return (error as Error).message !== 'validation failed';
+          },
+          retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 }, random: top, scheduler: ts, onFailure: () => undefined,
+        }), map(summary));
+        expectObservable(out).toBe('a 99ms (b|)', { a: 'a:failed:1', b: 'b:failed:2' });
+        ts.flush();
+        expect(calls).to.deep.equal(['a#1@0', 'b#1@0', 'b#2@100']);
+        // Asked after each failed attempt that could still be retried; never after the last one.
+        expect(asked).to.deep.equal(['a:validation failed', 'b:timeout']);
+      });
+    });
+
+    it('retryIf is not asked about an error that says retriable: false (never retried), nor can it retry one', () => {
+      const ts = testScheduler();
+      ts.run(({ cold, expectObservable }) => {
+        const a = testRecord('a');
+        let asked = 0;
+        const out = cold('a', { a }).pipe(processRecords(() => cold('#', undefined, Object.assign(new Error('no'), { retriable: false })), {
+          retryIf: () => { asked += 1; return true; }, scheduler: ts, onFailure: () => undefined,
+        }), map(summary));
+        expectObservable(out).toBe('a', { a: 'a:failed:1' });
+        ts.flush();
+        expect(asked).to.equal(0);
+      });
+    });
+
+    it('a retryIf that throws errors the output with its error, the record not acked', () => {
+      const ts = testScheduler();
+      ts.run(({ cold, expectObservable }) => {
+        const a = testRecord('a');
+        const bug = new Error('bug in retryIf');
+        const out = cold('a', { a }).pipe(processRecords(() => cold('#'), { retryIf: () => { throw bug; }, scheduler: ts, onFailure: () => undefined }));
+        expectObservable(out).toBe('#', undefined, bug);
+        ts.flush();
+        expect(a.acks).to.deep.equal([]);
+      });
+    });
+  });
+
   describe('acks, completion, cancellation', () => {
     it('acks each record once, after its handler resolved, and emits it then', async () => {
       const records = ['a', 'b', 'c'].map((n) => testRecord(n));
@@ -329,12 +414,19 @@ describe('processRecords', () => {
       ['onFailure', () => processRecords(handler, { onFailure: 'dlq' as never })],
       ['scheduler', () => processRecords(handler, { scheduler: {} as never })],
       ['random', () => processRecords(handler, { random: 0.5 as never })],
+      ['retryIf', () => processRecords(handler, { retryIf: true as never })],
     ];
     for (const [option, build] of bad) {
       it(`a bad ${option} throws ConfigError naming it, where the operator is built`, () => {
         expect(build).to.throw(ConfigError).with.property('option', option);
       });
     }
+
+    it('an unknown option names the nearest known one', () => {
+      expect(() => processRecords(handler, { retrys: 3 } as never)).to.throw(ConfigError, 'invalid option retrys: is not an option of processRecords (did you mean retry?)');
+      expect(() => processRecords(handler, { retry: { maxAttempt: 3 } as never })).to.throw(ConfigError, '(did you mean maxAttempts?)');
+      expect(() => processRecords(handler, { retryif: () => true } as never)).to.throw(ConfigError, '(did you mean retryIf?)');
+    });
 
     it('accepts the design example, Infinity attempts, and no options at all', () => {
       expect(() => processRecords(handler, {

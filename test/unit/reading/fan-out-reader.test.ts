@@ -8,7 +8,6 @@ import { ShardReadError } from '../../../src/reading/read-errors.js';
 import { ConfigError, CorruptCheckpointError } from '../../../src/errors/kinsumer-errors.js';
 import { prepareReadMode, readerFor } from '../../../src/reading/read-mode.js';
 import { readShard } from '../../../src/reading/shard-reader.js';
-import { START_SKEW_MARGIN_MS } from '../../../src/reading/start-position.js';
 import { consumerArn, consumerStep, ensureConsumer } from '../../../src/reading/stream-consumer.js';
 import { MemoryStream } from '../../../src/testing/memory-stream.js';
 import { LeaseLostError } from '../../../src/errors/kinsumer-errors.js';
@@ -49,6 +48,8 @@ interface FakeOptions {
   readonly inUseAfterEndMs?: number;
   /** Most records in one event. Default 10000. */
   readonly maxEventRecords?: number;
+  /** The accepted subscription names the stream's clock (as Kinesis's `Date` header does). Default: it does not. */
+  readonly tellsStreamTime?: boolean;
 }
 
 /** An in-memory shard behind a FanOutPort, on a virtual clock. */
@@ -123,6 +124,7 @@ class FakeFanOut implements FanOutPort {
       const endsAtMs = now + (this.options.lifetimeMs ?? 300_000);
       let lastEventAtMs = now;
       subscriber.next({
+        ...(this.options.tellsStreamTime === true ? { streamTime: new Date(now) } : {}),
         next: () => {
           const dueMs = Math.min(Math.max(lastEventAtMs + intervalMs, this.scheduler.now()), endsAtMs);
           return timer(dueMs - this.scheduler.now(), this.scheduler).pipe(map((): ShardEvent | undefined => {
@@ -225,6 +227,22 @@ describe('readFanOut (virtual time, in-memory SubscribeToShard)', () => {
     expect(h.tracker.tracked).to.deep.equal(h.fanOut.records.map((r) => ({ sequenceNumber: r.sequenceNumber })));
     expect(h.fanOut.calls).to.have.length(1);
     expect(h.fanOut.calls[0]?.start).to.deep.equal({ type: 'TRIM_HORIZON' });
+  });
+
+  it('R12: a LATEST start takes the stream\'s clock at its first subscription as the group\'s start (told to the tracker); without one, nothing is told', () => {
+    const told = (tellsStreamTime: boolean) => {
+      const h = harness({ fake: { tellsStreamTime }, reader: { start: { type: 'LATEST' } } });
+      const streamStarts: number[] = [];
+      h.tracker.streamStart = (streamTime: Date) => { streamStarts.push(streamTime.getTime()); };
+      h.runTo(700);
+      h.start();
+      h.runTo(3000);
+      h.stop();
+      expect(h.fanOut.accepted()[0]?.start).to.deep.equal({ type: 'LATEST' });
+      return streamStarts;
+    };
+    expect(told(true)).to.deep.equal([700]);
+    expect(told(false)).to.deep.equal([]);
   });
 
   it('renews the subscription before the service ends it, for as long as it reads, and loses nothing', () => {
@@ -454,8 +472,8 @@ describe('fan-out plan (pure)', () => {
     });
     expect(planSubscribe(origin, { position: { sequenceNumber: '200' }, aggregateDone: true }, '300', new Date(0)))
       .to.deep.equal({ iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: '300' } });
-    // A LATEST start that has seen nothing resumes at the time of its first request (less the skew margin).
-    expect(planSubscribe({ iteratorStart: { type: 'LATEST' } }, undefined, undefined, new Date(START_SKEW_MARGIN_MS + 42)))
+    // A LATEST start that has seen nothing resumes where the group started (the stream's clock at its first subscription).
+    expect(planSubscribe({ iteratorStart: { type: 'LATEST' } }, undefined, undefined, new Date(42)))
       .to.deep.equal({ iteratorStart: { type: 'AT_TIMESTAMP', timestamp: new Date(42) } });
   });
 });

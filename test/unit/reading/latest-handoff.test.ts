@@ -29,6 +29,26 @@ describe('LATEST hand-off before the first ack (virtual time, whole clients)', f
     await Promise.all(group.members.map((m) => m.kinsumer.stop()));
   });
 
+  // R12 (review-3 scratch test latest-prestart): the start kept for a LATEST group was the capture's
+  // client clock less five minutes, so a hand-off before the first record delivered what was put in
+  // the five minutes before the group started. It is now the stream's clock at the first iterator.
+  it('R12: a fresh LATEST group, a graceful hand-off before the first record: records put a minute before it started are not delivered', async () => {
+    const group = new MemoryGroup(1, { initialPosition: 'LATEST' });
+    const [shard] = group.stream.shardIds() as [string];
+    group.stream.putRecords(['old0', 'old1', 'old2'].map((data) => ({ partitionKey: 'k', data })));
+    await group.scheduler.advanceBy(60_000);
+    const a = group.join('a');
+    await group.scheduler.until(() => group.owners().get(shard) === 'a', 'a captures', 20_000);
+    await group.scheduler.advanceBy(2_000);
+    await group.stop(a);
+    const b = group.join('b');
+    await group.scheduler.until(() => group.owners().get(shard) === 'b', 'b captures', 20_000);
+    group.stream.putRecords([{ partitionKey: 'k', data: 'new' }]);
+    await group.scheduler.until(() => dataOf(b.received).includes('new'), 'b reads the new record', 20_000);
+    expect([dataOf(a.received), dataOf(b.received)], 'a, b').to.deep.equal([[], ['new']]);
+    await b.kinsumer.stop();
+  });
+
   it('crash: a record put while the owner is frozen is delivered after the take-over', async () => {
     const group = new MemoryGroup(1, { initialPosition: 'LATEST' });
     const a = group.join('a');

@@ -5,7 +5,8 @@ import { backoffDelay } from '../../../src/errors/retry-backoff.js';
 import { StreamNotFoundError } from '../../../src/errors/kinsumer-errors.js';
 import { type ReadShardOptions, readShard } from '../../../src/reading/shard-reader.js';
 import { ShardReadError } from '../../../src/reading/read-errors.js';
-import { planStart } from '../../../src/reading/start-position.js';
+import { START_SKEW_MARGIN_MS, planStart } from '../../../src/reading/start-position.js';
+import type { IteratorStart, StreamPort } from '../../../src/ports/stream.js';
 import { MemoryStream, type MemoryStreamOptions, type StreamCall, awsError } from '../../../src/testing/memory-stream.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../../src/types.js';
 import { aggregate } from '../../support/kpl-aggregate.js';
@@ -224,6 +225,43 @@ describe('readShard (virtual time, MemoryStream)', () => {
     expect(h.iteratorCalls().map((c) => c.start)).to.deep.equal([
       { type: 'TRIM_HORIZON' },
       { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: put[3]?.sequenceNumber },
+    ]);
+  });
+
+  it('R12: a LATEST start takes the stream\'s clock at its first iterator as the group\'s start: told to the tracker, and where a rebuilt iterator starts before any delivery', () => {
+    const h = harness({ reader: { start: { type: 'LATEST' } } });
+    const streamStarts: Date[] = [];
+    h.tracker.streamStart = (streamTime: Date) => { streamStarts.push(streamTime); };
+    h.runTo(700);
+    const startedAt = h.scheduler.now();
+    // The first iterator expires unused: it is rebuilt where the group started, not at a new LATEST.
+    h.stream.failNext('getRecords', 1, () => awsError('ExpiredIteratorException'));
+    h.start();
+    h.runTo(3000);
+    h.stream.putRecords(payloads(1, 'new'));
+    h.runTo(4000);
+    h.stop();
+    expect(streamStarts.map((d) => d.getTime())).to.deep.equal([startedAt]);
+    expect(h.iteratorCalls().map((c) => c.start).slice(0, 2)).to.deep.equal([{ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(startedAt) }]);
+    expect(h.received.map((r) => text(r.data))).to.deep.equal(['new0']);
+  });
+
+  it('R12: a stream that names no clock (a server without a Date header): the client\'s clock less the five-minute margin, as before', () => {
+    const h = harness({ reader: { start: { type: 'LATEST' } } });
+    const streamStarts: Date[] = [];
+    h.tracker.streamStart = (streamTime: Date) => { streamStarts.push(streamTime); };
+    const noClock: StreamPort = Object.assign(Object.create(h.stream) as StreamPort, {
+      getShardIterator: (shardId: string, start: IteratorStart) => h.stream.getShardIterator(shardId, start).pipe(map(({ shardIterator }) => ({ shardIterator }))),
+    });
+    h.runTo(700);
+    const requestedAt = h.scheduler.now();
+    h.stream.failNext('getRecords', 1, () => awsError('ExpiredIteratorException'));
+    h.start({ stream: noClock });
+    h.runTo(3000);
+    h.stop();
+    expect(streamStarts).to.deep.equal([]);
+    expect(h.iteratorCalls().map((c) => c.start).slice(0, 2)).to.deep.equal([
+      { type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(requestedAt - START_SKEW_MARGIN_MS) },
     ]);
   });
 

@@ -63,11 +63,12 @@ describe('start position', () => {
       expect(planResume(origin, undefined, new Date(5))).to.equal(origin);
     });
 
-    it('a LATEST start that delivered nothing resumes AT_TIMESTAMP of its first request less the skew margin, so nothing that arrived since is skipped', () => {
-      const requested = new Date('2025-06-01T12:00:00Z');
-      expect(planResume({ iteratorStart: { type: 'LATEST' } }, undefined, requested)).to.deep.equal({
-        iteratorStart: { type: 'AT_TIMESTAMP', timestamp: new Date('2025-06-01T11:55:00Z') },
+    it('a LATEST start that delivered nothing resumes AT_TIMESTAMP of where it started (the stream\'s clock at its first iterator), so nothing that arrived since is skipped', () => {
+      const started = new Date('2025-06-01T12:00:00Z');
+      expect(planResume({ iteratorStart: { type: 'LATEST' } }, undefined, started)).to.deep.equal({
+        iteratorStart: { type: 'AT_TIMESTAMP', timestamp: started },
       });
+      expect(planResume({ iteratorStart: { type: 'LATEST' } }, undefined, undefined), 'no iterator yet').to.deep.equal({ iteratorStart: { type: 'LATEST' } });
     });
   });
 
@@ -121,6 +122,15 @@ describe('start position', () => {
       expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(1), after: position })).to.deep.equal({ type: 'LATEST', after: position, notBefore: new Date(1) });
       expect(withResetFloor({ type: 'LATEST' }, undefined)).to.deep.equal({ type: 'LATEST' });
       expect(withResetFloor({ type: 'TRIM_HORIZON' }, { type: 'position', position })).to.deep.equal({ type: 'TRIM_HORIZON' });
+    });
+    it('R12: a reset to LATEST has its own moment as a time floor, or the replaced start time when that is later', () => {
+      const resetAt = new Date(9_000_000);
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'position', position }, resetAt)).to.deep.equal({ type: 'LATEST', after: position, notBefore: resetAt });
+      expect(withResetFloor({ type: 'LATEST' }, undefined, resetAt)).to.deep.equal({ type: 'LATEST', notBefore: resetAt });
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(1) }, resetAt)).to.deep.equal({ type: 'LATEST', notBefore: resetAt });
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(9_500_000) }, resetAt), 'a later replaced start time wins')
+        .to.deep.equal({ type: 'LATEST', notBefore: new Date(9_500_000) });
+      expect(withResetFloor({ type: 'AT_TIMESTAMP', timestamp: new Date(5) }, undefined, resetAt)).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(5) });
     });
     it('a start with a floor skips through it, and keeps it when it is kept as a timestamp', () => {
       expect(planStart({ type: 'LATEST', after: position }, 'TRIM_HORIZON').skipThrough).to.deep.equal(position);

@@ -1,16 +1,30 @@
 import { expect } from 'chai';
-import { firstValueFrom } from 'rxjs';
+import { firstValueFrom, map } from 'rxjs';
+import type { KinsumerPorts } from '../../../src/ports/backend.js';
+import type { IteratorStart, StreamPort } from '../../../src/ports/stream.js';
 import type { KinsumerRecord } from '../../../src/types.js';
 import { type Member, MemoryGroup } from '../../support/memory-group.js';
 
 const dataOf = (records: readonly KinsumerRecord[]) => records.map((r) => new TextDecoder().decode(r.data));
 
+/**
+ * The stream's clock told 2 s early: the most the Kinesis adapter's reading can be (its answer's
+ * `Date` header counts whole seconds, and the adapter takes a second off), where the in-memory stream is exact.
+ */
+function twoSecondsEarly(ports: KinsumerPorts): KinsumerPorts {
+  const { stream } = ports;
+  const getShardIterator = (shardId: string, start: IteratorStart) => stream.getShardIterator(shardId, start).pipe(
+    map((issued) => (issued.streamTime === undefined ? issued : { ...issued, streamTime: new Date(issued.streamTime.getTime() - 2000) })),
+  );
+  return { ...ports, stream: Object.assign(Object.create(stream) as StreamPort, { getShardIterator }) };
+}
+
 /** One client reads r0-r2 of the one shard and commits past them. */
-async function readAndCommit(): Promise<{ group: MemoryGroup; shard: string; a: Member }> {
+async function readAndCommit(join: Parameters<MemoryGroup['join']>[1] = {}): Promise<{ group: MemoryGroup; shard: string; a: Member }> {
   const group = new MemoryGroup(1);
   const [shard] = group.stream.shardIds() as [string];
   const put = group.stream.putRecords(['r0', 'r1', 'r2'].map((data) => ({ partitionKey: 'k', data })));
-  const a = group.join('a');
+  const a = group.join('a', join);
   const last = put.at(-1)?.sequenceNumber;
   const checkpointed = () => a.events.some((e) => e.type === 'checkpoint' && e.checkpoint?.sequenceNumber === last);
   await group.scheduler.until(() => dataOf(a.received).length === 3 && checkpointed(), 'a reads and commits r0-r2', 20_000);
@@ -19,9 +33,7 @@ async function readAndCommit(): Promise<{ group: MemoryGroup; shard: string; a: 
 
 /** `a` stops gracefully before any new record; `b` takes the shard; one record is put: what `b` receives. */
 async function handOffThenRead(group: MemoryGroup, shard: string, a: Member): Promise<string[]> {
-  let stopped = false;
-  void a.kinsumer.stop().then(() => { stopped = true; });
-  await group.scheduler.until(() => stopped, 'a stops', 20_000);
+  await group.stop(a);
   const b = group.join('b');
   await group.scheduler.until(() => group.owners().get(shard) === 'b', 'b captures', 20_000);
   group.stream.putRecords([{ partitionKey: 'k', data: 'after' }]);
@@ -64,5 +76,44 @@ describe('a reset to LATEST keeps the replaced checkpoint as a floor (virtual ti
     await group.scheduler.until(() => captures() === 3, 'a captures again, at LATEST', 20_000);
     await group.scheduler.advanceBy(1_000);
     expect(await handOffThenRead(group, shard, a)).to.deep.equal(['after']);
+  });
+
+  /**
+   * `a` stops after r0-r2; a backlog is put; `gapMs` later an operator resets to LATEST; `c` (its
+   * ports wrapped by `wrap`) captures at LATEST and receives nothing; what `d` then receives after a
+   * graceful hand-off and one new record.
+   */
+  async function backlogResetHandOff(options: { readonly gapMs: number; readonly wrap?: (ports: KinsumerPorts) => KinsumerPorts }) {
+    const { group, shard, a } = await readAndCommit();
+    await group.stop(a);
+    group.stream.putRecords(Array.from({ length: 3 }, (_, i) => ({ partitionKey: 'k', data: `backlog${i}` })));
+    await group.scheduler.advanceBy(options.gapMs);
+    const resetAtMs = group.scheduler.now();
+    await firstValueFrom(a.store.resetCheckpoint(shard, { type: 'LATEST' }, { force: false }), { defaultValue: undefined });
+    const c = group.join('c', options.wrap === undefined ? {} : { wrap: options.wrap });
+    await group.scheduler.until(() => group.owners().get(shard) === 'c', 'c captures at LATEST', 20_000);
+    const capturedAfterMs = group.scheduler.now() - resetAtMs;
+    await group.scheduler.advanceBy(1_000);
+    return { capturedAfterMs, c: dataOf(c.received), d: await handOffThenRead(group, shard, c) };
+  }
+
+  // R12 (review-3 scratch test reset-backlog): the floor was the replaced position only, and the
+  // start kept after the reset was the capture's client clock less five minutes. A backlog put after
+  // the last commit and skipped by the reset came back at the next hand-off if no new record arrived
+  // in between. The kept start is now the stream's clock at the first LATEST iterator, and the
+  // reset's own moment is a time floor.
+  it('R12: a reset to LATEST, then a graceful hand-off before any new record: the backlog the reset skipped is not delivered', async () => {
+    const { c, d } = await backlogResetHandOff({ gapMs: 60_000 });
+    expect([c, d], 'c (LATEST), then d').to.deep.equal([[], ['after']]);
+  });
+
+  // R12: the start the next owner keeps is the stream's clock at its first iterator, at most 2 s
+  // early on Kinesis. A capture within those 2 s of a reset would keep a start before the reset,
+  // and a hand-off would deliver what arrived just before it; the reset's own moment is a time
+  // floor, so it does not.
+  it('R12: the reset\'s moment is a time floor: a backlog put just before a reset to LATEST stays skipped after a hand-off, though the stream\'s clock is known 2 s early', async () => {
+    const { capturedAfterMs, c, d } = await backlogResetHandOff({ gapMs: 100, wrap: twoSecondsEarly });
+    expect(capturedAfterMs, 'captured within 2 s of the reset').to.be.below(2000);
+    expect([c, d], 'c (LATEST), then d').to.deep.equal([[], ['after']]);
   });
 });

@@ -9,6 +9,7 @@ import type { FanOutPort, ShardEvent } from '../../../src/ports/stream.js';
 import { useOtelLoader } from '../../../src/telemetry/otel-api.js';
 import { MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../../src/types.js';
+import { aliveAfterCollections } from '../../support/garbage.js';
 import { FAST, MemoryGroup } from '../../support/memory-group.js';
 import { type Point, testMeter, testTracer, valueOf } from '../../support/otel.js';
 
@@ -76,6 +77,32 @@ describe('OpenTelemetry metrics (virtual time)', function () {
     expect(sum(after.get('kinsumer.checkpoints.written'))).to.be.greaterThan(sum(read.get('kinsumer.checkpoints.written')));
     expect(after.get('kinsumer.leases.held')).to.deep.equal([{ attributes: STREAM, value: 0 }]);
     expect(sum(after.get('kinsumer.records.delivered'))).to.equal(20);
+  });
+
+  // R13 (review-3 scratch test otel-retain): the batch callback of a stopped client stayed registered
+  // until a collection, holding the whole Kinsumer through status(); with a pull exporter nobody
+  // scrapes, forever. It now keeps only the final figures, taken at the stop.
+  it('R13: stopped clients are not kept by a meter nobody collects; the next collection still reports their final figures', async () => {
+    const meter = testMeter();
+    const group = new MemoryGroup(1, { meterProvider: meter.provider });
+    // In a function of its own, so that no frame of the test still holds the last client when it is weighed.
+    const runAndStop = async (i: number): Promise<WeakRef<object>> => {
+      // Each client reads four records of its own (the same final totals, whichever client's report comes last).
+      group.stream.putRecords(Array.from({ length: 4 }, (_, j) => ({ partitionKey: 'k', data: `c${i}-r${j}` })));
+      const member = group.join(`c${i}`);
+      await group.scheduler.until(() => member.received.length === 4 && member.kinsumer.status().shards[0]?.pending === 0, `c${i} reads its four records`, 20_000);
+      await stopAll(group);
+      group.members.length = 0;
+      return new WeakRef(member.kinsumer);
+    };
+    const clients: WeakRef<object>[] = [];
+    for (let i = 0; i < 5; i += 1) clients.push(await runAndStop(i));
+    expect(await aliveAfterCollections(clients), 'stopped clients still reachable').to.equal(0);
+    // Nobody collected meanwhile: the final figures are all still there (the totals, no lease, nothing pending).
+    const read = await meter.collect();
+    expect(sum(read.get('kinsumer.records.delivered'))).to.equal(4);
+    expect(read.get('kinsumer.leases.held')?.map((p) => p.value)).to.deep.equal([0]);
+    expect(sum(read.get('kinsumer.shard.pending'))).to.equal(0);
   });
 
   it('keeps counting a shard across its leases: lost to a reset and taken again, delivered and acked go on growing', async () => {

@@ -23,7 +23,7 @@ describe('MemoryStream', () => {
     stream = new MemoryStream({ clock: () => now });
   });
 
-  const iterator = (start: IteratorStart, shardId = 'shardId-000000000000') => firstValueFrom(stream.getShardIterator(shardId, start));
+  const iterator = async (start: IteratorStart, shardId = 'shardId-000000000000') => (await firstValueFrom(stream.getShardIterator(shardId, start))).shardIterator;
   const read = async (start: IteratorStart, limit = 10_000, shardId?: string) => firstValueFrom(stream.getRecords(await iterator(start, shardId), limit));
 
   it('assigns 56-digit sequence numbers that grow within a shard', () => {
@@ -87,7 +87,7 @@ describe('MemoryStream', () => {
 
   it('an iterator expires after iteratorTtlMs on the stream clock', async () => {
     const short = new MemoryStream({ clock: () => now, iteratorTtlMs: 1000 });
-    const fresh = await firstValueFrom(short.getShardIterator('shardId-000000000000', { type: 'TRIM_HORIZON' }));
+    const fresh = (await firstValueFrom(short.getShardIterator('shardId-000000000000', { type: 'TRIM_HORIZON' }))).shardIterator;
     now += 1000;
     await firstValueFrom(short.getRecords(fresh, 1));
     now += 1;
@@ -119,7 +119,7 @@ describe('MemoryStream', () => {
     const child = quiet.merge(a ?? '', b ?? '');
     const shards = await firstValueFrom(quiet.listShards());
     expect(shards.find((s) => s.shardId === child)?.parentShardIds).to.deep.equal([a, b]);
-    const end = await firstValueFrom(quiet.getRecords(await firstValueFrom(quiet.getShardIterator(a ?? '', { type: 'TRIM_HORIZON' })), 10));
+    const end = await firstValueFrom(quiet.getRecords((await firstValueFrom(quiet.getShardIterator(a ?? '', { type: 'TRIM_HORIZON' }))).shardIterator, 10));
     expect(end.nextShardIterator).to.equal(undefined);
     expect(end.childShardIds).to.equal(undefined);
   });

@@ -1,0 +1,131 @@
+// exportKclCheckpoints(): the rollback. kinsumer's checkpoints become KCL leases that a KCL fleet
+// takes at once (no owner) and resumes from where kinsumer stopped (design §8.2). The CLI's
+// `export-kcl` calls it.
+import { firstValueFrom, forkJoin, from, lastValueFrom, map, mergeMap, toArray } from 'rxjs';
+import { Dynamo } from '../dynamodb/dynamo.js';
+import { tableNames } from '../dynamodb/table-names.js';
+import { classifyAwsError } from '../errors/aws-error-kind.js';
+import { ConfigError } from '../errors/kinsumer-errors.js';
+import { KinesisStream } from '../kinesis/kinesis.js';
+import type { InitialPosition } from '../types.js';
+import { planExport } from './export-plan.js';
+import { type KclMoveOptions, checkMoveOptions } from './kcl-options.js';
+import { KclTable, type KclTableRead } from './kcl-table.js';
+import { ownedRowVersions, readCheckpointRows, readClientVersions, rowOwner } from './kinsumer-rows.js';
+import { encodeKclLease } from './lease-row.js';
+import type { KclPlan } from './plan.js';
+import { type RecordAtCheckpoint, recordAt } from './record-at.js';
+import { accountOf, selectStreamLeases } from './stream-leases.js';
+import { movedKeys, readTwice } from './watch.js';
+
+/** Options of {@link exportKclCheckpoints}. */
+export interface ExportKclOptions extends KclMoveOptions {
+  /**
+   * The group's `initialPosition`: where a KCL lease starts for a shard kinsumer never read and
+   * whose parents say nothing. Default `'TRIM_HORIZON'` (nothing is skipped).
+   */
+  readonly initialPosition?: InitialPosition;
+}
+
+/** Records at checkpoints read at once. */
+const RECORD_READS_AT_ONCE = 8;
+
+/**
+ * Writes kinsumer's checkpoints into a KCL lease table (created when missing, hash key `leaseKey`),
+ * one lease per shard of the stream, in the format every KCL version reads: `checkpoint` and
+ * `checkpointSubSequenceNumber` resume right after kinsumer's checkpoint; a shard never
+ * checkpointed gets its start (`TRIM_HORIZON`, `LATEST`, or `AT_TIMESTAMP`, whose time the KCL
+ * application must be configured with: the plan's `kclTimestamp`); a finished shard gets
+ * `SHARD_END` and its `childShardIds`, each child its `parentShardId`. No `leaseOwner` (a KCL
+ * worker takes the lease at once), a `leaseCounter` above the row's, `ownerSwitchesSinceCheckpoint` 0.
+ * Keys follow the table: multi-stream keys where it holds this stream's multi-stream leases.
+ *
+ * Refuses, writing nothing, while kinsumer clients are live (their rows move while the tables are
+ * watched for `watchMs`), unless `force`. Records acked beyond a gap (acked ranges) are not carried
+ * over: the KCL processes them again. Each write is conditioned on the lease as read.
+ *
+ * @throws ConfigError for a bad option.
+ * @throws StreamNotFoundError, TableNotFoundError (kinsumer's tables), or the AWS error of a failed call.
+ */
+export async function exportKclCheckpoints(options: ExportKclOptions): Promise<KclPlan> {
+  const checked = checkMoveOptions(options, ['initialPosition'], 'exportKclCheckpoints');
+  const initialPosition = checkInitialPosition(options.initialPosition);
+  const { dryRun, force, watchMs, scheduler } = checked;
+  const dynamo = new Dynamo(options.dynamodb);
+  const stream = new KinesisStream(options.kinesis, checked.stream);
+  const [summary, shards] = await Promise.all([firstValueFrom(stream.describeSummary()), firstValueFrom(stream.listShards())]);
+  const names = tableNames(checked.applicationName);
+  const read = () => forkJoin({ rows: readCheckpointRows(dynamo, names.checkpoints), clients: readClientVersions(dynamo, names.clients) });
+  const watched = await firstValueFrom(readTwice(read, ({ rows, clients }) => {
+    const owned = ownedRowVersions(rows).size;
+    return clients.size + owned === 0 ? undefined : `${clients.size} kinsumer clients and ${owned} kinsumer rows with an owner`;
+  }, watchMs, scheduler, options.onWatch));
+  const { before, after } = watched;
+  const live = new Set(movedKeys(before.clients, after.clients));
+  for (const shardId of movedKeys(ownedRowVersions(before.rows), ownedRowVersions(after.rows))) {
+    const stored = after.rows.get(shardId) ?? before.rows.get(shardId);
+    const owner = stored === undefined ? undefined : rowOwner(stored);
+    if (owner !== undefined) live.add(owner);
+  }
+
+  const kcl = new KclTable(dynamo, checked.leaseTable);
+  const exists = await firstValueFrom(kcl.exists());
+  const createdTables = exists ? [] : [checked.leaseTable];
+  if (!exists && !dryRun) await lastValueFrom(kcl.create(scheduler), { defaultValue: undefined });
+  const table: KclTableRead = exists ? await firstValueFrom(kcl.read()) : { items: [], raw: new Map() };
+  const leases = selectStreamLeases(table.items, {
+    streamName: summary.streamName, accountId: accountOf(summary.streamArn), creationMs: summary.creationTimestamp?.getTime(),
+  });
+  const kclCounters = new Map<string, bigint | undefined>();
+  for (const item of table.items) if (item.kind !== 'other') kclCounters.set(item.leaseKey, item.kind === 'lease' ? item.lease.leaseCounter : undefined);
+  const keyProblem = leases.multiStream && leases.identifier === undefined
+    ? `the KCL table holds multi-stream leases but none of stream ${summary.streamName}: the creation epoch its keys need cannot be told; write one lease of it with the KCL first`
+    : undefined;
+
+  const wanted = shards.flatMap(({ shardId }) => {
+    const checkpoint = after.rows.get(shardId)?.row?.checkpoint;
+    return checkpoint?.type === 'position' && checkpoint.position.subSequenceNumber === undefined ? [{ shardId, sequenceNumber: checkpoint.position.sequenceNumber }] : [];
+  });
+  const records = new Map(await lastValueFrom(from(wanted).pipe(
+    mergeMap(({ shardId, sequenceNumber }) => recordAt(stream, shardId, sequenceNumber).pipe(map((record): [string, RecordAtCheckpoint] => [shardId, record])), RECORD_READS_AT_ONCE),
+    toArray(),
+  )));
+  const plan = planExport({
+    shards, kinsumer: after.rows, kclCounters, identifier: leases.identifier, records, initialPosition,
+    liveClients: [...live].sort(), keyProblem, force,
+  });
+  const lines = [...plan.lines];
+  const refused = [...plan.refused];
+  let written = 0;
+  if (!dryRun && refused.length === 0) {
+    let changed = 0;
+    for (const { shardId, lease } of plan.writes) {
+      try {
+        await lastValueFrom(kcl.put(encodeKclLease(lease), table.raw.get(lease.leaseKey)), { defaultValue: undefined });
+        written += 1;
+      } catch (error) {
+        if (classifyAwsError(error) !== 'conditional') throw error;
+        changed += 1;
+        const index = lines.findIndex((line) => line.shardId === shardId);
+        const line = lines[index];
+        if (line !== undefined) lines[index] = { ...line, action: 'refuse', reason: 'its KCL lease changed after it was read (is a KCL worker running?): not written' };
+      }
+    }
+    if (changed > 0) refused.push(`${changed} KCL leases changed between their read and their write and were not written (${written} were)`);
+  }
+  return {
+    shards: lines, written, refused, dryRun, watchedMs: watched.watchedMs,
+    ...(plan.kclTimestamp === undefined ? {} : { kclTimestamp: plan.kclTimestamp }),
+    ...(createdTables.length > 0 ? { createdTables } : {}),
+    ignored: { otherStreams: leases.otherStreams, otherItems: leases.otherItems },
+  };
+}
+
+function checkInitialPosition(value: unknown): InitialPosition {
+  if (value === undefined) return 'TRIM_HORIZON';
+  if (value === 'TRIM_HORIZON' || value === 'LATEST') return value;
+  if (typeof value === 'object' && value !== null && 'timestamp' in value && value.timestamp instanceof Date && Number.isFinite(value.timestamp.getTime())) {
+    return { timestamp: value.timestamp };
+  }
+  throw new ConfigError('initialPosition', "must be 'TRIM_HORIZON', 'LATEST' or { timestamp: Date }");
+}

@@ -1,0 +1,81 @@
+// Says when a capture has to wait for another client's lease (a hand-off, or a holder that ended
+// without stop()): which shards, who holds them, and how long at most — once per wait, not per
+// capture poll. The refusals of one poll round (captures are spread over half a poll) make one event.
+import { type SchedulerLike, type Subscription, timer } from 'rxjs';
+import type { KinsumerEvent } from '../types.js';
+
+/** What the waits need from the lease manager. */
+export interface CaptureWaitsDeps {
+  readonly scheduler: SchedulerLike;
+  /** Monotonic milliseconds (the client's `clock.elapsedNow`): how long a wait has lasted is a difference of it. */
+  readonly elapsedNow: () => number;
+  readonly leaseTtlMs: number;
+  /** How long the refusals of one round are gathered before they are reported. */
+  readonly gatherMs: number;
+  readonly emit: (event: KinsumerEvent) => void;
+  /** The client holding a shard, as the group's clients rows say; `undefined` when none says. */
+  readonly holderOf?: (shardId: string) => string | undefined;
+  /** Leases this client holds now. */
+  readonly held: () => number;
+}
+
+interface Wait {
+  /** When the first capture of this wait was refused (this client's clock). */
+  readonly sinceMs: number;
+  reported: boolean;
+}
+
+/**
+ * The shards whose capture is refused (leased by another client whose lease has not expired for
+ * this one), from the first refusal to the capture, or until the shard is no longer wanted.
+ */
+export class CaptureWaits {
+  readonly #waits = new Map<string, Wait>();
+  #gathering: Subscription | undefined;
+
+  constructor(private readonly deps: CaptureWaitsDeps) {}
+
+  /** A capture of `shardId` was refused. */
+  refused(shardId: string): void {
+    if (this.#waits.has(shardId)) return;
+    this.#waits.set(shardId, { sinceMs: this.deps.elapsedNow(), reported: false });
+    this.#gathering ??= timer(this.deps.gatherMs, this.deps.scheduler).subscribe(() => this.report());
+  }
+
+  /** The wait for `shardId` is over: captured, or no longer wanted. */
+  ended(shardId: string): void {
+    this.#waits.delete(shardId);
+  }
+
+  /** Stops reporting (the client stops). */
+  close(): void {
+    this.#gathering?.unsubscribe();
+    this.#gathering = undefined;
+    this.#waits.clear();
+  }
+
+  // A lease whose holder has stopped stands still: it expires for this client leaseTtlMs after the
+  // first refused capture saw it so (or sooner, if it was read before); the next capture poll takes it.
+  private report(): void {
+    this.#gathering = undefined;
+    const fresh = [...this.#waits].filter(([, wait]) => !wait.reported).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    if (fresh.length === 0) return;
+    const nowMs = this.deps.elapsedNow();
+    let boundMs = 0;
+    const holders = new Set<string>();
+    for (const [shardId, wait] of fresh) {
+      wait.reported = true;
+      boundMs = Math.max(boundMs, wait.sinceMs + this.deps.leaseTtlMs - nowMs);
+      const holder = this.deps.holderOf?.(shardId);
+      if (holder !== undefined) holders.add(holder);
+    }
+    this.deps.emit({
+      type: 'waiting',
+      reason: 'leases-held',
+      shardIds: fresh.map(([shardId]) => shardId),
+      holders: [...holders].sort(),
+      boundMs: Math.ceil(boundMs),
+      held: this.deps.held(),
+    });
+  }
+}

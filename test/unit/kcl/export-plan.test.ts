@@ -1,0 +1,90 @@
+import { expect } from 'chai';
+import { type ExportFacts, planExport } from '../../../src/kcl/export-plan.js';
+import type { KinsumerRowRead } from '../../../src/kcl/import-plan.js';
+import type { CheckpointRow, StoredCheckpoint } from '../../../src/ports/lease-store.js';
+import type { ShardInfo } from '../../../src/ports/stream.js';
+
+const P = 'shardId-000000000000';
+const A = 'shardId-000000000001';
+const B = 'shardId-000000000002';
+const SEQ = '49590338271490256608559692538361571095921575989136588898';
+const shard = (shardId: string, parentShardIds: string[] = [], open = true): ShardInfo => ({ shardId, parentShardIds, open, startingHashKey: '0', endingHashKey: '99' });
+const row = (shardId: string, checkpoint: StoredCheckpoint | undefined, more: Partial<CheckpointRow> = {}): [string, KinsumerRowRead] => [shardId, {
+  row: { shardId, checkpoint, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined, finished: false, leaseCounter: 1, lastOwnerId: undefined, ...more },
+}];
+
+function facts(more: Partial<ExportFacts> = {}): ExportFacts {
+  return {
+    shards: [shard(P, [], false), shard(A, [P]), shard(B, [P])],
+    kinsumer: new Map(), kclCounters: new Map(), identifier: undefined, records: new Map(), initialPosition: 'TRIM_HORIZON',
+    liveClients: [], keyProblem: undefined, force: false, ...more,
+  };
+}
+
+describe('export plan: kinsumer checkpoint → KCL lease', () => {
+  it('a split: the finished parent gets SHARD_END and its children, each child its parent (a string set), no owner, counter above the row\'s', () => {
+    const plan = planExport(facts({
+      kinsumer: new Map([row(P, { type: 'position', position: { sequenceNumber: SEQ } }, { finished: true }), row(A, { type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 3 } })]),
+      kclCounters: new Map([[P, 41n], [A, undefined]]),
+    }));
+    expect(plan.writes.map((w) => w.lease)).to.deep.equal([
+      { leaseKey: P, shardId: P, leaseCounter: 42n, ownerSwitchesSinceCheckpoint: 0n, checkpoint: { type: 'SHARD_END' }, parentShardIds: [], childShardIds: [A, B], startingHashKey: '0', endingHashKey: '99' },
+      { leaseKey: A, shardId: A, leaseCounter: 1n, ownerSwitchesSinceCheckpoint: 0n, checkpoint: { type: 'sequence', sequenceNumber: SEQ, subSequenceNumber: 3 }, parentShardIds: [P], childShardIds: [], startingHashKey: '0', endingHashKey: '99' },
+      // Never read by kinsumer: its parent was read from a record, so all of it (as kinsumer would).
+      { leaseKey: B, shardId: B, leaseCounter: 1n, ownerSwitchesSinceCheckpoint: 0n, checkpoint: { type: 'TRIM_HORIZON' }, parentShardIds: [P], childShardIds: [], startingHashKey: '0', endingHashKey: '99' },
+    ]);
+    expect(plan.lines.map((l) => [l.kcl, l.start])).to.deep.equal([
+      [{ checkpoint: 'SHARD_END' }, { type: 'FINISHED' }],
+      [{ checkpoint: SEQ, subSequenceNumber: 3 }, { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ, subSequenceNumber: 3 }],
+      [{ checkpoint: 'TRIM_HORIZON' }, { type: 'INITIAL_POSITION' }],
+    ]);
+  });
+
+  it('kinsumer\'s "after the whole record s" is (s, 0) on a plain record and (s, last index) on a KPL aggregate', () => {
+    const whole = new Map([row(A, { type: 'position', position: { sequenceNumber: SEQ } }), row(B, { type: 'position', position: { sequenceNumber: SEQ } })]);
+    const plan = planExport(facts({ kinsumer: whole, records: new Map([[A, { kind: 'plain' }], [B, { kind: 'aggregate', count: 7 }]]) }));
+    expect(plan.writes.slice(1).map((w) => w.lease.checkpoint)).to.deep.equal([
+      { type: 'sequence', sequenceNumber: SEQ, subSequenceNumber: 0 },
+      { type: 'sequence', sequenceNumber: SEQ, subSequenceNumber: 6 },
+    ]);
+  });
+
+  it('starts stay starts; the KCL takes AT_TIMESTAMP\'s time from its configuration, so the plan gives the earliest', () => {
+    const early = new Date('2026-01-01T00:00:00Z');
+    const plan = planExport(facts({
+      shards: [shard(P), shard(A), shard(B)],
+      kinsumer: new Map([row(P, { type: 'LATEST' }), row(A, { type: 'AT_TIMESTAMP', timestamp: new Date('2026-01-02T00:00:00Z') }), row(B, { type: 'AT_TIMESTAMP', timestamp: early })]),
+    }));
+    expect(plan.writes.map((w) => w.lease.checkpoint.type)).to.deep.equal(['LATEST', 'AT_TIMESTAMP', 'AT_TIMESTAMP']);
+    expect(plan.kclTimestamp).to.deep.equal(early);
+    expect(plan.lines[2]?.reason).to.contain('configured with this time');
+  });
+
+  it('a shard with no row and no parents starts at the group\'s initialPosition', () => {
+    const plan = planExport(facts({ shards: [shard(P)], initialPosition: 'LATEST' }));
+    expect(plan.writes[0]?.lease.checkpoint).to.deep.equal({ type: 'LATEST' });
+  });
+
+  it('multi-stream keys carry the stream identifier, streamName and shardId', () => {
+    const identifier = { accountId: '1', streamName: 'orders', creationEpoch: 5n, serialized: '1:orders:5' };
+    const plan = planExport(facts({ shards: [shard(P)], identifier }));
+    expect(plan.writes[0]?.lease).to.deep.include({ leaseKey: `1:orders:5:${P}`, stream: identifier });
+  });
+
+  it('refuses while kinsumer clients are live, and a multi-stream table it cannot key; --force overrides the first and marks every line', () => {
+    const live = planExport(facts({ liveClients: ['c1'] }));
+    expect(live.writes).to.deep.equal([]);
+    expect(live.refused[0]).to.contain('1 kinsumer clients are live (c1)');
+    const forced = planExport(facts({ liveClients: ['c1'], force: true }));
+    expect(forced.writes).to.have.length(3);
+    expect(forced.lines.every((l) => l.forced === true)).to.equal(true);
+    const unkeyed = planExport(facts({ keyProblem: 'no lease of this stream', force: true }));
+    expect(unkeyed.writes).to.deep.equal([]);
+  });
+
+  it('a kinsumer row that cannot be read is refused', () => {
+    const plan = planExport(facts({ kinsumer: new Map([[A, { row: undefined, corrupt: 'SequenceNumber is not a sequence number' }]]) }));
+    expect(plan.lines[1]).to.deep.include({ action: 'refuse' });
+    expect(plan.refused).to.have.length(1);
+  });
+});
