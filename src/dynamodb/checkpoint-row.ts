@@ -27,6 +27,8 @@ export const CHECKPOINT_ATTRIBUTES = {
   /** With a `LATEST` or kept `AT_TIMESTAMP` start: the checkpoint a reset replaced, not read again (the Go kinsumer ignores it). */
   startAfter: 'StartAfter',
   startAfterSub: 'StartAfterSub',
+  /** With a `LATEST` a reset wrote: the reset's moment (Unix ms, DynamoDB's clock), where reading starts (the Go kinsumer ignores it). */
+  resetTimestamp: 'ResetTimestamp',
   /** Records acked beyond the checkpoint (§7.3), one string, see acked-ranges.ts. The Go kinsumer's full-row writes drop it. */
   ackedRanges: 'AckedRanges',
   /**
@@ -134,10 +136,18 @@ function withFloor<T extends StoredCheckpoint & { readonly type: 'LATEST' | 'AT_
   return after === undefined ? start : { ...start, after };
 }
 
-/** Adds a LATEST row's stored time floor (`StartTimestamp`); one that cannot be read is left out. */
+/**
+ * Adds a LATEST row's stored time floor (`StartTimestamp`) and a reset's moment (`ResetTimestamp`);
+ * one that cannot be read is left out (a floor: duplicates; a moment: the tip at capture, as before).
+ */
 function withTimeFloor(start: StoredCheckpoint & { readonly type: 'LATEST' }, item: Item): StoredCheckpoint {
-  const ms = informational(() => readInteger(item, A.startTimestamp));
-  return ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n ? start : { ...start, notBefore: new Date(Number(ms)) };
+  const notBefore = epochDate(informational(() => readInteger(item, A.startTimestamp)));
+  const resetAt = epochDate(informational(() => readInteger(item, A.resetTimestamp)));
+  return { ...start, ...(notBefore === undefined ? {} : { notBefore }), ...(resetAt === undefined ? {} : { resetAt }) };
+}
+
+function epochDate(ms: bigint | undefined): Date | undefined {
+  return ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n ? undefined : new Date(Number(ms));
 }
 
 /** The checkpoint a row holds, or `undefined` when it holds none or cannot be read (for a reset's floor). */
@@ -171,6 +181,8 @@ export function wronglyTyped(item: Item): string[] {
 export function setCheckpoint(update: UpdateExpression, checkpoint: StoredCheckpoint | undefined): void {
   if (checkpoint === undefined) return;
   setFloor(update, checkpoint.type === 'LATEST' || checkpoint.type === 'AT_TIMESTAMP' ? checkpoint.after : undefined);
+  if (checkpoint.type === 'LATEST' && checkpoint.resetAt !== undefined) update.set(A.resetTimestamp, { N: String(checkpoint.resetAt.getTime()) });
+  else update.remove(A.resetTimestamp);
   if (checkpoint.type === 'TRIM_HORIZON' || checkpoint.type === 'AT_TIMESTAMP') {
     setStart(update, checkpoint);
     return;

@@ -253,7 +253,7 @@ export class DynamoLeaseStore implements LeaseStore {
       const update = new UpdateExpression();
       if (checkpoint === undefined) {
         update.set(A.sequenceNumber, { NULL: true });
-        for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp, A.startAfter, A.startAfterSub]) update.remove(attribute);
+        for (const attribute of [A.subSequenceNumber, A.startPosition, A.startTimestamp, A.startAfter, A.startAfterSub, A.resetTimestamp]) update.remove(attribute);
       } else {
         setCheckpoint(update, withResetFloor(checkpoint, item === undefined ? undefined : readableCheckpoint(item, shardId), resetAt));
       }

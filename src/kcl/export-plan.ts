@@ -67,8 +67,11 @@ function convert(checkpoint: StoredCheckpoint, record: RecordAtCheckpoint | unde
         ...(found.kind === 'unknown' ? { note: 'the record at the checkpoint could not be read: were it a KPL aggregate, the KCL would process its user records after the first again' } : {}),
       };
     }
-    case 'TRIM_HORIZON':
     case 'LATEST':
+      // A reset's moment is where kinsumer would start (design §8.3): the KCL's LATEST would skip what came since.
+      if (checkpoint.resetAt !== undefined) return { checkpoint: { type: 'AT_TIMESTAMP' }, timestamp: checkpoint.notBefore ?? checkpoint.resetAt };
+      return { checkpoint: { type: checkpoint.type } };
+    case 'TRIM_HORIZON':
       return { checkpoint: { type: checkpoint.type } };
     case 'AT_TIMESTAMP':
       return { checkpoint: { type: 'AT_TIMESTAMP' }, timestamp: checkpoint.timestamp };

@@ -30,6 +30,13 @@ export type StoredCheckpoint =
      * it was consumed or skipped on purpose, so the start a lease keeps is never earlier.
      */
     readonly notBefore?: Date;
+    /**
+     * The moment of the reset that wrote it, on the store's clock (DynamoDB's `Date`): reading
+     * starts at the first record that arrived at or after it, so a record put between the reset
+     * and the next capture is delivered too (design §8.3). Absent on rows older readers wrote:
+     * those start at the tip at their capture.
+     */
+    readonly resetAt?: Date;
   }
   /** Set by `reset`: reading starts at the oldest record kept. */
   | {

@@ -42,6 +42,11 @@ export interface StartPlan extends IteratorPlan {
  */
 export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
   if (checkpoint === undefined) return fromInitialPosition(initialPosition);
+  if (checkpoint.type === 'LATEST' && checkpoint.resetAt !== undefined) {
+    // A reset's moment (or the later start time it replaced, its floor): from there, so what was
+    // put between the reset and this capture comes too.
+    return withSkip(fromInitialPosition({ timestamp: checkpoint.notBefore ?? checkpoint.resetAt }), checkpoint.after);
+  }
   if (checkpoint.type === 'LATEST') {
     const plan = withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } }, checkpoint.after);
     return checkpoint.notBefore === undefined ? plan : { ...plan, notBefore: checkpoint.notBefore };
@@ -96,7 +101,8 @@ export function startToKeep(start: IteratorStart, nowMs: number, after?: Positio
  * the store's clock), or a later start time it replaced (a reset to a timestamp, or a start kept
  * as one). The next owner keeps a start no earlier than that (see {@link startToKeep}), so a
  * hand-off before the first new record re-reads neither what the group consumed before the reset
- * nor the backlog the reset skipped. Other resets are stored as given: a timestamp or
+ * nor the backlog the reset skipped. It also stores `resetAt` itself: the next owner reads from that
+ * moment, not from the tip at its capture (design §8.3). Other resets are stored as given: a timestamp or
  * `TRIM_HORIZON` means "read again from there".
  */
 export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint | undefined, resetAt?: Date): StoredCheckpoint {
@@ -104,7 +110,12 @@ export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint 
   const after = replaced?.type === 'position' ? replaced.position : replaced?.type === 'LATEST' || replaced?.type === 'AT_TIMESTAMP' ? replaced.after : undefined;
   const replacedTime = replaced?.type === 'AT_TIMESTAMP' ? replaced.timestamp : replaced?.type === 'LATEST' ? replaced.notBefore : undefined;
   const notBefore = replacedTime === undefined || (resetAt !== undefined && resetAt > replacedTime) ? resetAt : replacedTime;
-  return { type: 'LATEST', ...(after === undefined ? {} : { after }), ...(notBefore === undefined ? {} : { notBefore }) };
+  return {
+    type: 'LATEST',
+    ...(after === undefined ? {} : { after }),
+    ...(notBefore === undefined ? {} : { notBefore }),
+    ...(resetAt === undefined ? {} : { resetAt }),
+  };
 }
 
 /**

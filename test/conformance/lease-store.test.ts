@@ -159,6 +159,8 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       const first = (await firstValueFrom(a.read(shard)))?.checkpoint;
       expect(first).to.deep.include({ type: 'LATEST', after: floor });
       expect(timeFloor(first), 'the reset\'s moment (R12)').to.be.within(from, to);
+      // Design §8.3: the moment is stored as such (ResetTimestamp): the next owner reads from it.
+      expect(first?.type === 'LATEST' ? first.resetAt?.getTime() : undefined, 'the reset\'s moment, where reading starts').to.be.within(from, to);
       // Reset to LATEST again: the floor stays the last position consumed; the time floor is the later reset's.
       const [again, until] = await resetWindow(() => write(store('operator').resetCheckpoint(shard, { type: 'LATEST' }, { force: false })));
       const second = (await firstValueFrom(a.read(shard)))?.checkpoint;

@@ -60,6 +60,13 @@ describe('export plan: kinsumer checkpoint → KCL lease', () => {
     expect(plan.lines[2]?.reason).to.contain('configured with this time');
   });
 
+  it('a reset to LATEST that no consumer read yet is exported as AT_TIMESTAMP of its moment: the KCL gets the records put since, as kinsumer would', () => {
+    const resetAt = new Date('2026-01-03T00:00:00Z');
+    const plan = planExport(facts({ shards: [shard(P)], kinsumer: new Map([row(P, { type: 'LATEST', notBefore: resetAt, resetAt })]) }));
+    expect(plan.writes[0]?.lease.checkpoint).to.deep.equal({ type: 'AT_TIMESTAMP' });
+    expect(plan.kclTimestamp).to.deep.equal(resetAt);
+  });
+
   it('a shard with no row and no parents starts at the group\'s initialPosition', () => {
     const plan = planExport(facts({ shards: [shard(P)], initialPosition: 'LATEST' }));
     expect(plan.writes[0]?.lease.checkpoint).to.deep.equal({ type: 'LATEST' });

@@ -125,12 +125,22 @@ describe('start position', () => {
     });
     it('R12: a reset to LATEST has its own moment as a time floor, or the replaced start time when that is later', () => {
       const resetAt = new Date(9_000_000);
-      expect(withResetFloor({ type: 'LATEST' }, { type: 'position', position }, resetAt)).to.deep.equal({ type: 'LATEST', after: position, notBefore: resetAt });
-      expect(withResetFloor({ type: 'LATEST' }, undefined, resetAt)).to.deep.equal({ type: 'LATEST', notBefore: resetAt });
-      expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(1) }, resetAt)).to.deep.equal({ type: 'LATEST', notBefore: resetAt });
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'position', position }, resetAt)).to.deep.equal({ type: 'LATEST', after: position, notBefore: resetAt, resetAt });
+      expect(withResetFloor({ type: 'LATEST' }, undefined, resetAt)).to.deep.equal({ type: 'LATEST', notBefore: resetAt, resetAt });
+      expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(1) }, resetAt)).to.deep.equal({ type: 'LATEST', notBefore: resetAt, resetAt });
       expect(withResetFloor({ type: 'LATEST' }, { type: 'AT_TIMESTAMP', timestamp: new Date(9_500_000) }, resetAt), 'a later replaced start time wins')
-        .to.deep.equal({ type: 'LATEST', notBefore: new Date(9_500_000) });
+        .to.deep.equal({ type: 'LATEST', notBefore: new Date(9_500_000), resetAt });
       expect(withResetFloor({ type: 'AT_TIMESTAMP', timestamp: new Date(5) }, undefined, resetAt)).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(5) });
+    });
+    it('R12 (design §8.3): a reset to LATEST starts at its moment (or the later start time it replaced), keeping its floor; a LATEST without a moment (older rows) at the tip', () => {
+      const resetAt = new Date(9_000_000);
+      expect(planStart({ type: 'LATEST', after: position, notBefore: resetAt, resetAt }, 'TRIM_HORIZON')).to.deep.equal({
+        iteratorStart: { type: 'AT_TIMESTAMP', timestamp: resetAt },
+        startingPosition: { type: 'AT_TIMESTAMP', timestamp: resetAt },
+        skipThrough: position,
+      });
+      expect(planStart({ type: 'LATEST', notBefore: new Date(9_500_000), resetAt }, 'TRIM_HORIZON').iteratorStart).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(9_500_000) });
+      expect(planStart({ type: 'LATEST', notBefore: resetAt }, 'TRIM_HORIZON').iteratorStart).to.deep.equal({ type: 'LATEST' });
     });
     it('a start with a floor skips through it, and keeps it when it is kept as a timestamp', () => {
       expect(planStart({ type: 'LATEST', after: position }, 'TRIM_HORIZON').skipThrough).to.deep.equal(position);

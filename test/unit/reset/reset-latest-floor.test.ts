@@ -116,4 +116,24 @@ describe('a reset to LATEST keeps the replaced checkpoint as a floor (virtual ti
     expect(capturedAfterMs, 'captured within 2 s of the reset').to.be.below(2000);
     expect([c, d], 'c (LATEST), then d').to.deep.equal([[], ['after']]);
   });
+
+  // Design §8.3: a reset's start is the moment its write was accepted, and every record that
+  // arrived after it is delivered. The next owner opened LATEST at its capture, so records put
+  // between the reset and that capture (consumers stopped for a deploy, reset, started minutes
+  // later) were skipped. A reset to LATEST now stores its moment, and the next owner reads from it.
+  it('R12: every record put between a reset to LATEST and the next capture is delivered, none put before the reset', async () => {
+    const { group, shard, a } = await readAndCommit();
+    await group.stop(a);
+    group.stream.putRecords([{ partitionKey: 'k', data: 'backlog' }]);
+    await group.scheduler.advanceBy(5_000);
+    await firstValueFrom(a.store.resetCheckpoint(shard, { type: 'LATEST' }, { force: false }), { defaultValue: undefined });
+    await group.scheduler.advanceBy(1);
+    group.stream.putRecords(['between0', 'between1'].map((data) => ({ partitionKey: 'k', data })));
+    await group.scheduler.advanceBy(60_000);
+    const c = group.join('c');
+    await group.scheduler.until(() => dataOf(c.received).length >= 2, 'c reads what came after the reset', 20_000);
+    await group.scheduler.advanceBy(1_000);
+    expect(dataOf(c.received)).to.deep.equal(['between0', 'between1']);
+    expect(await handOffThenRead(group, shard, c), 'after a graceful hand-off').to.deep.equal(['after']);
+  });
 });
