@@ -166,11 +166,14 @@ export class EffectsLane {
     const writes = batch.flatMap((effect) => effect.writes);
     // Built once: every re-send is the identical request, with the same token.
     const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, { token: randomUUID(), writes });
-    let sentAtMs = clock.elapsedNow();
+    // The lease counts as confirmed when the first attempt went out, not the last: a re-send's
+    // success may be DynamoDB replaying an earlier attempt (same token) that applied before
+    // another client captured the lease, and proves nothing about the lease at the re-send.
+    let sentAtMs: number | undefined;
     // Re-sent even after close(): until it is known whether it applied, no other write may follow
     // (a release without its records would move the checkpoint back under writes that applied).
     return defer(() => {
-      sentAtMs = clock.elapsedNow();
+      sentAtMs ??= clock.elapsedNow();
       return request$;
     }).pipe(
       retryTransient({
@@ -182,7 +185,7 @@ export class EffectsLane {
         this.#queue.remove(batch);
         this.#cancellations = 0;
         if (this.#narrow !== undefined && (records.at(-1) ?? -1) >= this.#narrow.through) this.#narrow = undefined;
-        this.#options.committed(decision, sentAtMs);
+        this.#options.committed(decision, sentAtMs ?? clock.elapsedNow());
         let awaited = 0;
         for (const effect of batch) {
           if (effect.settle === undefined) continue;

@@ -123,6 +123,30 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     checkExactlyOnce(r);
   });
 
+  it('a transaction re-sent after lost answers confirms the lease as of its first attempt: a re-send\'s success may be a replay of it', () => {
+    // Found by the simulator's effects table (seeds 36 and 178 of every kind: zombie-emission): the
+    // lane counted the lease confirmed at the last re-send, but DynamoDB answers a re-send within the
+    // token's window by replaying the first attempt, which applied before another client could take
+    // the lease; the zombie guard then let a fenced owner deliver on.
+    const r = rig();
+    for (let i = 0; i < 6; i += 1) r.store.loseNextResponse(awsError('TimeoutError', { message: 'socket timed out' }), ['commitWithWrites']);
+    const ack = record(r, 1, 'a', 7);
+    const firstSentAt = r.scheduler.now();
+    let confirmedAtCommit: boolean | undefined;
+    let committedAt = 0;
+    ack((o) => {
+      if (o.kind !== 'committed') return;
+      committedAt = r.scheduler.now();
+      confirmedAtCommit = r.checkpointer.leaseConfirmed?.();
+    });
+    advance(r.scheduler, 60_000);
+    expect(r.store.calls.commitWithWrites).to.equal(7);
+    expect(committedAt - firstSentAt, 'the answer came more than two renewal intervals after the first attempt').to.be.greaterThan(2 * (TTL / 3));
+    expect(confirmedAtCommit, 'confirmed as of the first attempt: too long ago').to.equal(false);
+    expect(total(r, 'a')).to.equal(7);
+    checkExactlyOnce(r);
+  });
+
   it('a transaction whose response was lost and is sent again after the token\'s 10 minutes fails its token condition and counts as applied: still once', () => {
     const r = rig();
     r.checkpointer.track(at(1));
