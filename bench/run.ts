@@ -28,6 +28,7 @@ const FIGURES: ReadonlyArray<{ readonly name: string; readonly file: string; rea
   { name: 'latency', file: 'latency.ts' },
   { name: 'scale', file: 'scale.ts' },
   { name: 'operators', file: 'operators.ts' },
+  { name: 'effects', file: 'effects.ts' },
   // Added by the fan-out work; included when present.
   { name: 'fan-out-latency', file: 'fan-out-latency.ts', optional: true },
 ];

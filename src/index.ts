@@ -18,6 +18,7 @@ export {
   CorruptCheckpointError,
 } from './errors/kinsumer-errors.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
+export { WritesTooLargeError, WriteConditionError, WriteRejectedError, type WritesLimit } from './errors/write-errors.js';
 export type { ErrorJson } from './errors/error-json.js';
 export { ShardReadError } from './reading/read-errors.js';
 export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';
@@ -25,13 +26,13 @@ export type { MeterProviderLike, TracerProviderLike } from './telemetry/provider
 export type { Clock } from './ports/clock.js';
 export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
 export type {
-  InitialPosition, StartingPosition, KinsumerRecord, ShardLease, CheckpointPosition, KinsumerEvent,
+  InitialPosition, StartingPosition, KinsumerRecord, AckOptions, ShardLease, CheckpointPosition, KinsumerEvent,
   KinsumerEventType, Logger, StatReceiver, KinsumerStatus, KinsumerState, ShardStatus,
 } from './types.js';
 export { processRecords } from './operators/process-records.js';
 export { processBatches } from './operators/process-batches.js';
 export { RecordTooOldError } from './operators/record-retry.js';
 export type {
-  RecordOrdering, RetryOptions, ProcessContext, FailedRecord, HandlerResult, RecordHandler, FailureHandler, ProcessedRecord,
+  RecordOrdering, RetryOptions, ProcessContext, FailedRecord, HandlerResult, RecordHandler, RecordResult, FailureHandler, ProcessedRecord,
   ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions, RetryPredicate,
 } from './operators/process-types.js';

@@ -1,3 +1,4 @@
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
 
 /**
@@ -38,8 +39,18 @@ export type StartingPosition =
     readonly subSequenceNumber?: number;
   };
 
+/** What {@link KinsumerRecord.ack} may carry. */
+export interface AckOptions {
+  /** The record's own DynamoDB writes (`Put`, `Update`, `Delete`, `ConditionCheck`): at most 99 actions, 4 MB, no item twice. */
+  readonly writes?: readonly TransactWriteItem[];
+}
+
 /** One record of the stream, with everything Kinesis said about it. */
 export interface KinsumerRecord {
+  /** Its identity at every delivery, a key for idempotent writes: `<shardId>/<sequenceNumber>[/<subSequenceNumber>]`. */
+  readonly id: string;
+  /** Its lease's {@link ShardLease.fencingToken}: a store refusing lower tokens than it has seen never takes a fenced owner's write. */
+  readonly fencingToken: number;
   /** The shard the record was read from. */
   readonly shardId: string;
   /** Kinesis sequence number: a decimal string beyond 2^53, compare with `BigInt`. */
@@ -74,9 +85,11 @@ export interface KinsumerRecord {
   readonly approximateArrivalTimestamp: Date;
   /**
    * Marks the record done. The shard's checkpoint moves to the highest record that has been
-   * acked together with every record before it. Idempotent; acks may come in any order.
+   * acked together with every record before it. Idempotent; acks may come in any order. With `{ writes }`
+   * it is acked once they commit with the checkpoint covering it in one lease-fenced transaction (README
+   * "Exactly once into DynamoDB"), throws `WritesTooLargeError` or, acked already, `KinsumerError`.
    */
-  ack(): void;
+  ack(options?: AckOptions): void;
 }
 
 /** A shard this client holds. */

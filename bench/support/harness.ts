@@ -111,6 +111,9 @@ export const SUMMARY_KEYS: readonly string[] = [
   'cpu.ratioToRaw.1KiB',
   'capacity.shardsPerCoreAtLimit.100B',
   'capacity.shardsPerCoreAtLimit.1KiB',
+  'effects.recordsPerSecond',
+  'effects.ratioToPlainSink',
+  'effects.transactionsPerRecord',
 ];
 
 /** The figures' keyed values nested by their dotted keys; a later figure's value wins. */

@@ -3,6 +3,15 @@
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { putRecords } from '../../src/testing/index.js';
 
+/**
+ * What a record adds to its key's total in an effects run (`npm run chaos -- --effects`): 1 to 9,
+ * from its per-key number `n` in its data `key#n`, so a checker can sum what was produced.
+ */
+export function amountOf(data: string): number {
+  const n = Number(data.slice(data.lastIndexOf('#') + 1));
+  return (n % 9) + 1;
+}
+
 /** A record the producer put, and where it landed. */
 export interface Produced {
   readonly key: string;

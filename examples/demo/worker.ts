@@ -6,6 +6,7 @@ import { concatMap, mergeMap, tap } from 'rxjs';
 import { Kinsumer, type KinsumerEvent, type KinsumerRecord, type KinsumerSettings, type StreamRef } from '../../src/index.js';
 import { localDynamoDbClient, localKinesisClient, type LocalAwsConfig } from '../../src/testing/index.js';
 import { AckWriter } from './ack-log.js';
+import { amountOf } from './producer.js';
 
 /** What a worker is told at start. */
 export interface WorkerConfig {
@@ -26,6 +27,12 @@ export interface WorkerConfig {
   readonly concurrency?: number;
   /** SDK attempts per call (1: every fault reaches kinsumer's own retries). Default the SDK's. */
   readonly maxAttempts?: number;
+  /**
+   * Effects exactly once (design §8.1): each record is acked with a write that adds its amount
+   * (`amountOf`) to its partition key's total in this table (hash key `account`), committed with
+   * its checkpoint. Default: plain acks.
+   */
+  readonly effects?: { readonly table: string };
 }
 
 /** What a worker tells its parent. */
@@ -77,7 +84,16 @@ function main(): void {
       ...(record.subSequenceNumber === undefined ? {} : { sub: record.subSequenceNumber }),
       key: record.partitionKey, data: decoder.decode(record.data),
     });
-    record.ack();
+    const data = decoder.decode(record.data);
+    const { effects } = config;
+    record.ack(effects === undefined ? undefined : {
+      writes: [{
+        Update: {
+          TableName: effects.table, Key: { account: { S: record.partitionKey } }, UpdateExpression: 'ADD amount :a',
+          ExpressionAttributeValues: { ':a': { N: String(amountOf(data)) } },
+        },
+      }],
+    });
     acked += 1;
   };
   kinsumer.records$

@@ -54,26 +54,87 @@ export function encodeAckedRanges(
       throw new RangeError('acked ranges before the checkpoint, out of order or overlapping');
     }
     last = range.to;
-    const from = BigInt(range.from.sequenceNumber);
-    let part = encodePosition(from - previous, range.from.subSequenceNumber);
-    let end = from;
-    if (comparePositions(range.from, range.to) !== 0) {
-      end = BigInt(range.to.sequenceNumber);
-      part += `-${encodePosition(end - from, range.to.subSequenceNumber)}`;
-    }
+    const part = rangePart(range, previous);
     const next = kept === 0 ? text + part : `${text},${part}`;
     if (next.length > maxBytes) break;
     text = next;
-    previous = end;
+    previous = BigInt(range.to.sequenceNumber);
     kept += 1;
   }
   return kept === 0 ? undefined : { text, kept };
 }
 
-/** The lowest of `ranges` that {@link encodeAckedRanges} keeps within `maxBytes`. */
-export function capAckedRanges(checkpoint: StoredCheckpoint | undefined, ranges: readonly AckedRange[], maxBytes = ACKED_RANGES_MAX_BYTES): readonly AckedRange[] {
-  const kept = encodeAckedRanges(checkpoint, ranges, maxBytes)?.kept ?? 0;
-  return kept === ranges.length ? ranges : ranges.slice(0, kept);
+/**
+ * The most bytes a written `AckedRanges` value may reach when ranges that must not be dropped
+ * (see {@link capAckedRanges}) outgrow {@link ACKED_RANGES_MAX_BYTES}: they fit in it when they
+ * are written first, and only grow when the ranges between them are dropped. Readers accept four times the cap.
+ */
+export const ACKED_RANGES_HARD_MAX_BYTES = 2 * ACKED_RANGES_MAX_BYTES;
+
+/**
+ * The ranges to write: every range `kept` marks (ranges whose records' writes were committed with
+ * them, or a previous owner's, which may hold such records: dropping one would deliver records
+ * whose writes were applied again), then the lowest of the others while the text stays within
+ * `maxBytes` (the first that does not fit ends them, as {@link encodeAckedRanges} does). Without
+ * `kept`, the lowest ranges that fit.
+ */
+export function capAckedRanges(
+  checkpoint: StoredCheckpoint | undefined, ranges: readonly AckedRange[], maxBytes = ACKED_RANGES_MAX_BYTES, kept?: readonly boolean[],
+): readonly AckedRange[] {
+  if (kept === undefined || !kept.includes(true)) {
+    const count = encodeAckedRanges(checkpoint, ranges, maxBytes)?.kept ?? 0;
+    return count === ranges.length ? ranges : ranges.slice(0, count);
+  }
+  // The text is a header plus, per range, its distance from the one before: adding a range
+  // between two kept ones costs its own part, and changes the next kept one's.
+  const base = checkpoint?.type === 'position' ? BigInt(checkpoint.position.sequenceNumber) : 0n;
+  const partLength = (range: AckedRange, previousEnd: bigint): number => rangePart(range, previousEnd).length + 1;
+  const ends = ranges.map((range) => BigInt(range.to.sequenceNumber));
+  const nextKept: number[] = [];
+  for (let i = ranges.length - 1, next = -1; i >= 0; i -= 1) {
+    nextKept[i] = next;
+    if (kept[i] === true) next = i;
+  }
+  let length = `${VERSION};${encodeBase(checkpoint)};`.length - 1;
+  let previousEnd = base;
+  for (let i = 0; i < ranges.length; i += 1) {
+    if (kept[i] !== true) continue;
+    length += partLength(ranges[i] as AckedRange, previousEnd);
+    previousEnd = ends[i] as bigint;
+  }
+  const chosen: AckedRange[] = [];
+  let lastEnd = base;
+  let open = true;
+  for (let i = 0; i < ranges.length; i += 1) {
+    const range = ranges[i] as AckedRange;
+    if (kept[i] === true) {
+      chosen.push(range);
+      lastEnd = ends[i] as bigint;
+      continue;
+    }
+    if (!open) continue;
+    const next = nextKept[i] as number;
+    const nextRange = ranges[next];
+    const before = nextRange === undefined ? 0 : partLength(nextRange, lastEnd);
+    const after = nextRange === undefined ? 0 : partLength(nextRange, ends[i] as bigint);
+    const added = partLength(range, lastEnd) + after - before;
+    if (length + added > maxBytes) {
+      open = false;
+      continue;
+    }
+    length += added;
+    chosen.push(range);
+    lastEnd = ends[i] as bigint;
+  }
+  return chosen;
+}
+
+/** One range as the attribute spells it, after a range (or the base) ending at `previousEnd`. */
+function rangePart(range: AckedRange, previousEnd: bigint): string {
+  const from = BigInt(range.from.sequenceNumber);
+  let part = encodePosition(from - previousEnd, range.from.subSequenceNumber);
+  if (comparePositions(range.from, range.to) !== 0) part += `-${encodePosition(BigInt(range.to.sequenceNumber) - from, range.to.subSequenceNumber)}`;
+  return part;
 }
 
 /**

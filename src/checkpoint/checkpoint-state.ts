@@ -2,7 +2,8 @@
 // feeds it acks and asks it what to write; tests drive it directly.
 import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
 import { type Position } from '../ports/position.js';
-import { capAckedRanges } from './acked-ranges.js';
+import { Ack, ackRuns, isAcked, plainPosition } from './ack-runs.js';
+import { ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from './acked-ranges.js';
 import { InheritedRanges } from './inherited-ranges.js';
 import { WHOLE, compareKeyed, comparePositions, sequenceKey } from './sequence-number.js';
 
@@ -19,17 +20,18 @@ export interface CommitDecision {
   readonly changed: boolean;
   /** The state's version at the snapshot; {@link CheckpointState.committed} compares it. */
   readonly version: number;
+  /**
+   * With held records included (see {@link CheckpointState.decide}): the write covers every one of
+   * them — each is under the watermark it writes, or the ranges that must be kept still fit in
+   * `ACKED_RANGES_MAX_BYTES`. When not, the records must wait for the watermark.
+   */
+  readonly covers?: boolean;
 }
 
 // A sequence number is checked in full when its prefix (all but these last digits) differs from
 // the last one checked; the next records of a shard usually share it (see CheckpointState#follows).
 const BLOCK_DIGITS = 16;
 const NINES = '9'.repeat(BLOCK_DIGITS);
-
-/** A position as plain data, whatever object carried it (a delivered record is one). */
-function plainPosition({ sequenceNumber, subSequenceNumber }: Position): Position {
-  return subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
-}
 
 /**
  * A shard's checkpoint: the contiguous-ack watermark, the records acked beyond it, `dirty` and the
@@ -54,10 +56,10 @@ export class CheckpointState {
   #committedVersion = 0;
   // The version a write must reach for the start given to the constructor to be stored (0: none to store).
   #startVersion = 0;
-  // Tracked records beyond the watermark, oldest first, and whether each is acked; entries before
+  // Tracked records beyond the watermark, oldest first, and how each is acked; entries before
   // #head are released. The ticket of #queue[i] is #offset + i.
   #queue: (Position | undefined)[] = [];
-  #acked: boolean[] = [];
+  #acked: Ack[] = [];
   #head = 0;
   #offset = 0;
   #unacked = 0;
@@ -133,10 +135,7 @@ export class CheckpointState {
    * and the position is the final record (or nothing was read since the capture).
    */
   get finishable(): boolean {
-    if (!this.#finished || this.pending > 0) return false;
-    if (this.#final === undefined) return true;
-    const position = this.position;
-    return position?.type === 'position' && comparePositions(position.position, this.#final) === 0;
+    return this.#finishableAt(this.#head, this.position);
   }
 
   /** Tracked records not yet acked. */
@@ -231,7 +230,7 @@ export class CheckpointState {
     if (this.#inherited.ahead) this.#inherited.pass(sequence, sub, true);
     const ticket = this.#offset + this.#queue.length;
     this.#queue.push(position);
-    this.#acked.push(false);
+    this.#acked.push(Ack.None);
     this.#unacked += 1;
     this.#last = position;
     this.#lastSequence = sequence;
@@ -255,7 +254,8 @@ export class CheckpointState {
     if (!this.#inherited.pass(sequence, sub, false)) return false;
     this.#enterBlock(sequence);
     this.#queue.push(position);
-    this.#acked.push(true);
+    // Kept: the previous owner may have committed writes with it (§8.1), so its range is never dropped.
+    this.#acked.push(Ack.Kept);
     this.#last = position;
     this.#lastSequence = sequence;
     this.#lastSub = sub;
@@ -269,10 +269,10 @@ export class CheckpointState {
    */
   ack(record: TrackedRecord): boolean {
     const index = record - this.#offset;
-    // Only a ticket of a record still tracked and unacked finds `false`: one below #head was
-    // released (acked), one this state did not hand out finds nothing.
-    if (this.#acked[index] !== false) return false;
-    this.#acked[index] = true;
+    // Only a ticket of a record still tracked and unacked finds None: one below #head was
+    // released (acked), one this state did not hand out finds nothing, a held one waits for its writes.
+    if (this.#acked[index] !== Ack.None) return false;
+    this.#acked[index] = Ack.Plain;
     this.#unacked -= 1;
     if (index === this.#head) this.#advance();
     // Acked behind a gap: the watermark stays, but the ranges to write changed.
@@ -286,13 +286,27 @@ export class CheckpointState {
     this.#final = last === undefined ? undefined : plainPosition(last);
   }
 
-  /** The write to make now. Snapshot it before the write starts; a later ack must not be swallowed. */
-  decide(): CommitDecision {
-    const finished = this.finishable && !this.#finishedWritten;
-    const position = this.position;
-    const acked = capAckedRanges(position, this.ackedRanges());
+  /**
+   * The write to make now. Snapshot it before the write starts; a later ack must not be swallowed.
+   * With `including` (held records): a transaction's write, counting them as {@link commitHeld} will.
+   */
+  decide(including?: readonly TrackedRecord[]): CommitDecision {
+    let head = this.#head;
+    let position = this.position;
+    let extra: Set<number> | undefined;
+    if (including !== undefined && including.length > 0) {
+      extra = new Set(including.map((ticket) => ticket - this.#offset));
+      while (head < this.#queue.length && (isAcked(this.#acked[head]) || extra.has(head))) head += 1;
+      if (head > this.#head) position = { type: 'position', position: plainPosition(this.#queue[head - 1] as Position) };
+    }
+    const finished = this.#finishableAt(head, position) && !this.#finishedWritten;
+    const runs = this.#runs(head, extra);
+    const acked = capAckedRanges(position, runs.ranges, undefined, runs.kept);
     const write: CheckpointWrite = acked.length === 0 ? { checkpoint: position, finished } : { checkpoint: position, finished, acked };
-    return { write, changed: this.dirty || finished, version: this.#version };
+    if (extra === undefined) return { write, changed: this.dirty || finished, version: this.#version };
+    // Ranges that must be kept fit in the cap when they are made; they only shrink or merge later.
+    const covers = ![...extra].some((index) => index >= head) || (encodeAckedRanges(position, acked, Number.POSITIVE_INFINITY)?.text.length ?? 0) <= ACKED_RANGES_MAX_BYTES;
+    return { write, changed: true, version: this.#version, covers };
   }
 
   /**
@@ -301,32 +315,52 @@ export class CheckpointState {
    * A run that ends with a skipped record goes on to the end of the inherited range holding it.
    */
   ackedRanges(): AckedRange[] {
-    const ranges: AckedRange[] = [];
-    let from: Position | undefined;
-    let to: Position | undefined;
-    for (let i = this.#head; i < this.#queue.length; i += 1) {
-      const position = this.#queue[i] as Position;
-      if (this.#acked[i] === true) {
-        from ??= position;
-        to = position;
-      } else if (from !== undefined && to !== undefined) {
-        ranges.push({ from: plainPosition(from), to: plainPosition(to) });
-        from = undefined;
-      }
+    return this.#runs(this.#head, undefined).ranges;
+  }
+
+  /**
+   * Holds an unacked record whose writes wait for their transaction: a gap in every checkpoint until
+   * {@link commitHeld} (no write covers writes not applied with it). `false` if acked, held or untracked.
+   */
+  hold(record: TrackedRecord): boolean {
+    const index = record - this.#offset;
+    if (this.#acked[index] !== Ack.None) return false;
+    this.#acked[index] = Ack.Held;
+    return true;
+  }
+
+  /** A held record's writes failed: it is unacked again (an ack may come again). */
+  unhold(record: TrackedRecord): void {
+    if (this.#acked[record - this.#offset] === Ack.Held) this.#acked[record - this.#offset] = Ack.None;
+  }
+
+  /** The transaction of `decision` ({@link decide} with held `records`) succeeded: they are acked and kept. */
+  commitHeld(decision: CommitDecision, records: readonly TrackedRecord[]): void {
+    const unchanged = decision.version === this.#version;
+    let moved = false;
+    for (const record of records) {
+      const index = record - this.#offset;
+      if (this.#acked[index] !== Ack.Held) continue;
+      this.#acked[index] = Ack.Kept;
+      this.#unacked -= 1;
+      moved ||= index === this.#head;
     }
-    const ahead = this.#inherited.remaining();
-    const holding = ahead[0];
-    const last = this.#last;
-    // The last tracked record lies inside an inherited range only when it was skipped (acked).
-    if (holding !== undefined && last !== undefined && compareKeyed(holding.fromSequence, holding.fromSub, this.#lastSequence, this.#lastSub) <= 0) {
-      // Under the watermark already (nothing pending): the range goes on from that record.
-      ranges.push({ from: plainPosition(from ?? last), to: holding.range.to });
-      from = undefined;
-      ahead.shift();
-    }
-    if (from !== undefined && to !== undefined) ranges.push({ from: plainPosition(from), to: plainPosition(to) });
-    for (const inherited of ahead) ranges.push(inherited.range);
-    return ranges;
+    if (moved) this.#advance();
+    else this.#version += 1;
+    this.committed(unchanged ? { ...decision, version: this.#version } : decision);
+  }
+
+  /** The ranges beyond entry `head`, `extra` entries counted as kept acks. */
+  #runs(head: number, extra: ReadonlySet<number> | undefined) {
+    const last = this.#last === undefined ? undefined : { sequence: this.#lastSequence, sub: this.#lastSub, position: this.#last };
+    return ackRuns({ queue: this.#queue, acked: this.#acked, head, including: extra, inherited: this.#inherited.remaining(), last });
+  }
+
+  /** The Go rule of {@link finishable}, for a watermark at entry `head` and checkpoint `position`. */
+  #finishableAt(head: number, position: StoredCheckpoint | undefined): boolean {
+    if (!this.#finished || this.#queue.length - head > 0) return false;
+    if (this.#final === undefined) return true;
+    return position?.type === 'position' && comparePositions(position.position, this.#final) === 0;
   }
 
   /** A write of `decision` succeeded: clears `dirty` only if the position did not move since the snapshot. */
@@ -339,7 +373,7 @@ export class CheckpointState {
     const queue = this.#queue;
     const acked = this.#acked;
     let head = this.#head;
-    while (head < queue.length && acked[head] === true) head += 1;
+    while (head < queue.length && isAcked(acked[head])) head += 1;
     if (head === this.#head) return;
     const last = queue[head - 1] as Position;
     // Release memory as the watermark moves, a thousand entries at a time (emptying the arrays on

@@ -18,7 +18,9 @@ import type { Position } from '../ports/position.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { CheckpointPosition, KinsumerEvent, StatReceiver } from '../types.js';
 import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
+import { EffectsLane } from './effects-lane.js';
 import { DEFAULT_STALL_WARNING_MS, StallClock } from './stall-clock.js';
+import { weighWrites } from './transact-writes.js';
 
 /** Transient failures of the final release retried before close() gives up (the lease then expires on its own). */
 const RELEASE_RETRIES = 5;
@@ -54,6 +56,8 @@ export interface CheckpointerOptions {
 /** A {@link ShardTracker} that also runs the write lane and releases the lease. */
 export interface Checkpointer extends ShardTracker {
   readonly shardId: string;
+  /** The lease's counter: the fencing token its records carry. */
+  readonly fencingToken: number;
   /**
    * The write lane (commits, renewals, the release) and the stall clock, while subscribed (shared:
    * one lane however many subscribers). Never emits; completes after the release; errors with
@@ -138,6 +142,27 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     stats?.checkpoint?.();
   };
   let closing: Promise<void> | undefined;
+  // Asks the lane for a turn at once (not throttled): records whose writes wait are committed as
+  // soon as the lane is free, so each transaction takes what was acked while the last one was out.
+  const laneWanted = new Subject<void>();
+  const effects = new EffectsLane({
+    store, lease, state, scheduler, clock, emit,
+    committed: (decision, sentAtMs) => {
+      confirmedAtMs = Math.max(confirmedAtMs, sentAtMs);
+      renewDue = false;
+      committed(decision);
+      if (state.pending > 0) progress.progressed();
+      if (acks.observed) acks.next();
+      confirmed.next();
+    },
+    wake: () => laneWanted.next(),
+  });
+
+  // Writes still waiting when the lease is over are not applied: their records go to the next owner.
+  phase.subscribe((p) => {
+    if (p.kind === 'lost' || p.kind === 'failed') effects.abandon(p.error);
+    else if (p.kind === 'closed') effects.abandon(new KinsumerError(`the lease on ${shardId} was given up before these writes were committed`));
+  });
 
   const lose = (error: LeaseLostError): LeaseLostError => {
     if (phase.value.kind !== 'lost') {
@@ -210,6 +235,16 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const write = (request: Request): Observable<never> => defer(() => {
     if (request === 'release') return phase.value.kind === 'closing' ? release() : EMPTY;
     if (phase.value.kind !== 'open') return EMPTY;
+    const failure = effects.failure;
+    if (failure !== undefined) return throwError(() => fail(failure, `writes of shard ${shardId} failed`));
+    const turn = effects.turn();
+    if (turn !== undefined) {
+      return turn.pipe(
+        // A commit asked for meanwhile (acks without writes) gets a turn of its own next.
+        tap({ complete: () => { if (commitAsked) laneWanted.next(); } }),
+        catchError((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `transaction of shard ${shardId} failed`)))),
+      );
+    }
     commitAsked = false;
     const decision = state.decide();
     if (decision.changed) return confirm('commit', () => store.commit(lease, decision.write), () => committed(decision));
@@ -252,7 +287,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       tap(() => { renewDue = true; }),
     );
     const requests$ = merge(
-      merge(commits$, renewals$).pipe(map((): Request => 'write'), takeUntil(closing$)),
+      merge(commits$, renewals$, laneWanted.pipe(effects.waiting ? startWith(undefined) : identity)).pipe(map((): Request => 'write'), takeUntil(closing$)),
       phase.pipe(filter((p) => p.kind === 'closing'), map((): Request => 'release')),
     );
     // One write at a time; a request that comes while one is in flight waits for it (the latest only).
@@ -265,6 +300,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
 
   return {
     shardId,
+    fencingToken: lease.leaseCounter,
     run$,
     acks$: acks.asObservable(),
     narrowStart(first: Position, arrivedAt: Date): void {
@@ -287,6 +323,15 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       if (!state.ack(ticket)) return;
       if (state.pending < pendingBefore && state.pending > 0) progress.progressed();
       acked();
+    },
+    ackWithWrites(tickets, recordIds, writes, settle): void {
+      if (phase.value.kind === 'open') {
+        effects.add(tickets, recordIds, writes, settle);
+        return;
+      }
+      // The lease ended: nothing is applied, the next owner delivers the records again.
+      weighWrites(writes, recordIds[0] ?? '(unknown)');
+      settle?.({ kind: 'abandoned', error: new KinsumerError(`the lease on ${shardId} ended before the writes of ${recordIds.join(', ')} were committed`) });
     },
     skip(position: Position): boolean {
       const pendingBefore = state.pending;

@@ -1,7 +1,7 @@
 // A row of `<app>_checkpoints`, read and written as the Go kinsumer reads and writes it: NULL-typed
 // or absent empties, nanosecond timestamps beyond 2^53, the magic `LATEST`; and the attributes only
 // this library writes (sub-sequence numbers, lease counter, floors, acked ranges).
-import { decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
+import { ACKED_RANGES_HARD_MAX_BYTES, decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
 import { isSequenceNumber } from '../checkpoint/sequence-number.js';
 import { CorruptCheckpointError } from '../errors/kinsumer-errors.js';
 import type { CheckpointRow, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
@@ -36,6 +36,12 @@ export const CHECKPOINT_ATTRIBUTES = {
    * `LastUpdate` has): progress, which renewals do not touch. The Go kinsumer ignores it (and its full-row writes drop it).
    */
   checkpointUpdate: 'CheckpointUpdate',
+  /**
+   * The token of the last transaction that committed records' writes with the checkpoint (§8.1):
+   * each transaction is conditioned on it and replaces it, so one applied already fails its
+   * condition if sent again, whenever that is. The Go kinsumer ignores it.
+   */
+  transactionToken: 'TransactionToken',
 } as const;
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -59,6 +65,7 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
     // Never corrupt: ranges that cannot be trusted are ignored, which only costs duplicates.
     const acked = decodeAckedRanges(item[A.ackedRanges]?.S, checkpoint);
     const checkpointUpdateNs = informational(() => readInteger(item, A.checkpointUpdate));
+    const transactionToken = informational(() => readString(item, A.transactionToken));
     return {
       shardId,
       checkpoint,
@@ -70,6 +77,7 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
       lastOwnerId: readString(item, A.lastOwnerId),
       ...(checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs }),
       ...(acked === undefined ? {} : { acked }),
+      ...(transactionToken === undefined ? {} : { transactionToken }),
     };
   });
 }
@@ -208,7 +216,8 @@ function setFloor(update: UpdateExpression, after: Position | undefined): void {
 
 // The ranges replace the stored ones, tagged with the checkpoint this write leaves (see acked-ranges.ts).
 export function setAckedRanges(update: UpdateExpression, write: CheckpointWrite): void {
-  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? []);
+  // Already capped by the checkpoint state; ranges it must keep may go beyond the cap (see capAckedRanges).
+  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? [], ACKED_RANGES_HARD_MAX_BYTES);
   if (encoded === undefined) update.remove(A.ackedRanges);
   else update.set(A.ackedRanges, { S: encoded.text });
 }

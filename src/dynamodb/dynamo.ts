@@ -2,9 +2,9 @@
 // library goes through here, so the rest is plain logic over these cold Observables.
 import {
   BatchGetItemCommand, CreateTableCommand, DeleteItemCommand, DeleteTableCommand, DescribeTableCommand, GetItemCommand,
-  PutItemCommand, ScanCommand, UpdateItemCommand,
+  PutItemCommand, ScanCommand, TransactWriteItemsCommand, UpdateItemCommand,
   type AttributeValue, type BatchGetItemCommandInput, type BatchGetItemCommandOutput, type CreateTableCommandInput, type DeleteItemCommandInput, type DynamoDBClient,
-  type GetItemCommandInput, type PutItemCommandInput, type ScanCommandInput, type TableDescription,
+  type GetItemCommandInput, type PutItemCommandInput, type ScanCommandInput, type TableDescription, type TransactWriteItemsCommandInput,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { type Observable, expand, EMPTY, map, reduce } from 'rxjs';
@@ -103,6 +103,11 @@ export class Dynamo {
       const out = await this.client.send(command, { abortSignal: signal });
       return { item: out.Attributes, serverDate: answeredAt() };
     });
+  }
+
+  /** One TransactWriteItems; `input` is sent as is on every subscription (keep its ClientRequestToken for re-sends). */
+  transactWriteItems(input: TransactWriteItemsCommandInput): Observable<void> {
+    return this.call('TransactWriteItems', async (signal) => { await this.client.send(new TransactWriteItemsCommand(input), { abortSignal: signal }); });
   }
 
   deleteItem(input: DeleteItemCommandInput): Observable<void> {

@@ -17,7 +17,7 @@ import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { backoffDelay } from '../errors/retry-backoff.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
-import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/lease-store.js';
+import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { START_SKEW_MARGIN_MS, withResetFloor } from '../reading/start-position.js';
 import {
   CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCheckpoint, readableCounter, setAckedRanges, setCheckpoint, wronglyTyped,
@@ -26,6 +26,7 @@ import { stringOrNull } from './codec.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
+import { transactionInput, transactionOutcome } from './transactions.js';
 import { UpdateExpression } from './update-expression.js';
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -85,6 +86,10 @@ export class DynamoLeaseStore implements LeaseStore {
   // The checkpoint each held lease stored last (as captured, then as written): a commit that moves
   // it also writes CheckpointUpdate. Only this lease writes the row while it holds it (fenced).
   readonly #stored = new Map<string, { readonly leaseCounter: number; readonly checkpoint: StoredCheckpoint | undefined }>();
+  // The row's TransactionToken as each held lease captured or last wrote it: the next transaction's condition.
+  readonly #transactionTokens = new Map<string, { readonly leaseCounter: number; readonly token: AttributeValue | undefined }>();
+  // Key attribute names of the tables records write to, once described.
+  readonly #keyNames = new Map<string, readonly string[] | undefined>();
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
@@ -167,6 +172,7 @@ export class DynamoLeaseStore implements LeaseStore {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
               this.#stored.set(shardId, { leaseCounter: held.leaseCounter, checkpoint: held.checkpoint });
+              this.#transactionTokens.set(shardId, { leaseCounter: held.leaseCounter, token: attributes?.[A.transactionToken] });
               const lease = {
                 shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished,
                 ...(serverDate === undefined ? {} : { capturedAt: serverDate }),
@@ -189,6 +195,48 @@ export class DynamoLeaseStore implements LeaseStore {
       setAckedRanges(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
     }).pipe(tap(() => this.#wrote(lease, write)));
+  }
+
+  /**
+   * One TransactWriteItems: the checkpoint's Update, conditioned on the lease and on the
+   * transaction token this lease last saw in the row, then the records' writes. Built once: every
+   * subscription sends the identical request with the same ClientRequestToken.
+   */
+  commitWithWrites(lease: HeldLease, write: CheckpointWrite, transaction: WritesTransaction): Observable<void> {
+    const nowMs = this.#options.now();
+    const update = new UpdateExpression();
+    update.setTimestamp(A.lastUpdate, nowMs);
+    setCheckpoint(update, write.checkpoint);
+    if (this.#advances(lease, write)) update.setTimestamp(A.checkpointUpdate, nowMs);
+    setAckedRanges(update, write);
+    if (write.finished) update.setTimestamp(A.finished, nowMs);
+    update.set(A.transactionToken, { S: transaction.token });
+    update.condition(`${update.name(A.ownerId)} = ${update.value('me', { S: lease.ownerId })}`);
+    update.condition(`${update.name(A.leaseCounter)} = ${update.value('counter', { N: String(lease.leaseCounter) })}`);
+    const previous = this.#transactionTokens.get(lease.shardId);
+    update.unchanged(A.transactionToken, previous?.leaseCounter === lease.leaseCounter ? previous.token : undefined);
+    const input = transactionInput(update, this.#options.table, lease.shardId, transaction);
+    return this.#options.dynamo.transactWriteItems(input).pipe(
+      catchError((error: unknown) => transactionOutcome(error, lease, transaction.token)),
+      tap(() => {
+        this.#wrote(lease, write);
+        this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: { S: transaction.token } });
+      }),
+    );
+  }
+
+  /** DescribeTable of each table not described yet (a missing one: `undefined`). */
+  tableKeys(tables: readonly string[]): Observable<ReadonlyMap<string, readonly string[] | undefined>> {
+    const unknown = tables.filter((table) => !this.#keyNames.has(table));
+    return from(unknown).pipe(
+      mergeMap((table) => this.#options.dynamo.describeTable(table).pipe(
+        map((description) => [table, description?.KeySchema?.map((key) => key.AttributeName ?? '')] as const),
+        catchError((error: unknown) => (classifyAwsError(error) === 'not-found' ? of([table, undefined] as const) : throwError(() => error))),
+      ), 4),
+      tap(([table, names]) => { this.#keyNames.set(table, names); }),
+      reduce(() => undefined, undefined),
+      map(() => new Map(tables.map((table) => [table, this.#keyNames.get(table)]))),
+    );
   }
 
   renew(lease: HeldLease): Observable<void> {

@@ -200,8 +200,10 @@ export class LeaseSession {
     const { reading } = this.deps;
     if (reading === undefined) return checkpointer;
     return {
+      fencingToken: checkpointer.fencingToken,
       track: (record) => checkpointer.track(record),
       ack: (ticket) => checkpointer.ack(ticket),
+      ackWithWrites: (tickets, recordIds, writes, settle) => { checkpointer.ackWithWrites?.(tickets, recordIds, writes, settle); },
       skip: (position) => checkpointer.skip?.(position) ?? false,
       narrowStart: (first, arrivedAt) => { checkpointer.narrowStart?.(first, arrivedAt); },
       streamStart: (streamTime) => { checkpointer.streamStart?.(streamTime); },

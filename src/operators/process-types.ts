@@ -1,4 +1,5 @@
 // The public types of processRecords and processBatches.
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { KinsumerRecord } from '../types.js';
 
@@ -49,7 +50,19 @@ export interface FailedRecord {
  */
 export type HandlerResult<T> = T | PromiseLike<T> | Observable<T>;
 
-/** Handles one record; rejecting (or throwing) fails this attempt. */
+/**
+ * What a record handler may return: nothing, or the record's own DynamoDB writes (design §8.1),
+ * committed in one transaction with the checkpoint that covers the record. The record is settled
+ * once they are; a write whose condition fails is this attempt's failure (`WriteConditionError`:
+ * the handler is called again for fresh writes, then `onFailure`), writes too large for one
+ * transaction (`WritesTooLargeError`) or refused by DynamoDB (`WriteRejectedError`) go to `onFailure` at once.
+ */
+export interface RecordResult {
+  /** `TransactWriteItem`s of the DynamoDB API: at most 99 actions and 4 MB, no two on one item. */
+  readonly writes?: readonly TransactWriteItem[];
+}
+
+/** Handles one record; rejecting (or throwing) fails this attempt. It may return `{ writes }` ({@link RecordResult}). */
 export type RecordHandler = (record: KinsumerRecord, ctx: ProcessContext) => HandlerResult<unknown>;
 
 /** Takes a record that will not be processed (a dead-letter queue, a log): it is acked when this is done. */
@@ -102,10 +115,17 @@ export interface ProcessRecordsOptions {
  */
 export type RetryPredicate = (error: unknown, record: KinsumerRecord) => boolean;
 
-/** What a batch handler may return: the records of the batch that failed (the rest is acked). */
+/** What a batch handler may return: the records of the batch that failed (the rest is acked), and their writes. */
 export interface BatchResult {
   /** Records of this batch to retry (then to `onFailure`); records not in the batch are an error. */
   readonly failed?: readonly KinsumerRecord[];
+  /**
+   * DynamoDB writes that belong to the batch's records that did not fail (design §8.1): committed
+   * in one transaction with the checkpoint that covers them all, within the same limits as one
+   * record's (99 actions, 4 MB). A condition that fails retries those records with the failed
+   * ones; writes too large or refused send them to `onFailure`, record by record.
+   */
+  readonly writes?: readonly TransactWriteItem[];
 }
 
 /** Handles one batch of one shard's records, in sequence order. Rejecting fails the whole batch. */

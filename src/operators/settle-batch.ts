@@ -13,6 +13,7 @@ import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { BatchHandler, BatchResult, FailedRecord, ProcessedBatch, ProcessedRecord } from './process-types.js';
 import { afterFailure, tooOld, worthRetrying } from './record-retry.js';
+import { ackWithWrites$, isFinalWriteFailure, writesOf } from './writes-ack.js';
 
 /** Settles one batch (records of one shard, in sequence order); see the file comment. */
 export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], signal: AbortSignal, handler: BatchHandler, policy: ResolvedFailurePolicy): Observable<ProcessedBatch> {
@@ -63,15 +64,38 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
         }
         failedSet.add(record);
       }
-      for (const record of records) {
-        if (failedSet.has(record)) continue;
-        record.ack();
-        outcomes.set(record, { record, outcome: 'processed', attempts: attemptsOf.get(record) ?? 0 });
+      const succeeded = records.filter((record) => !failedSet.has(record));
+      const reported = records.filter((record) => failedSet.has(record));
+      const processed = (): void => {
+        for (const record of succeeded) outcomes.set(record, { record, outcome: 'processed', attempts: attemptsOf.get(record) ?? 0 });
+      };
+      const goOn = (): void => {
+        if (reported.length === 0) return deliverFailures();
+        // The handler's report is no reason to give up: retriable, like any other failed attempt.
+        failed(reported, new KinsumerError(`reported failed by the batch handler (attempt ${calls})`, { retriable: true }));
+      };
+      const writes = writesOf(result);
+      if (writes === undefined || succeeded.length === 0) {
+        for (const record of succeeded) record.ack();
+        processed();
+        return goOn();
       }
-      if (failedSet.size === 0) return deliverFailures();
-      // The handler's report is no reason to give up: retriable, like any other failed attempt.
-      const reportedError = new KinsumerError(`reported failed by the batch handler (attempt ${calls})`, { retriable: true });
-      failed(records.filter((record) => failedSet.has(record)), reportedError);
+      // The writes belong to the records that did not fail: committed with their checkpoint (§8.1).
+      running = ackWithWrites$(succeeded, writes).subscribe({
+        complete: () => {
+          processed();
+          goOn();
+        },
+        error: (error: unknown) => {
+          if (signal.aborted) return leave();
+          if (isFinalWriteFailure(error)) {
+            for (const record of succeeded) failures.push({ record, error, attempts: attemptsOf.get(record) ?? 0 });
+            return goOn();
+          }
+          // A failed condition: the batch's records are called again, with those it reported failed.
+          failed(records, error);
+        },
+      });
     };
 
     const failed = (records: readonly KinsumerRecord[], error: unknown): void => {

@@ -9,6 +9,7 @@ import { handlerCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { ProcessedRecord, RecordHandler } from './process-types.js';
 import { afterFailure, tooOld, worthRetrying } from './record-retry.js';
+import { ackWithWrites$, isFinalWriteFailure, writesOf } from './writes-ack.js';
 
 /** Settles one record; see the file comment for what the Observable does. */
 export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handler: RecordHandler, policy: ResolvedFailurePolicy): Observable<ProcessedRecord> {
@@ -27,17 +28,36 @@ export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handl
       if (old !== undefined) return giveUp(old);
       attempts += 1;
       const ctx = { attempt: attempts, signal };
+      let result: unknown;
       running = handlerCall$([record], ctx, () => handler(record, ctx)).subscribe({
+        next: (value) => { result = value; },
         error: (error: unknown) => failed(error),
-        complete: () => succeeded(),
+        complete: () => succeeded(result),
       });
     };
 
-    const succeeded = (): void => {
-      if (signal.aborted) return leave();
-      record.ack();
+    const processed = (): void => {
       subscriber.next({ record, outcome: 'processed', attempts });
       subscriber.complete();
+    };
+
+    // A result `{ writes }`: settled once they are committed with the record's checkpoint (§8.1).
+    const succeeded = (result: unknown): void => {
+      if (signal.aborted) return leave();
+      const writes = writesOf(result);
+      if (writes === undefined) {
+        record.ack();
+        return processed();
+      }
+      running = ackWithWrites$([record], writes).subscribe({
+        complete: processed,
+        error: (error: unknown) => {
+          if (signal.aborted) return leave();
+          // Too large or refused: another call would not mend it. A failed condition: call again.
+          if (isFinalWriteFailure(error)) return giveUp(error);
+          failed(error);
+        },
+      });
     };
 
     const failed = (error: unknown): void => {

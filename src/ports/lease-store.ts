@@ -2,6 +2,7 @@
 // writes that fence them. Every method returns a cold Observable of one request (subscribe = send,
 // unsubscribe = abort), so the same composition runs on DynamoDB, on the in-memory store, and on
 // virtual time.
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
 import type { Position } from './position.js';
 
@@ -104,6 +105,11 @@ export interface CheckpointRow {
    * trusted (unreadable, or written with another checkpoint): not knowing them only costs duplicates.
    */
   readonly acked?: readonly AckedRange[];
+  /**
+   * The token of the last transaction that committed records' writes with the checkpoint
+   * (`TransactionToken`, §8.1); absent before the first, and in rows the Go kinsumer rewrote.
+   */
+  readonly transactionToken?: string;
 }
 
 /** A lease this client holds: enough to fence every later write. */
@@ -141,6 +147,18 @@ export interface CheckpointWrite {
   readonly acked?: readonly AckedRange[];
 }
 
+/** Records' own writes to commit with the checkpoint that covers them, in one transaction (§8.1). */
+export interface WritesTransaction {
+  /**
+   * Names this transaction (1 to 36 characters): sent as `ClientRequestToken`, so an identical
+   * re-send within 10 minutes is applied once, and stored in the row, where the next
+   * transaction's condition expects it, so a re-send that comes later can never apply twice.
+   */
+  readonly token: string;
+  /** The writes, in order; the checkpoint's action goes before them. */
+  readonly writes: readonly TransactWriteItem[];
+}
+
 /**
  * The checkpoints table as a lease store. Writes after capture are fenced: they fail with
  * `LeaseLostError` when the row's owner or lease counter is no longer this lease's.
@@ -158,6 +176,21 @@ export interface LeaseStore {
   capture(shardId: string): Observable<HeldLease | undefined>;
   /** Writes the checkpoint (and renews the lease). Errors with `LeaseLostError` when fenced. */
   commit(lease: HeldLease, write: CheckpointWrite): Observable<void>;
+  /**
+   * Writes the checkpoint and `transaction.writes` in one transaction, conditioned on the lease and
+   * on the last transaction this lease committed (so each commits once, however often it is sent).
+   * Errors with `LeaseLostError` when fenced, `TransactionCancelledError` when a write's condition
+   * failed or it conflicted (with the reason of each write), `TransactionRejectedError` when
+   * DynamoDB refused the whole — nothing applied in all three; any other error leaves it unknown
+   * whether it applied: subscribe to the same Observable again (it re-sends the identical request).
+   * Absent: this store has no transactions, and `ack({ writes })` throws.
+   */
+  commitWithWrites?(lease: HeldLease, write: CheckpointWrite, transaction: WritesTransaction): Observable<void>;
+  /**
+   * The primary key attribute names of each table (`undefined` for one that does not exist): the
+   * write lane tells items apart with them, since a transaction may touch an item only once.
+   */
+  tableKeys?(tables: readonly string[]): Observable<ReadonlyMap<string, readonly string[] | undefined>>;
   /** Renews the lease without changing the checkpoint. Errors with `LeaseLostError` when fenced. */
   renew(lease: HeldLease): Observable<void>;
   /** Writes the final checkpoint and removes the owner (keeps `Finished`). Errors with `LeaseLostError` when fenced. */

@@ -1,7 +1,20 @@
 // The seam between a shard's reader and its checkpointer: what the reader registers, and what it
 // waits for before it reads or emits more.
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
 import type { Position } from './position.js';
+
+/** How records' own writes ended (design §8.1). */
+export type WritesOutcome =
+  /** Applied, in one transaction with the checkpoint that covers the records. */
+  | { readonly kind: 'committed' }
+  /**
+   * Not applied, and never will be: a condition failed (`WriteConditionError`), or DynamoDB refused
+   * them (`WriteRejectedError`). The records are unacked again.
+   */
+  | { readonly kind: 'failed'; readonly error: Error }
+  /** Not applied: the lease ended first (lost, given up, failed). The lease's next owner delivers the records again. */
+  | { readonly kind: 'abandoned'; readonly error: Error };
 
 /**
  * What a shard reader needs from the checkpoint side of its lease: it registers every record it
@@ -9,6 +22,8 @@ import type { Position } from './position.js';
  * is written.
  */
 export interface ShardTracker {
+  /** The lease's fencing token, which every record it delivers carries. Absent: 0. */
+  readonly fencingToken?: number;
   /**
    * Registers a record about to be emitted, in emission (sequence) order, and returns its ticket
    * for {@link ShardTracker.ack}. The record may be the emitted object itself: the tracker keeps it
@@ -18,6 +33,17 @@ export interface ShardTracker {
   track(record: Position & { readonly approximateArrivalTimestamp?: Date }): number;
   /** Acks the record `track` gave this ticket for. Idempotent; acks may come in any order. */
   ack(ticket: number): void;
+  /**
+   * Acks records with writes of their own (design §8.1): the writes are committed in one
+   * transaction with the checkpoint write that covers the records, and until then no checkpoint
+   * counts the records as acked. `settle` hears how it ended; without it (a plain
+   * `ack({ writes })`) a failure ends the shard with an `error` event. Nothing happens once the
+   * lease ended (the next owner delivers the records again).
+   * @throws WritesTooLargeError when the writes exceed one transaction (nothing is acked).
+   * @throws KinsumerError when a record was acked already, or the store has no transactions.
+   * Absent: the tracker has no transactions.
+   */
+  ackWithWrites?(tickets: readonly number[], recordIds: readonly string[], writes: readonly TransactWriteItem[], settle?: (outcome: WritesOutcome) => void): void;
   /**
    * When a previous owner acked the record at `position` (the ranges stored with the checkpoint),
    * registers it as acked, in emission order like {@link ShardTracker.track}, and returns `true`:

@@ -3,9 +3,11 @@
 // `ack()` (a method, not a closure per record) hands its ticket back to the tracker. The payload
 // and the arrival time stay as the stream gave them (base64 and epoch milliseconds from the lean
 // GetRecords path) until the application reads them.
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { Position } from '../ports/position.js';
-import type { ShardTracker } from '../ports/shard-tracker.js';
-import type { KinsumerRecord } from '../types.js';
+import type { ShardTracker, WritesOutcome } from '../ports/shard-tracker.js';
+import type { AckOptions, KinsumerRecord } from '../types.js';
 import { LEASE_SIGNAL } from './lease-signal.js';
 import { decodeBase64, recordJson, recordText } from './payload-decoding.js';
 
@@ -96,8 +98,45 @@ export class StreamRecord implements KinsumerRecord {
     this.#tracker = tracker;
   }
 
-  ack(): void {
-    this.#tracker?.ack(this.#ticket);
+  /** `<shardId>/<sequenceNumber>`, and `/<subSequenceNumber>` for a KPL sub-record: the same at every delivery. */
+  get id(): string {
+    const { shardId, sequenceNumber, subSequenceNumber } = this;
+    return subSequenceNumber === undefined ? `${shardId}/${sequenceNumber}` : `${shardId}/${sequenceNumber}/${subSequenceNumber}`;
+  }
+
+  /** The fencing token of the lease the record was delivered under (0 before it is tracked). */
+  get fencingToken(): number {
+    return this.#tracker?.fencingToken ?? 0;
+  }
+
+  ack(options?: AckOptions): void {
+    const writes = options?.writes;
+    if (writes === undefined || writes.length === 0) {
+      this.#tracker?.ack(this.#ticket);
+      return;
+    }
+    StreamRecord.ackWithWrites([this], writes, undefined);
+  }
+
+  /**
+   * Acks `records` (delivered records of one lease) with writes that belong to them all, told to
+   * `settle` (none: a failure ends the shard). See `ShardTracker.ackWithWrites`.
+   * @throws KinsumerError when they are not records of one lease, or one was acked already; WritesTooLargeError.
+   * @internal
+   */
+  static ackWithWrites(records: readonly KinsumerRecord[], writes: readonly TransactWriteItem[], settle: ((outcome: WritesOutcome) => void) | undefined): void {
+    const tracker = records[0] instanceof StreamRecord ? records[0].#tracker : undefined;
+    if (tracker === undefined) {
+      settle?.({ kind: 'abandoned', error: new KinsumerError('these records were not delivered under a lease: their writes were not applied') });
+      return;
+    }
+    const tickets: number[] = [];
+    for (const record of records) {
+      if (!(record instanceof StreamRecord) || record.#tracker !== tracker) throw new KinsumerError('writes can be acked only with records of one lease');
+      tickets.push(record.#ticket);
+    }
+    if (tracker.ackWithWrites === undefined) throw new KinsumerError('ack({ writes }) needs a consumer whose lease store has transactions');
+    tracker.ackWithWrites(tickets, records.map((record) => record.id), writes, settle);
   }
 
   text(): string {

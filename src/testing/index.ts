@@ -21,6 +21,8 @@ export {
 export { MemoryStream, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
 export { MemoryFanOut, type MemoryFanOutOptions } from './memory-fan-out.js';
 export { MemoryLeaseStore, MemoryCheckpointTable, type MemoryLeaseStoreOptions, type MemoryLeaseOperation } from './memory-lease-store.js';
+export { MemoryItemTables, CLIENT_TOKEN_WINDOW_MS, type CancellationCode, type ExtraAction, type ExtraCheck } from './memory-items.js';
+export { UnsupportedExpressionError } from './memory-expressions.js';
 export {
   MemoryMembershipStore, MemoryMetadataStore, MemoryCoordinationTables, type MemoryCoordinationOptions, type MemoryCoordinationOperation,
 } from './memory-coordination.js';
@@ -29,6 +31,6 @@ export type { MemoryClientRow, MemoryLeaderItem } from './memory-coordination.js
 // returns these ports, so a consumer group can run without AWS, on virtual time.
 export type { KinsumerBackend, KinsumerPorts } from '../ports/backend.js';
 export type { StreamPort, IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull } from '../ports/stream.js';
-export type { LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite, AckedRange } from '../ports/lease-store.js';
+export type { LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite, AckedRange, WritesTransaction } from '../ports/lease-store.js';
 export type { MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard, Registration } from '../ports/coordination.js';
 export type { Position } from '../ports/position.js';

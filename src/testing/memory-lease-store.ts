@@ -1,14 +1,19 @@
 // A LeaseStore in memory with the DynamoDB store's semantics (capture rule, owner + counter fence,
-// LATEST, Finished kept on release, LastOwnerID, acked ranges through the same encoding and cap),
-// for model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
-import { type Observable, type SchedulerLike, defer, map, of, throwError, timer } from 'rxjs';
-import { decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
+// LATEST, Finished kept on release, LastOwnerID, acked ranges through the same encoding and cap,
+// records' writes committed with the checkpoint in one transaction over MemoryItemTables), for
+// model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type Observable, type SchedulerLike, catchError, defer, map, of, tap, throwError, timer } from 'rxjs';
+import { ACKED_RANGES_HARD_MAX_BYTES, decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
+import { CHECKPOINT_ATTRIBUTES as A } from '../dynamodb/checkpoint-row.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
+import { transactionOutcome } from '../dynamodb/transactions.js';
 import { LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
-import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint } from '../ports/lease-store.js';
+import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { withResetFloor } from '../reading/start-position.js';
+import { MemoryItemTables } from './memory-items.js';
 
 /** The rows of one checkpoints table, shared by the stores of several simulated clients. */
 export class MemoryCheckpointTable {
@@ -61,7 +66,7 @@ export class MemoryCheckpointTable {
 }
 
 /** The operations of {@link MemoryLeaseStore}, for fault injection and call counts. */
-export type MemoryLeaseOperation = 'read' | 'readMany' | 'capture' | 'commit' | 'renew' | 'release' | 'resetCheckpoint';
+export type MemoryLeaseOperation = 'read' | 'readMany' | 'capture' | 'commit' | 'commitWithWrites' | 'tableKeys' | 'renew' | 'release' | 'resetCheckpoint';
 
 /** Options of {@link MemoryLeaseStore}. */
 export interface MemoryLeaseStoreOptions {
@@ -80,6 +85,8 @@ export interface MemoryLeaseStoreOptions {
   readonly elapsedNow?: () => number;
   /** Shared with other clients' stores; default: a table of its own. */
   readonly table?: MemoryCheckpointTable;
+  /** The tables records' writes go to (`ack({ writes })`), shared with other clients' stores; default: tables of its own. */
+  readonly items?: MemoryItemTables;
   /** Each call answers after this long on `scheduler` (writes apply then). Default 0: synchronously. */
   readonly latencyMs?: number;
   /** The scheduler `latencyMs` runs on (a virtual-time one in tests). Default: RxJS's `asyncScheduler`. */
@@ -94,16 +101,23 @@ export interface MemoryLeaseStoreOptions {
 export class MemoryLeaseStore implements LeaseStore {
   /** The rows it reads and writes (shared when given in the options). */
   readonly table: MemoryCheckpointTable;
+  /** The tables records' writes go to (shared when given in the options). */
+  readonly items: MemoryItemTables;
   /** Calls made, by operation (each subscription counts, faults included). */
-  readonly calls: Record<MemoryLeaseOperation, number> = { read: 0, readMany: 0, capture: 0, commit: 0, renew: 0, release: 0, resetCheckpoint: 0 };
+  readonly calls: Record<MemoryLeaseOperation, number> = {
+    read: 0, readMany: 0, capture: 0, commit: 0, commitWithWrites: 0, tableKeys: 0, renew: 0, release: 0, resetCheckpoint: 0,
+  };
   readonly #options: MemoryLeaseStoreOptions;
-  readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly MemoryLeaseOperation[] | undefined }> = [];
+  readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly MemoryLeaseOperation[] | undefined; readonly applied: boolean }> = [];
   readonly #leases: LeaseObservations;
+  // The row's transaction token as each held lease captured or last wrote it (the next transaction's condition).
+  readonly #transactionTokens = new Map<string, { readonly leaseCounter: number; readonly token: string | undefined }>();
 
   constructor(options: MemoryLeaseStoreOptions) {
     this.#options = options;
     this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now);
     this.table = options.table ?? new MemoryCheckpointTable();
+    this.items = options.items ?? new MemoryItemTables();
   }
 
   /** The row of a shard (shorthand for `table.row`). */
@@ -116,7 +130,16 @@ export class MemoryLeaseStore implements LeaseStore {
    * release) fail with `error` without touching the table. Faults queue up in order.
    */
   failNext(error: unknown, operations?: readonly MemoryLeaseOperation[]): void {
-    this.#faults.push({ error, operations });
+    this.#faults.push({ error, operations, applied: false });
+  }
+
+  /**
+   * Makes the next call of one of `operations` (default: any write) apply as usual, then answer
+   * with `error` instead (a response lost on the way back: a timeout, a dropped connection).
+   * Faults queue up in order with those of {@link failNext}.
+   */
+  loseNextResponse(error: unknown, operations?: readonly MemoryLeaseOperation[]): void {
+    this.#faults.push({ error, operations, applied: true });
   }
 
   // Reads happen when sent; what they show counts as seen when the answer arrives, as in DynamoDB.
@@ -169,9 +192,11 @@ export class MemoryLeaseStore implements LeaseStore {
           lastOwnerId: read?.lastOwnerId,
           ...(read?.checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs: read.checkpointUpdateNs }),
           ...(read?.acked === undefined ? {} : { acked: read.acked }),
+          ...(read?.transactionToken === undefined ? {} : { transactionToken: read.transactionToken }),
         };
         this.table.put(row);
         this.#leases.captured(shardId, leaseCounter);
+        this.#transactionTokens.set(shardId, { leaseCounter, token: row.transactionToken });
         const capturedAtMs = this.table.now?.();
         const held = {
           shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished,
@@ -184,6 +209,43 @@ export class MemoryLeaseStore implements LeaseStore {
 
   commit(lease: HeldLease, write: CheckpointWrite): Observable<void> {
     return this.#fenced('commit', lease, (row) => written(row, write, this.#options.now()));
+  }
+
+  /**
+   * The checkpoint and the records' writes in one transaction over {@link items}, as the DynamoDB
+   * store sends it: the checkpoint's action first, conditioned on the lease and on the last
+   * transaction's token, answered (and mapped to the port's errors) as DynamoDB would.
+   */
+  commitWithWrites(lease: HeldLease, write: CheckpointWrite, transaction: WritesTransaction): Observable<void> {
+    const known = this.#transactionTokens.get(lease.shardId);
+    const expected = known?.leaseCounter === lease.leaseCounter ? known.token : undefined;
+    return this.#call('commitWithWrites', () => () => {
+      const nowMs = this.#options.now();
+      this.items.transact(transaction.writes, {
+        token: transaction.token,
+        // The token's window is a "for how long": the monotonic clock's, as DynamoDB's own.
+        nowMs: (this.#options.elapsedNow ?? this.#options.now)(),
+        extra: {
+          check: () => {
+            const row = this.table.row(lease.shardId);
+            if (row?.ownerId === lease.ownerId && row.leaseCounter === lease.leaseCounter && row.transactionToken === expected) return { failed: false };
+            return { failed: true, ...(row === undefined ? {} : { item: rowItem(row) }) };
+          },
+          apply: () => {
+            const row = this.table.row(lease.shardId) as CheckpointRow;
+            this.table.put({ ...written(row, write, nowMs), transactionToken: transaction.token, lastUpdateNs: nanosFromMillis(nowMs) });
+          },
+        },
+      });
+    }).pipe(
+      catchError((error: unknown) => transactionOutcome(error, lease, transaction.token)),
+      tap(() => { this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: transaction.token }); }),
+    );
+  }
+
+  /** The key names of the item tables (`undefined`: no such table). */
+  tableKeys(tables: readonly string[]): Observable<ReadonlyMap<string, readonly string[] | undefined>> {
+    return this.#call('tableKeys', () => () => new Map(tables.map((table) => [table, this.items.keyNames(table)])));
   }
 
   renew(lease: HeldLease): Observable<void> {
@@ -227,14 +289,19 @@ export class MemoryLeaseStore implements LeaseStore {
     return defer(() => {
       this.calls[operation] += 1;
       const fault = this.#takeFault(operation);
-      if (fault !== undefined) return throwError(() => fault.error);
-      const answer = start();
+      if (fault !== undefined && !fault.applied) return throwError(() => fault.error);
+      const started = start();
+      // A lost response: applied, then answered with the fault.
+      const answer = fault === undefined ? started : (): T => {
+        started();
+        throw fault.error;
+      };
       const latencyMs = this.#options.latencyMs ?? 0;
       return latencyMs > 0 ? timer(latencyMs, this.#options.scheduler).pipe(map(() => answer())) : defer(() => of(answer()));
     });
   }
 
-  #takeFault(operation: MemoryLeaseOperation): { readonly error: unknown } | undefined {
+  #takeFault(operation: MemoryLeaseOperation): { readonly error: unknown; readonly applied: boolean } | undefined {
     const index = this.#faults.findIndex((f) => (f.operations === undefined ? isWrite(operation) : f.operations.includes(operation)));
     if (index < 0) return undefined;
     return this.#faults.splice(index, 1)[0];
@@ -242,7 +309,17 @@ export class MemoryLeaseStore implements LeaseStore {
 }
 
 function isWrite(operation: MemoryLeaseOperation): boolean {
-  return operation !== 'read' && operation !== 'readMany';
+  return operation !== 'read' && operation !== 'readMany' && operation !== 'tableKeys';
+}
+
+/** The lease attributes of a row as DynamoDB returns them (ALL_OLD), for the transaction's answer. */
+function rowItem(row: CheckpointRow): Record<string, AttributeValue> {
+  return {
+    [A.shard]: { S: row.shardId },
+    [A.leaseCounter]: { N: String(row.leaseCounter) },
+    ...(row.ownerId === undefined ? {} : { [A.ownerId]: { S: row.ownerId } }),
+    ...(row.transactionToken === undefined ? {} : { [A.transactionToken]: { S: row.transactionToken } }),
+  };
 }
 
 /**
@@ -260,7 +337,7 @@ function written(row: CheckpointRow, write: CheckpointWrite, nowMs: number): Che
 }
 
 function storedRanges(write: CheckpointWrite, rowCheckpoint: StoredCheckpoint | undefined): AckedRange[] | undefined {
-  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? []);
+  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? [], ACKED_RANGES_HARD_MAX_BYTES);
   return encoded === undefined ? undefined : decodeAckedRanges(encoded.text, rowCheckpoint);
 }
 

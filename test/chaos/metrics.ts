@@ -42,7 +42,8 @@ export function leaseMarks(events: readonly WorkerEventRecord[]): LeaseMark[] {
     const base = { w: event.w, shardId: event.shardId, at: event.at };
     if (event.type === 'lease-acquired') {
       const start = event.startingPosition as ({ type?: unknown } & Position) | undefined;
-      marks.push({ type: 'acquired', ...base, ...(start?.type === 'AFTER_SEQUENCE_NUMBER' ? positionOf(start) : {}) });
+      const token = typeof event.fencingToken === 'number' ? { token: event.fencingToken } : {};
+      marks.push({ type: 'acquired', ...base, ...token, ...(start?.type === 'AFTER_SEQUENCE_NUMBER' ? positionOf(start) : {}) });
     } else if (event.type === 'checkpoint') {
       marks.push({ type: 'commit', ...base, ...positionOf(event.checkpoint) });
     } else if (event.type === 'lease-released') {

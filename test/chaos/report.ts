@@ -39,6 +39,8 @@ export interface ChaosReport {
   /** Action timeline, times in seconds from the start of the run. */
   readonly timeline: ReadonlyArray<Record<string, unknown>>;
   readonly runDir: string;
+  /** An effects run (`--effects`): every key's total against the sum produced for it. */
+  readonly effects?: ChaosResult['effects'];
 }
 
 const sum = (values: Readonly<Record<string, number>>) => Object.values(values).reduce((a, b) => a + b, 0);
@@ -49,6 +51,10 @@ export function buildReport(result: ChaosResult, command: string): ChaosReport {
   if (tally.produced === 0) failures.push('nothing was produced');
   if (tally.lost.length > 0) failures.push(`${tally.lost.length} produced records were never acked`);
   if (!result.drained) failures.push(`not every record was acked within ${result.options.drainTimeoutMs} ms after the window`);
+  const effects = result.effects;
+  if (effects !== undefined && effects.mismatches.length > 0) {
+    failures.push(`${effects.mismatches.length} of ${effects.keys} totals differ from the sum produced (writes applied ${effects.actualSum > effects.expectedSum ? 'twice' : 'not at all'})`);
+  }
   const done = result.actions.filter((a) => a.skipped === undefined);
   const actionsDone = Object.fromEntries(ACTION_KINDS.map((kind) => [kind, done.filter((a) => a.kind === kind).length])) as Record<ChaosActionKind, number>;
   const recoveryMs = Object.fromEntries(ACTION_KINDS.map((kind) => [kind, summary(result.recoveries.filter((r) => r.kind === kind).map((r) => r.ms))])) as Record<ChaosActionKind, ReturnType<typeof summary>>;
@@ -89,6 +95,7 @@ export function buildReport(result: ChaosResult, command: string): ChaosReport {
       ...(a.skipped === undefined ? {} : { skipped: a.skipped }),
     })),
     runDir: result.runDir,
+    ...(effects === undefined ? {} : { effects }),
   };
 }
 
@@ -107,6 +114,10 @@ export function formatReport(report: ChaosReport): string {
     `  faults injected: Kinesis ${faults.kinesis.totalFaults} of ${faults.kinesis.totalCalls} calls (${pct(faults.kinesis.totalFaults, faults.kinesis.totalCalls)} %: ${kinds(faults.kinesis)}); DynamoDB ${faults.dynamodb.totalFaults} of ${faults.dynamodb.totalCalls} (${pct(faults.dynamodb.totalFaults, faults.dynamodb.totalCalls)} %: ${kinds(faults.dynamodb)})`,
     `  kinsumer retries: ${report.retries}; error events: ${report.eventCounts.error ?? 0}; producer errors: ${report.producerErrors}`,
   ];
+  const { effects } = report;
+  if (effects !== undefined) {
+    lines.push(`  effects: ${effects.keys} totals in ${effects.table}, sum ${effects.actualSum} of ${effects.expectedSum} produced, ${effects.mismatches.length === 0 ? 'every total exact' : `${effects.mismatches.length} wrong: ${effects.mismatches.slice(0, 5).map((m) => `${m.key} ${m.actual}/${m.expected}`).join(', ')}`}; ${effects.redeliveries} duplicate-rule findings, informational here (records delivered again before their writes committed)`);
+  }
   for (const failure of report.failures) lines.push(`  FAILURE: ${failure}`);
   for (const violation of report.violations.slice(0, 30)) lines.push(`  VIOLATION ${violation.kind}: ${violation.detail}`);
   if (report.violations.length > 30) lines.push(`  ... and ${report.violations.length - 30} more violations (see the JSON report)`);

@@ -5,9 +5,9 @@ import { parseArgs } from 'node:util';
 import { buildReport, formatReport } from './report.js';
 import { runChaos } from './runner.js';
 
-const USAGE = `usage: npm run chaos -- [--duration <seconds, default 30>] [--workers <3..5, default 3>] [--seed <n, default: time>] [--report <path, default chaos-report.json>] [--initial-position TRIM_HORIZON|LATEST] [--quiet]`;
+const USAGE = `usage: npm run chaos -- [--duration <seconds, default 30>] [--workers <3..5, default 3>] [--seed <n, default: time>] [--report <path, default chaos-report.json>] [--initial-position TRIM_HORIZON|LATEST] [--effects] [--quiet]`;
 
-function parse(argv: readonly string[]): { durationMs: number; workers: number; seed: number; report: string; quiet: boolean; initialPosition: 'TRIM_HORIZON' | 'LATEST' } | string {
+function parse(argv: readonly string[]): { durationMs: number; workers: number; seed: number; report: string; quiet: boolean; effects: boolean; initialPosition: 'TRIM_HORIZON' | 'LATEST' } | string {
   let values;
   try {
     ({ values } = parseArgs({
@@ -18,6 +18,8 @@ function parse(argv: readonly string[]): { durationMs: number; workers: number; 
         seed: { type: 'string' },
         report: { type: 'string', default: 'chaos-report.json' },
         quiet: { type: 'boolean', default: false },
+        // Every record adds its amount to its key's total in DynamoDB Local, exactly once (design §8.1).
+        effects: { type: 'boolean', default: false },
         'initial-position': { type: 'string', default: 'TRIM_HORIZON' },
         help: { type: 'boolean', default: false },
       },
@@ -35,7 +37,7 @@ function parse(argv: readonly string[]): { durationMs: number; workers: number; 
   if (!Number.isInteger(seed) || seed < 0) return '--seed must be a non-negative integer';
   const initialPosition = values['initial-position'];
   if (initialPosition !== 'TRIM_HORIZON' && initialPosition !== 'LATEST') return '--initial-position must be TRIM_HORIZON or LATEST';
-  return { durationMs: duration * 1000, workers, seed, report: values.report, quiet: values.quiet, initialPosition };
+  return { durationMs: duration * 1000, workers, seed, report: values.report, quiet: values.quiet, effects: values.effects, initialPosition };
 }
 
 async function main(): Promise<number> {
@@ -47,7 +49,9 @@ async function main(): Promise<number> {
     return args === '' ? 0 : 2;
   }
   const log = args.quiet ? undefined : (line: string) => process.stdout.write(`[chaos] ${line}\n`);
-  const result = await runChaos({ durationMs: args.durationMs, workers: args.workers, seed: args.seed, initialPosition: args.initialPosition, ...(log === undefined ? {} : { log }) });
+  const result = await runChaos({
+    durationMs: args.durationMs, workers: args.workers, seed: args.seed, initialPosition: args.initialPosition, effects: args.effects, ...(log === undefined ? {} : { log }),
+  });
   const report = buildReport(result, `npm run chaos -- ${argv.join(' ')}`.trim());
   writeFileSync(args.report, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`${formatReport(report)}\n  report: ${args.report}\n`);

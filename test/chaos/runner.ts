@@ -16,6 +16,9 @@ import {
 import { readAckLogs } from '../support/ack-log.js';
 import { type FaultProxy, type FaultProxyCounts, startFaultProxy } from '../support/fault-proxy.js';
 import { isExpected, tally, type Tally } from '../support/tally.js';
+import {
+  type EffectsCheck, checkTotals, createTotalsTable, effectsFaultRules, expectedTotals, readTotals, splitRedeliveries, totalsReached,
+} from './effects.js';
 import { DYNAMODB_FAULTS, KINESIS_FAULTS, faultRules } from './faults.js';
 import { FleetControl } from './fleet-control.js';
 import { disruptions, failovers, leaseMarks, recoveries, type Failovers, type Recovery } from './metrics.js';
@@ -39,7 +42,7 @@ export interface ChaosOptions {
   readonly seed: number;
   /** Share of every AWS call of the workers that is faulted. Default 0.05. */
   readonly faultRate?: number;
-  /** Records a second the producer writes. Default 100. */
+  /** Records a second the producer writes. Default 100 (50 with `effects`). */
   readonly perSecond?: number;
   /** Partition keys. Default 64. */
   readonly keys?: number;
@@ -53,8 +56,13 @@ export interface ChaosOptions {
   readonly initialPosition?: 'TRIM_HORIZON' | 'LATEST';
   /** Open shards at the start. Default 4. */
   readonly initialShards?: number;
-  /** How long to wait, after the window, for every produced record to be acked. Default 90 s. */
+  /** How long to wait, after the window, for every produced record to be acked. Default 90 s (300 s with `effects`). */
   readonly drainTimeoutMs?: number;
+  /**
+   * Effects exactly once (design §8.1): the workers ack each record with a write adding its amount
+   * to its key's total, on Amazon's DynamoDB Local; the run checks every total. Default `false`.
+   */
+  readonly effects?: boolean;
   /** Progress lines. Default: none. */
   readonly log?: (line: string) => void;
 }
@@ -75,6 +83,8 @@ export interface ChaosResult {
   readonly eventCounts: Readonly<Record<string, number>>;
   readonly drained: boolean;
   readonly producerErrors: number;
+  /** With `effects`: what the totals came to. */
+  readonly effects?: EffectsCheck;
 }
 
 const until = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
@@ -82,25 +92,30 @@ const until = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.
 export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
   const options = {
     durationMs: input.durationMs, workers: input.workers, seed: input.seed,
-    faultRate: input.faultRate ?? 0.05, perSecond: input.perSecond ?? 100, keys: input.keys ?? 64,
-    initialShards: input.initialShards ?? 4, drainTimeoutMs: input.drainTimeoutMs ?? 90_000,
-    initialPosition: input.initialPosition ?? 'TRIM_HORIZON',
+    // DynamoDB Local runs one transaction at a time for the whole fleet: an effects run produces
+    // half as fast, and gets longer to drain what is left at the end.
+    faultRate: input.faultRate ?? 0.05, perSecond: input.perSecond ?? (input.effects === true ? 50 : 100), keys: input.keys ?? 64,
+    initialShards: input.initialShards ?? 4, drainTimeoutMs: input.drainTimeoutMs ?? (input.effects === true ? 300_000 : 90_000),
+    initialPosition: input.initialPosition ?? 'TRIM_HORIZON', effects: input.effects ?? false,
   };
   const log = input.log ?? (() => undefined);
   const startedAt = Date.now();
   const runDir = mkdtempSync(join(tmpdir(), 'kinsumer-chaos-'));
   const stream = `chaos-${options.seed}`;
   const applicationName = `chaos-${options.seed}`;
-  const local = await startLocalAws();
+  const local = await startLocalAws(options.effects ? { dynamodb: 'dynamodb-local' } : {});
+  const totalsTable = `${applicationName}_totals`;
   const proxies: FaultProxy[] = [];
   let config: (id: string) => WorkerConfig = () => { throw new Error('not ready'); };
   const fleet = new FleetControl((id) => config(id));
   try {
     await createStream(local.kinesis, stream, options.initialShards);
     await createTables({ dynamodb: local.dynamodb, applicationName });
+    if (options.effects) await createTotalsTable(local, totalsTable);
     const kinesisProxy = await startFaultProxy({ target: local.endpoints.kinesis, seed: options.seed, rules: faultRules(options.faultRate, KINESIS_FAULTS) });
     proxies.push(kinesisProxy);
-    const dynamoProxy = await startFaultProxy({ target: local.endpoints.dynamodb, seed: options.seed + 1, rules: faultRules(options.faultRate, DYNAMODB_FAULTS) });
+    const dynamoRules = options.effects ? effectsFaultRules(options.faultRate) : faultRules(options.faultRate, DYNAMODB_FAULTS);
+    const dynamoProxy = await startFaultProxy({ target: local.endpoints.dynamodb, seed: options.seed + 1, rules: dynamoRules });
     proxies.push(dynamoProxy);
     const ids = Array.from({ length: options.workers }, (_, i) => `w${i + 1}`);
     config = (id) => ({
@@ -112,6 +127,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
       maxAttempts: 1,
       // Every other worker processes 4 records at once, acking out of order (the checkpoint must follow the gaps).
       ...(ids.indexOf(id) % 2 === 1 ? { concurrency: 4, processingMs: 2 } : {}),
+      ...(options.effects ? { effects: { table: totalsTable } } : {}),
     });
 
     // The producer writes straight to the server: its ledger must be exact, and the faults are for the consumers.
@@ -160,7 +176,11 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
       for (const data of wanted) if (!acked.has(data)) return false;
       return true;
     }, options.drainTimeoutMs, 1000);
+    // With effects, acked is not enough: the writes commit with the checkpoint, a moment later.
+    const expected = expectedTotals(producer.produced);
+    if (options.effects) await waitForAsync(async () => totalsReached(expected, await readTotals(local, totalsTable)), options.drainTimeoutMs, 1000);
     await fleet.stopAll();
+    const totals = options.effects ? await readTotals(local, totalsTable) : undefined;
     const shards = await listShards(local.kinesis, stream);
     const faults = { kinesis: kinesisProxy.counts(), dynamodb: dynamoProxy.counts() };
     const events = fleet.events();
@@ -171,16 +191,19 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     const marks = leaseMarks(events);
     const acks = readAckLogs(runDir);
     const parents = parentMap(shards);
-    const result = tally({
+    const checked = tally({
       produced: producer.produced, acks, parents, disruptions: disruptions(actions), marks,
       ...(expectedAfter === undefined ? {} : { expectedAfter: firstCaptures(events) }),
       bound: { commitFrequencyMs: CHAOS_TIMINGS.commitFrequencyMs, commitGraceMs: COMMIT_GRACE_MS },
       deaths: fleet.deaths(),
     });
+    const split = totals === undefined ? undefined : splitRedeliveries(checked);
+    const result = split?.tally ?? checked;
+    const effects: EffectsCheck | undefined = totals === undefined ? undefined : checkTotals(totalsTable, expected, totals, split?.redeliveries.length ?? 0);
     return {
       startedAt, finishedAt: Date.now(), options, runDir, stream, schedule, actions, tally: result,
       failovers: failovers(marks), recoveries: recoveries(actions, acks, parents), faults,
-      eventCounts: countByType(events), drained, producerErrors,
+      eventCounts: countByType(events), drained, producerErrors, ...(effects === undefined ? {} : { effects }),
     };
   } finally {
     await Promise.all(fleet.running().map((w) => w.kill()));
@@ -293,6 +316,16 @@ function countByType(events: readonly WorkerEventRecord[]): Record<string, numbe
   const counts: Record<string, number> = {};
   for (const event of events) counts[event.type] = (counts[event.type] ?? 0) + 1;
   return counts;
+}
+
+/** As {@link waitFor}, for a condition that has to ask a server. */
+async function waitForAsync(condition: () => Promise<boolean>, timeoutMs: number, intervalMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }
 
 /** Polls until the condition holds or the deadline passes; says which. */

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import {
-  DescribeTableCommand, InternalServerError, ProvisionedThroughputExceededException as DynamoThroughputExceeded,
+  DescribeTableCommand, GetItemCommand, InternalServerError, PutItemCommand, ProvisionedThroughputExceededException as DynamoThroughputExceeded,
 } from '@aws-sdk/client-dynamodb';
 import {
   DescribeStreamSummaryCommand, ExpiredIteratorException, GetRecordsCommand, GetShardIteratorCommand, LimitExceededException,
@@ -153,6 +153,18 @@ describe('fault proxy (kinesalite, dynalite)', function () {
       const app = uniqueName('proxy');
       await createTables({ dynamodb: local().dynamodb, applicationName: app });
       table = `${app}_clients`;
+    });
+
+    it('a lost answer: the call is forwarded and applied, the client only sees the connection drop', async () => {
+      const p = await proxy(local().endpoints.dynamodb);
+      const dynamodb = dynamoVia(p);
+      const item = { ID: { S: 'lost-answer' } };
+      p.script('PutItem', 1, { kind: 'lose' });
+      const error = await failure(dynamodb.send(new PutItemCommand({ TableName: table, Item: item })));
+      expect(classifyAwsError(error)).to.equal('transient');
+      const stored = await local().dynamodb.send(new GetItemCommand({ TableName: table, Key: item, ConsistentRead: true }));
+      expect(stored.Item).to.deep.equal(item);
+      expect(p.counts().byFault).to.deep.equal({ lose: 1 });
     });
 
     it('throttling and 500s arrive with DynamoDB\'s namespaced __type as the SDK\'s error classes', async () => {

@@ -13,12 +13,17 @@ import { seededRandom } from './seeded-random.js';
 
 /** What the proxy does to one call instead of (or before) forwarding it. */
 export type Fault =
-  /** Answer with this AWS error (`__type`), e.g. `ProvisionedThroughputExceededException`, `InternalFailure`. */
-  | { readonly kind: 'error'; readonly error: string; readonly status?: number; readonly message?: string }
+  /**
+   * Answer with this AWS error (`__type`), e.g. `ProvisionedThroughputExceededException`, `InternalFailure`;
+   * `body` adds fields to the JSON body (a TransactionCanceledException's `CancellationReasons`).
+   */
+  | { readonly kind: 'error'; readonly error: string; readonly status?: number; readonly message?: string; readonly body?: Readonly<Record<string, unknown>> }
   /** Forward after this long. */
   | { readonly kind: 'latency'; readonly ms: number }
   /** Close the connection without an answer (the client sees a reset / socket hang up). */
-  | { readonly kind: 'drop' };
+  | { readonly kind: 'drop' }
+  /** Forward the call, then close the connection instead of passing the answer on: it applied, the client cannot know. */
+  | { readonly kind: 'lose' };
 
 /** A fault applied to a share of the calls of an operation (`'*'`: any). */
 export interface FaultRule {
@@ -98,10 +103,15 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     return undefined;
   };
 
-  const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer): ClientRequest => {
+  const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer, lose = false): ClientRequest => {
     const upstream = httpRequest({
       host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent,
     }, (answer) => {
+      if (lose) {
+        answer.resume();
+        answer.once('end', () => req.socket.destroy());
+        return;
+      }
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });
@@ -136,6 +146,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       if (fault.kind === 'drop') {
         dropped = true;
         req.socket.destroy();
+      }
+      else if (fault.kind === 'lose') {
+        dropped = true;
+        upstream = forward(req, res, body, true);
       }
       else if (fault.kind === 'latency') {
         const delay = setTimeout(() => {
@@ -182,6 +196,7 @@ function answerError(res: ServerResponse, fault: Extract<Fault, { kind: 'error' 
   const body = JSON.stringify({
     __type: dynamodb ? `${DYNAMODB_PREFIX}${fault.error}` : fault.error,
     message: fault.message ?? defaultMessage(fault.error),
+    ...fault.body,
   });
   res.writeHead(status, {
     'Content-Type': dynamodb ? 'application/x-amz-json-1.0' : 'application/x-amz-json-1.1',

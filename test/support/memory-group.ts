@@ -3,6 +3,7 @@ import { Kinsumer, type KinsumerSettings } from '../../src/index.js';
 import type { KinsumerPorts } from '../../src/ports/backend.js';
 import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
+import { MemoryItemTables } from '../../src/testing/memory-items.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { skewedScheduler } from './skewed-scheduler.js';
@@ -53,6 +54,8 @@ export class MemoryGroup {
   readonly stream: MemoryStream;
   // The table's clock is the shared timeline (DynamoDB's clock, whatever a member's wall clock says).
   readonly checkpoints = new MemoryCheckpointTable({ now: () => this.scheduler.now() });
+  /** The tables records' writes go to (`ack({ writes })`), shared by every member. */
+  readonly items = new MemoryItemTables();
   readonly coordination = new MemoryCoordinationTables();
   readonly members: Member[] = [];
   private seed = 1;
@@ -106,7 +109,7 @@ export class MemoryGroup {
     const elapsedNow = () => this.scheduler.now();
     const clock = { wallNow: () => scheduler.now(), elapsedNow };
     const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now(), elapsedNow };
-    const store = new MemoryLeaseStore({ ...common, table: this.checkpoints });
+    const store = new MemoryLeaseStore({ ...common, table: this.checkpoints, items: this.items });
     const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,

@@ -193,6 +193,21 @@ describe('demo tally: duplicates in a chaos run', () => {
     expect(result.violations).to.deep.equal([]);
   });
 
+  it('a capture reported after a later one (its client froze right after it) does not count as the holder', () => {
+    // Seen in a 300 s effects run: w3 captured with token 9 and froze before reporting it; w1
+    // captured with token 10 meanwhile and wrote on; w3 reported its capture on waking, then its loss.
+    const marks = [
+      { type: 'acquired', w: 'w1', shardId: P, at: 6150, seq: '5', token: 10 },
+      { type: 'acquired', w: 'w3', shardId: P, at: 7379, seq: '5', token: 9 },
+      { type: 'lost', w: 'w3', shardId: P, at: 9088 },
+      { type: 'commit', w: 'w1', shardId: P, at: 11790, seq: '8' },
+    ] as const;
+    expect(tally({ produced: [], acks: [], parents: new Map(), marks }).violations).to.deep.equal([]);
+    // The same order with the tokens the other way round is a fenced write.
+    const swapped = marks.map((m) => (m.type === 'acquired' ? { ...m, token: m.w === 'w1' ? 9 : 10 } : m));
+    expect(tally({ produced: [], acks: [], parents: new Map(), marks: swapped }).violations.map((v) => v.kind)).to.deep.equal(['fenced write']);
+  });
+
   it('reports every worker death it is given', () => {
     const result = tally({ produced: [], acks: [], parents: new Map(), deaths: [{ w: 'w2', detail: 'failed: InternalFailure' }] });
     expect(result.violations).to.deep.equal([{ kind: 'worker died', detail: 'w2: failed: InternalFailure' }]);

@@ -32,6 +32,8 @@ export interface LeaseMark {
   readonly at: number;
   readonly seq?: string;
   readonly sub?: number;
+  /** With `acquired`: the capture's fencing token (tokens only grow: a higher one captured later). */
+  readonly token?: number;
 }
 
 /** The duplicate bound's parameters (the workers' options). */
@@ -312,7 +314,9 @@ function fencingViolations(marks: readonly LeaseMark[]): Violation[] {
   const beyond = (write: LeaseMark, capture: LeaseMark) =>
     write.seq !== undefined && (capture.seq === undefined || bySequence({ seq: write.seq, sub: write.sub }, { seq: capture.seq, sub: capture.sub }) > 0);
   for (const mark of sorted) {
-    if (mark.type === 'acquired') holder.set(mark.shardId, mark);
+    // A capture reported after a later one (its client froze between the two): superseded already.
+    const current = holder.get(mark.shardId);
+    if (mark.type === 'acquired' && (current?.token === undefined || mark.token === undefined || mark.token > current.token)) holder.set(mark.shardId, mark);
     if (mark.type !== 'commit' && mark.type !== 'released') continue;
     const acquired = holder.get(mark.shardId);
     if (acquired !== undefined && acquired.w !== mark.w && beyond(mark, acquired)) {

@@ -1,6 +1,6 @@
 import { recordJson, recordText } from '../../src/reading/payload-decoding.js';
 import { setLeaseSignal } from '../../src/reading/lease-signal.js';
-import type { KinsumerRecord } from '../../src/types.js';
+import type { AckOptions, KinsumerRecord } from '../../src/types.js';
 
 /** A hand-made record that counts its acks (and when they came, by `clock`). */
 export interface TestRecord extends KinsumerRecord {
@@ -8,6 +8,8 @@ export interface TestRecord extends KinsumerRecord {
   readonly name: string;
   /** Clock readings of every ack() call. */
   readonly acks: number[];
+  /** The options of every ack() call (`undefined` for a plain ack()), in order. */
+  readonly ackOptions: Array<AckOptions | undefined>;
 }
 
 /** Options of {@link testRecord}. */
@@ -24,17 +26,26 @@ let nextSequence = 1000;
 /** A record of `shardId` (default `s0`) with a growing sequence number. */
 export function testRecord(name: string, options: TestRecordOptions = {}): TestRecord {
   const acks: number[] = [];
+  const ackOptions: Array<AckOptions | undefined> = [];
   const clock = options.clock ?? (() => 0);
+  const shardId = options.shardId ?? 's0';
+  const sequenceNumber = String(nextSequence++);
   const record: TestRecord = {
     name,
     acks,
-    shardId: options.shardId ?? 's0',
-    sequenceNumber: String(nextSequence++),
+    ackOptions,
+    id: `${shardId}/${sequenceNumber}`,
+    fencingToken: 1,
+    shardId,
+    sequenceNumber,
     subSequenceNumber: undefined,
     partitionKey: options.partitionKey ?? name,
     data: new TextEncoder().encode(name),
     approximateArrivalTimestamp: new Date(options.arrivedAtMs ?? 0),
-    ack: () => { acks.push(clock()); },
+    ack: (ackWith?: AckOptions) => {
+      acks.push(clock());
+      ackOptions.push(ackWith);
+    },
     text() { return recordText(this); },
     json<T = unknown>(): T { return recordJson<T>(this); },
   };

@@ -54,7 +54,7 @@ export function shardsToRead(listed: readonly ShardInfo[], seen: ReadonlySet<str
 }
 
 /** What tail prints of a record. */
-export type PrintedRecord = Omit<KinsumerRecord, 'ack' | 'text' | 'json'>;
+export type PrintedRecord = Omit<KinsumerRecord, 'ack' | 'text' | 'json' | 'id' | 'fencingToken'>;
 
 /** One record as a line of text (tab-separated) or of JSON. */
 export function recordLine(record: PrintedRecord, json: boolean): string {

@@ -1,0 +1,151 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from '../../../src/checkpoint/acked-ranges.js';
+import { CheckpointState, type TrackedRecord } from '../../../src/checkpoint/checkpoint-state.js';
+import { comparePositions } from '../../../src/checkpoint/sequence-number.js';
+import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../../../src/ports/lease-store.js';
+import type { Position } from '../../../src/ports/position.js';
+
+const BASE = 49590338271490256608559692538361571095921575989136588898n;
+const seq = (offset: number | bigint): string => (BASE + BigInt(offset)).toString();
+const at = (offset: number): Position => ({ sequenceNumber: seq(offset) });
+const stored = (position: Position): StoredCheckpoint => ({ type: 'position', position });
+
+/** The write counts `position` as consumed: at or under its checkpoint, or inside one of its ranges. */
+function covers(write: CheckpointWrite, position: Position): boolean {
+  const checkpoint = write.checkpoint;
+  if (checkpoint?.type === 'position' && comparePositions(position, checkpoint.position) <= 0) return true;
+  return (write.acked ?? []).some((r) => comparePositions(r.from, position) <= 0 && comparePositions(position, r.to) <= 0);
+}
+
+describe('CheckpointState with records whose writes wait (§8.1)', () => {
+  it('a held record is a gap for every write until its transaction commits; the transaction\'s write covers it', () => {
+    const state = new CheckpointState(stored(at(0)));
+    const [a, b, c] = [1, 2, 3].map((n) => state.track(at(n))) as [TrackedRecord, TrackedRecord, TrackedRecord];
+    state.ack(a);
+    expect(state.hold(b)).to.equal(true);
+    state.ack(c);
+    expect(state.ack(b), 'a plain ack of a held record does nothing').to.equal(false);
+    expect(state.hold(b), 'nor does holding it again').to.equal(false);
+    expect(state.hold(a), 'an acked record cannot be held').to.equal(false);
+    const plain = state.decide();
+    expect(plain.write).to.deep.equal({ checkpoint: stored(at(1)), finished: false, acked: [{ from: at(3), to: at(3) }] });
+    expect(state.inFlight, 'held: still in flight (a drain waits for its commit)').to.equal(1);
+    const transaction = state.decide([b]);
+    expect(transaction.write).to.deep.equal({ checkpoint: stored(at(3)), finished: false });
+    expect(transaction.covers).to.equal(true);
+    expect(state.position, 'a preview moves nothing').to.deep.equal(stored(at(1)));
+    state.commitHeld(transaction, [b]);
+    expect(state.position).to.deep.equal(stored(at(3)));
+    expect(state.inFlight).to.equal(0);
+    expect(state.dirty, 'nothing changed since the decision: clean').to.equal(false);
+  });
+
+  it('an ack during the transaction keeps the state dirty; unhold makes a failed record unacked again', () => {
+    const state = new CheckpointState(stored(at(0)));
+    const [a, b, c] = [1, 2, 3].map((n) => state.track(at(n))) as [TrackedRecord, TrackedRecord, TrackedRecord];
+    state.hold(a);
+    state.hold(c);
+    const transaction = state.decide([a]);
+    state.ack(b);
+    state.commitHeld(transaction, [a]);
+    expect(state.dirty).to.equal(true);
+    expect(state.decide().write.checkpoint).to.deep.equal(stored(at(2)));
+    state.unhold(c);
+    expect(state.ack(c)).to.equal(true);
+    expect(state.position).to.deep.equal(stored(at(3)));
+  });
+
+  it('ranges holding committed writes (or a previous owner\'s) are never dropped for the cap; the others still are', () => {
+    const state = new CheckpointState(stored(at(0)));
+    const records = Array.from({ length: 8_000 }, (_, i) => state.track({ sequenceNumber: seq(BigInt(i + 1) * 2564131663402632534000926720n) }));
+    const last = records.at(-1) as TrackedRecord;
+    state.hold(last);
+    const transaction = state.decide([last]);
+    expect(transaction.covers).to.equal(true);
+    state.commitHeld(transaction, [last]);
+    // Thousands of ranges below it: the lowest fit the cap, and the one with the writes is kept too.
+    records.slice(0, -1).forEach((record, i) => { if (i % 2 === 1) state.ack(record); });
+    const { write } = state.decide();
+    const lastPosition = { sequenceNumber: seq(8_000n * 2564131663402632534000926720n) };
+    expect(covers(write, lastPosition)).to.equal(true);
+    expect(write.acked?.length).to.be.above(100).and.below(4_000);
+    expect(encodeAckedRanges(write.checkpoint, write.acked ?? [])?.text.length).to.be.at.most(ACKED_RANGES_MAX_BYTES);
+  });
+
+  it('capAckedRanges without kept ranges is the lowest that fit; with them, kept ones first and the lowest others after', () => {
+    const ranges: AckedRange[] = Array.from({ length: 400 }, (_, i) => ({ from: at(i * 1_000_000_000 + 1), to: at(i * 1_000_000_000 + 2) }));
+    const plain = capAckedRanges(stored(at(0)), ranges, 512);
+    expect(plain).to.deep.equal(ranges.slice(0, plain.length));
+    const kept = ranges.map((_, i) => i === 399 || i === 200);
+    const chosen = capAckedRanges(stored(at(0)), ranges, 512, kept);
+    expect(chosen).to.include(ranges[399]).and.include(ranges[200]);
+    expect(encodeAckedRanges(stored(at(0)), chosen, Number.POSITIVE_INFINITY)?.text.length).to.be.at.most(512);
+    expect(chosen.filter((r) => r !== ranges[399] && r !== ranges[200])).to.deep.equal(ranges.slice(0, chosen.length - 2));
+  });
+
+  it('past the cap, a held record beyond the watermark does not fit (covers: false) until the watermark reaches it', () => {
+    const state = new CheckpointState(stored(at(0)));
+    const records = Array.from({ length: 2_000 }, (_, i) => state.track({ sequenceNumber: seq(BigInt(i + 1) * 2564131663402632534000926720n) }));
+    // Every other record committed with writes: kept ranges fill the cap.
+    let committed = 0;
+    for (let i = 1; i < records.length; i += 2) {
+      const record = records[i] as TrackedRecord;
+      state.hold(record);
+      const decision = state.decide([record]);
+      if (decision.covers !== true) break;
+      state.commitHeld(decision, [record]);
+      committed += 1;
+    }
+    expect(committed).to.be.above(50).and.below(1_000);
+    const next = records[2 * committed + 1] as TrackedRecord;
+    expect(state.decide([next]).covers).to.equal(false);
+    for (let i = 0; i <= 2 * committed; i += 2) state.ack(records[i] as TrackedRecord);
+    expect(state.decide([next]).covers, 'at the watermark: no range needed').to.equal(true);
+  });
+
+  it('property: no write ever covers a held record, and every write after a commit covers its records', () => {
+    type Op = { kind: 'ack' | 'hold' | 'commit' | 'fail' | 'plain'; index: number; count: number };
+    const op = fc.record({ kind: fc.constantFrom<Op['kind']>('ack', 'hold', 'hold', 'commit', 'fail', 'plain'), index: fc.nat(60), count: fc.integer({ min: 1, max: 5 }) });
+    fc.assert(fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+      const state = new CheckpointState(stored(at(0)), { acked: [{ from: at(40), to: at(45) }] });
+      const tickets: TrackedRecord[] = [];
+      const positions: Position[] = [];
+      const held = new Set<number>();
+      const applied = new Set<number>();
+      const check = (write: CheckpointWrite, including: readonly number[]) => {
+        for (const i of held) if (!including.includes(i)) expect(covers(write, positions[i] as Position), `held ${i} covered`).to.equal(false);
+        for (const i of applied) expect(covers(write, positions[i] as Position), `committed ${i} dropped`).to.equal(true);
+      };
+      for (let n = 1; n <= 60; n += 1) {
+        if (state.skip(at(n))) continue;
+        tickets[n] = state.track(at(n));
+        positions[n] = at(n);
+      }
+      for (const { kind, index, count } of ops) {
+        const ticket = tickets[index];
+        if (kind === 'plain') check(state.decide().write, []);
+        else if (ticket === undefined) continue;
+        else if (kind === 'ack' && !held.has(index)) state.ack(ticket);
+        else if (kind === 'hold' && state.hold(ticket)) held.add(index);
+        else if (kind === 'fail' && held.has(index)) {
+          state.unhold(ticket);
+          held.delete(index);
+        } else if (kind === 'commit') {
+          const batch = [...held].sort((x, y) => x - y).slice(0, count);
+          if (batch.length === 0) continue;
+          const decision = state.decide(batch.map((i) => tickets[i] as TrackedRecord));
+          check(decision.write, batch);
+          if (decision.covers !== true) continue;
+          for (const i of batch) expect(covers(decision.write, positions[i] as Position)).to.equal(true);
+          state.commitHeld(decision, batch.map((i) => tickets[i] as TrackedRecord));
+          for (const i of batch) {
+            held.delete(i);
+            applied.add(i);
+          }
+        }
+      }
+      check(state.decide().write, []);
+    }), { numRuns: 300 });
+  });
+});
