@@ -3,7 +3,8 @@
 // some records failed, or throws), may or may not stop when its signal aborts, and a dead-letter
 // onFailure (or none, so a record that fails every attempt errors the pipeline). Every call and
 // every settled record is reported, for key-order and settled-rehandled.
-import { Observable, type OperatorFunction, type SchedulerLike, tap } from 'rxjs';
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { Observable, type OperatorFunction, type SchedulerLike, map, tap } from 'rxjs';
 import { processBatches, processRecords } from '../../src/index.js';
 import type { BatchResult, ProcessContext, ProcessedBatch, ProcessedRecord } from '../../src/index.js';
 import type { KinsumerRecord } from '../../src/types.js';
@@ -28,6 +29,8 @@ export interface PipelineHooks {
   called(records: readonly KinsumerRecord[], attempt: number): () => void;
   /** The operator emitted these records as settled (processed or dead-lettered, and acked). */
   settled(records: readonly KinsumerRecord[]): void;
+  /** With effects: the writes a successful call returns for `records` (calm or not), committed with their checkpoint. */
+  readonly writes?: (records: readonly KinsumerRecord[]) => TransactWriteItem[];
 }
 
 /** processRecords or processBatches as `spec` says, reporting to `hooks`. */
@@ -42,7 +45,7 @@ export function operatorPipeline(spec: RecordsHandler | BatchesHandler, hooks: P
     const handler = (record: KinsumerRecord, ctx: ProcessContext) => call(spec, hooks, [record], ctx, () => {
       if (hooks.random() * 100 < spec.failPercent) throw new HandlerFailure();
       return undefined;
-    });
+    }).pipe(map(() => (hooks.writes === undefined ? undefined : { writes: hooks.writes([record]) })));
     return (source) => source.pipe(
       processRecords(handler, { ...common, ordering: spec.ordering, concurrency: spec.concurrency }),
       tap((processed: ProcessedRecord) => hooks.settled([processed.record])),
@@ -52,7 +55,12 @@ export function operatorPipeline(spec: RecordsHandler | BatchesHandler, hooks: P
     if (hooks.random() * 100 < spec.throwPercent) throw new HandlerFailure('batch handler threw (simulated)');
     const failed = records.filter(() => hooks.random() * 100 < spec.failPercent);
     return failed.length === 0 ? undefined : { failed };
-  });
+  }).pipe(map((result): BatchResult | undefined => {
+    // The batch's writes belong to the records that did not fail (at most maxSize, 50: one transaction).
+    if (hooks.writes === undefined) return result;
+    const failed = new Set(result?.failed ?? []);
+    return { ...result, writes: hooks.writes(records.filter((record) => !failed.has(record))) };
+  }));
   return (source) => source.pipe(
     processBatches(handler, { ...common, maxSize: spec.maxSize, maxWaitMs: spec.maxWaitMs }),
     tap((batch: ProcessedBatch) => hooks.settled(batch.records.map((r) => r.record))),

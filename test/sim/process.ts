@@ -4,20 +4,21 @@
 import { BehaviorSubject, EMPTY, type Observable, type Subscription, ignoreElements, mergeMap, tap, throwError, timer } from 'rxjs';
 import { Kinsumer } from '../../src/index.js';
 import { QUIET } from '../support/memory-group.js';
-import type { CheckpointWrite, HeldLease, StoredCheckpoint } from '../../src/ports/lease-store.js';
+import type { CheckpointWrite, HeldLease, StoredCheckpoint, WritesTransaction } from '../../src/ports/lease-store.js';
 import type { IteratorStart, StreamPort } from '../../src/ports/stream.js';
 import type { MemoryFanOut } from '../../src/testing/memory-fan-out.js';
 import { MemoryMembershipStore, MemoryMetadataStore, type MemoryCoordinationTables } from '../../src/testing/memory-coordination.js';
 import { MemoryLeaseStore, type MemoryCheckpointTable } from '../../src/testing/memory-lease-store.js';
 import type { MemoryStream } from '../../src/testing/memory-stream.js';
-import type { KinsumerRecord } from '../../src/types.js';
+import type { AckOptions, KinsumerRecord } from '../../src/types.js';
 import { seededRandom } from '../support/seeded-random.js';
 import type { Delivery, InvariantChecker, ObservedCheckpoint, ProcessView } from './checker.js';
+import { EFFECTS_TABLE, type EffectsLedger, effectWrites } from './effects-table.js';
 import type { CallOrdering } from './handler-rules.js';
 import type { MemoryProbe } from './memory-probe.js';
 import { dateHeaderStream } from './date-header.js';
 import { HandlerFailure, operatorPipeline } from './operator-pipeline.js';
-import { leakyStream, unfencedStore } from './sabotage.js';
+import { leakyStream, unfencedStore, unfencedTransactions } from './sabotage.js';
 import { type CallerState, type FaultPlan, faultyFanOut, faultyPort } from './faults.js';
 import type { HandlerSpec, SimConfig } from './schedule.js';
 import { ClientClock, type SimScheduler } from './sim-scheduler.js';
@@ -47,6 +48,8 @@ export interface ProcessDeps {
   readonly fanOut: MemoryFanOut | undefined;
   /** Counts reachable records (the `memory` kind). */
   readonly probe: MemoryProbe | undefined;
+  /** The effects table, when records are acked with writes (the `effects` kind). */
+  readonly effects: EffectsLedger | undefined;
 }
 
 type Status = ReturnType<ProcessView['status']>;
@@ -62,6 +65,10 @@ export class SimProcess implements ProcessView, CallerState {
   readonly #shardBusyUntil = new Map<string, number>();
   /** What the checker knows of each record delivered (weakly: the memory probe counts what the library keeps). */
   readonly #deliveries = new WeakMap<KinsumerRecord, Delivery>();
+  /** With effects: records delivered and not yet committed, by id (the operators commit a batch's writes without record.ack()). */
+  readonly #committing = new Map<string, Delivery>();
+  /** Tokens of transactions seen applied: a re-send's success (DynamoDB's idempotent replay) writes nothing. */
+  readonly #appliedTokens = new Set<string>();
   #calm = false;
   #status: Status = 'running';
   #thawTo: Status = 'running';
@@ -91,8 +98,9 @@ export class SimProcess implements ProcessView, CallerState {
     const common = {
       clientId, leaseTtlMs: t.leaseTtlMs, now: () => clock.now(), elapsedNow: () => scheduler.now(), latencyMs: config.storeLatencyMs, scheduler: clock,
     };
-    const memoryStore = new MemoryLeaseStore({ ...common, table: deps.checkpoints });
-    const rawStore = deps.sabotage === 'ignore-fence' ? unfencedStore(memoryStore, deps.checkpoints, () => clock.now()) : memoryStore;
+    const memoryStore = new MemoryLeaseStore({ ...common, table: deps.checkpoints, ...(deps.effects === undefined ? {} : { items: deps.effects.items }) });
+    const rawStore = deps.sabotage === 'ignore-fence' ? unfencedStore(memoryStore, deps.checkpoints, () => clock.now())
+      : deps.sabotage === 'unfenced-transaction' ? unfencedTransactions(memoryStore, () => scheduler.now()) : memoryStore;
     const trueNow = () => scheduler.now();
     const store = faultyPort(rawStore, this, faults, random, (op, args, answer, calledAtMs) => this.#storeAnswered(op, args, answer, calledAtMs), trueNow);
     const membership = faultyPort(new MemoryMembershipStore({ ...common, tables: deps.coordination }), this, faults, random);
@@ -140,6 +148,7 @@ export class SimProcess implements ProcessView, CallerState {
         random: seededRandom(Math.floor(random() * 2 ** 32)),
         calm: () => this.#calm,
         called: (records, attempt) => this.#called(records, attempt, handler.mode === 'batches' ? 'batch' : handler.ordering),
+        ...(deps.effects === undefined ? {} : { writes: (records: readonly KinsumerRecord[]) => records.flatMap(effectWrites) }),
         settled: (records) => {
           for (const record of records) {
             const delivery = this.#deliveries.get(record);
@@ -215,14 +224,23 @@ export class SimProcess implements ProcessView, CallerState {
     const delivery = checker.delivered(this, record.shardId, record.sequenceNumber, scheduler.now(), record.subSequenceNumber);
     this.#deliveries.set(record, delivery);
     probe?.watch(this, record.shardId, record, delivery);
+    // With effects, a record counts as acked once a transaction carrying its writes commits.
+    if (this.deps.effects !== undefined) {
+      this.deps.effects.delivered(record);
+      this.#committing.set(record.id, delivery);
+    }
     if (this.#startHandler.mode !== 'records' && this.#startHandler.mode !== 'batches') return;
-    // The operator acks the record itself: the checker sees the ack as the operator makes it.
+    // The operator acks the record itself: the checker sees the ack as the operator makes it (with
+    // writes, once their transaction commits: until then the record counts as not acked).
     const ack = record.ack.bind(record);
     Object.defineProperty(record, 'ack', {
       configurable: true,
-      value: () => {
-        checker.acked(delivery, scheduler.now());
-        ack();
+      value: (options?: AckOptions) => {
+        if (options?.writes === undefined) {
+          this.deps.effects?.ackedWithoutWrites(record);
+          checker.acked(delivery, scheduler.now());
+        }
+        ack(options);
       },
     });
   }
@@ -277,11 +295,17 @@ export class SimProcess implements ProcessView, CallerState {
   #acker(record: KinsumerRecord, delivery: Delivery): () => void {
     // A direct handler holds the record until it acks it (its queue, its timers).
     delivery.heldByHandler = true;
+    const { effects } = this.deps;
     const ack = () => {
       if (!this.#unacked.delete(ack)) return;
       delivery.heldByHandler = false;
-      this.deps.checker.acked(delivery, this.deps.scheduler.now());
-      record.ack();
+      if (effects === undefined) {
+        this.deps.checker.acked(delivery, this.deps.scheduler.now());
+        record.ack();
+        return;
+      }
+      // Acked for the checker once the transaction with its checkpoint commits.
+      record.ack({ writes: effectWrites(record) });
     };
     this.#unacked.add(ack);
     return ack;
@@ -311,12 +335,30 @@ export class SimProcess implements ProcessView, CallerState {
       if (held !== undefined) checker.captured(this, held.shardId, held.leaseCounter, now);
       return;
     }
-    if (operation !== 'commit' && operation !== 'renew' && operation !== 'release') return;
+    if (operation === 'commitWithWrites') {
+      const transaction = args[2] as WritesTransaction;
+      // Only its first success wrote the row (the same token answers success again, even after the lease moved on).
+      if (this.#appliedTokens.has(transaction.token)) return;
+      this.#appliedTokens.add(transaction.token);
+      this.#committed(transaction, now);
+    }
+    if (operation !== 'commit' && operation !== 'commitWithWrites' && operation !== 'renew' && operation !== 'release') return;
     const lease = args[0] as HeldLease;
     const write = args[1] as CheckpointWrite | undefined;
     if (TRACE) trace(now, this.label, { type: `store ${operation}`, shardId: lease.shardId, write });
     const row = checkpoints.row(lease.shardId);
-    checker.wrote(this, lease.shardId, operation, lease.leaseCounter, observedCheckpoint(write?.checkpoint), row?.finished ?? false, now, calledAtMs);
+    checker.wrote(this, lease.shardId, operation === 'commitWithWrites' ? 'commit' : operation, lease.leaseCounter, observedCheckpoint(write?.checkpoint), row?.finished ?? false, now, calledAtMs);
+  }
+
+  /** A transaction committed: the records whose writes it carried are acked (the checkpoint it wrote covers them). */
+  #committed(transaction: WritesTransaction, now: number): void {
+    for (const write of transaction.writes) {
+      const id = write.Update?.TableName === EFFECTS_TABLE ? write.Update.Key?.id?.S : undefined;
+      const delivery = id === undefined ? undefined : this.#committing.get(id);
+      if (id === undefined || delivery === undefined) continue;
+      this.#committing.delete(id);
+      this.deps.checker.acked(delivery, now);
+    }
   }
 }
 

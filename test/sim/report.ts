@@ -20,6 +20,9 @@ export class Summary {
   fanOutEvents = 0;
   memoryChecks = 0;
   peakRetainedPercent = 0;
+  effectsRuns = 0;
+  effectsRecords = 0;
+  effectsTransactions = 0;
   readonly byInvariant = new Map<InvariantName, { seeds: number; firstSeed: number }>();
   readonly #started = performance.now();
 
@@ -38,6 +41,11 @@ export class Summary {
     this.fanOutEvents += result.fanOutEvents;
     this.memoryChecks += result.stats.memoryChecks;
     this.peakRetainedPercent = Math.max(this.peakRetainedPercent, result.stats.peakRetainedPercent);
+    if (result.effects !== undefined) {
+      this.effectsRuns += 1;
+      this.effectsRecords += result.effects.records;
+      this.effectsTransactions += result.effects.transactions;
+    }
     if (outcome.invariant === undefined) return;
     this.failed += 1;
     for (const invariant of result.counts.keys()) {
@@ -71,6 +79,7 @@ export class Summary {
       fanOutEvents: this.fanOutEvents,
       memoryChecks: this.memoryChecks,
       peakRetainedPercent: this.peakRetainedPercent,
+      effects: { runs: this.effectsRuns, recordsApplied: this.effectsRecords, transactions: this.effectsTransactions },
       byInvariant: Object.fromEntries([...this.byInvariant].map(([name, v]) => [name, v])),
     };
   }
@@ -85,6 +94,8 @@ export class Summary {
       `record path: ${this.handlerCalls.toLocaleString('en-US')} handler calls, ${this.subRecordDeliveries.toLocaleString('en-US')} KPL sub-record deliveries, `
       + `${this.fanOutEvents.toLocaleString('en-US')} fan-out events, ${this.memoryChecks.toLocaleString('en-US')} memory checks `
       + `(at most ${this.peakRetainedPercent}% of the bound reachable)`,
+      `effects: ${this.effectsRuns} runs acked with writes, ${this.effectsRecords.toLocaleString('en-US')} records' writes applied `
+      + `in ${this.effectsTransactions.toLocaleString('en-US')} transactions (effects-once checked in each)`,
     ];
     for (const [name, v] of this.byInvariant) lines.push(`  ${name}: ${v.seeds} seeds (first: seed ${v.firstSeed})`);
     return lines;

@@ -26,6 +26,8 @@ export interface RunResult {
   readonly processes: number;
   /** SubscribeToShard events handed out (fan-out groups). */
   readonly fanOutEvents: number;
+  /** With effects: the records whose writes were applied, and the transactions that applied (effects-once checked them). */
+  readonly effects?: { readonly records: number; readonly transactions: number } | undefined;
   readonly refusedResets: number;
   /** What the commands did, resolved against the world. */
   readonly log: readonly string[];
@@ -77,6 +79,7 @@ export async function runSchedule(schedule: Schedule, options: RunOptions): Prom
     hung: world.faults.hung,
     processes: world.processes.length,
     fanOutEvents: world.fanOut?.events ?? 0,
+    effects: world.effects === undefined ? undefined : { records: world.effects.applied().size, transactions: world.effects.items.transactions },
     refusedResets: world.refusedResets,
     log: world.log,
   };

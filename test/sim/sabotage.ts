@@ -5,8 +5,8 @@ import { type Observable, catchError, defer, map, of, throwError } from 'rxjs';
 import { nanosFromMillis } from '../../src/dynamodb/codec.js';
 import { LeaseLostError } from '../../src/errors/kinsumer-errors.js';
 import type { RecordsPage, StreamPort } from '../../src/ports/stream.js';
-import type { CheckpointWrite, HeldLease, LeaseStore } from '../../src/ports/lease-store.js';
-import type { MemoryCheckpointTable } from '../../src/testing/memory-lease-store.js';
+import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, WritesTransaction } from '../../src/ports/lease-store.js';
+import type { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 
 /** A stream whose GetRecords never returns the records `hidden` picks. */
 export function leakyStream(stream: StreamPort, hidden: (seq: string) => boolean): StreamPort {
@@ -36,6 +36,37 @@ export function unfencedStore(store: LeaseStore, table: MemoryCheckpointTable, n
       if (property === 'commit') return (lease: HeldLease, write: CheckpointWrite) => target.commit(lease, write).pipe(force(lease, write));
       if (property === 'renew') return (lease: HeldLease) => target.renew(lease).pipe(force(lease, undefined));
       return bound(target, property, receiver);
+    },
+  });
+}
+
+/**
+ * A lease store whose transactions (records' writes with their checkpoint, §8.1) carry no condition
+ * on the checkpoint row — neither the lease (owner, fencing token) nor the last transaction's
+ * token: a fenced owner's records' writes apply with its checkpoint.
+ */
+export function unfencedTransactions(store: MemoryLeaseStore, now: () => number): LeaseStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property !== 'commitWithWrites') return bound(target, property, receiver);
+      return (lease: HeldLease, write: CheckpointWrite, transaction: WritesTransaction): Observable<void> => defer(() => {
+        target.items.transact(transaction.writes, {
+          token: transaction.token,
+          nowMs: now(),
+          extra: {
+            check: () => ({ failed: target.table.row(lease.shardId) === undefined }),
+            apply: () => {
+              const row = target.table.row(lease.shardId) as CheckpointRow;
+              const { acked: _dropped, ...rest } = row;
+              target.table.put({
+                ...rest, checkpoint: write.checkpoint, finished: row.finished || write.finished, ...(write.acked === undefined ? {} : { acked: write.acked }),
+                transactionToken: transaction.token, lastUpdateNs: nanosFromMillis(now()),
+              });
+            },
+          },
+        });
+        return of(undefined);
+      });
     },
   });
 }

@@ -28,6 +28,7 @@ export const FAULT_KINDS = {
   step: "a client's wall clock jumps by ±1-300 s while its timers run on the true timeline",
   quiet: 'a shard gets no record for 10-400 s; its owner hands it off gracefully halfway; then records come again',
   memory: 'records reachable after a garbage collection are counted per process and shard (at commands and before the calm)',
+  effects: "records are acked with writes of their own (ack({ writes }), the operators' { writes }), committed with their checkpoint in one transaction; with every kind, in half the runs",
 } as const;
 
 export type FaultKind = keyof typeof FAULT_KINDS;

@@ -28,6 +28,18 @@ const QUIET: SimConfig = {
 const every = new Set<FaultKind>(ALL_KINDS);
 /** Seeds 1..this with every kind, in `npm test` (each a few seconds: the wall time is in view). */
 const RECORD_PATH_SEEDS = 6;
+/** Seeds 1..this of the effects table (issue 24), in `npm test`. */
+const EFFECTS_SEEDS = 4;
+/**
+ * The seed that found double applications with the lease (and token) condition dropped from the
+ * memory store's transaction: `npm run simulate -- --seeds 300 --only effects,pause,fault,hang,crash,process-records
+ * --find effects-once` (issue 24), at the schedule it shrank to.
+ */
+const EFFECTS_TEETH = {
+  seed: 15,
+  kinds: new Set<FaultKind>(['effects', 'pause', 'fault', 'hang', 'crash', 'process-records']),
+  path: '0:0:0:0:0:0:2:2:3:4:5:4:1:3:3:3:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:6:0:5:2:0:3:0:1:1:12:8:9:6:3:12:13:11:11:11:15',
+} as const;
 /** The kinds of the second round: their seeds and shrunk paths replay the schedules they always did. */
 const classic = new Set<FaultKind>(CLASSIC_KINDS);
 
@@ -56,6 +68,14 @@ describe('simulation of whole groups (design §7.6)', function () {
       const commands: Command[] = [{ waitTenths: 10, type: 'pause', client: 0, tenths: 20 }, { waitTenths: 30, type: 'produce', count: 10 }];
       const result = await runSchedule(schedule(commands), { kinds: every, sabotage: 'ignore-fence' });
       expect([...result.counts.keys()]).to.include('fenced-write');
+    });
+
+    it('a lease store whose transactions carry no condition on the checkpoint row: records\' writes applied twice (effects-once)', async () => {
+      // Seed 15 at the schedule it shrank to with the condition dropped from the memory store's
+      // transaction (issue 24's teeth): calls hang, c0's heartbeat and a transaction among them.
+      const outcome = await simulateSeed(EFFECTS_TEETH.seed, { kinds: EFFECTS_TEETH.kinds, maxCommands: 30, shrink: false, path: EFFECTS_TEETH.path, sabotage: 'unfenced-transaction' });
+      expect([...outcome.result.counts.keys()]).to.include('effects-once');
+      expect(outcome.result.violations.find((v) => v.invariant === 'effects-once')?.message).to.match(/its writes were applied 2 times/);
     });
 
     it('the same group with honest ports breaks nothing', async () => {
@@ -101,6 +121,28 @@ describe('simulation of whole groups (design §7.6)', function () {
         expect(found, `replay: ${replayCommand(seed, kinds, maxCommands)}`).to.deep.equal([]);
       });
     }
+  });
+
+  // Issue 24: records acked with writes of their own, committed with their checkpoint; every kind
+  // of trouble the classic rounds have, and the operators. Each record's writes applied exactly
+  // once if checkpointed, never otherwise (effects-once), beside every other invariant.
+  describe('the effects table (issue 24)', () => {
+    const kinds = kindsFromEnvironment([...CLASSIC_KINDS, 'process-records', 'process-batches', 'effects']);
+    const maxCommands = 12;
+    for (let seed = 1; seed <= EFFECTS_SEEDS; seed += 1) {
+      it(`seed ${seed} (${[...kinds].join(',')}) keeps every invariant`, async () => {
+        const outcome = await simulateSeed(seed, { kinds, maxCommands, shrink: false });
+        expect(outcome.result.effects?.records, 'records\' writes applied').to.be.greaterThan(0);
+        const found = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
+        expect(found, `replay: ${replayCommand(seed, kinds, maxCommands)}`).to.deep.equal([]);
+      });
+    }
+
+    it(`seed ${EFFECTS_TEETH.seed} at its shrunk schedule (the teeth above) keeps every invariant with honest ports`, async () => {
+      const outcome = await simulateSeed(EFFECTS_TEETH.seed, { kinds: EFFECTS_TEETH.kinds, maxCommands: 30, shrink: false, path: EFFECTS_TEETH.path });
+      expect(outcome.result.effects?.records).to.be.greaterThan(0);
+      expect(outcome.result.violations).to.deep.equal([]);
+    });
   });
 
   // Seeds `npm run simulate` found on the merged fixes, replayed at their shrunk schedules: each is a

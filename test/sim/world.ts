@@ -9,11 +9,12 @@ import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memor
 import { MemoryStream } from '../../src/testing/memory-stream.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { type CheckerSettings, InvariantChecker, START_BOUND_MS } from './checker.js';
+import { EffectsLedger } from './effects-table.js';
 import { FaultPlan } from './faults.js';
 import { MemoryProbe } from './memory-probe.js';
 import { SimProcess, describeError, observedCheckpoint } from './process.js';
 import { Producer } from './producer.js';
-import { CLIENT_POOL, type Command, type FaultKind, type HandlerSpec, type SimConfig } from './schedule.js';
+import { ALL_KINDS, CLIENT_POOL, type Command, type FaultKind, type HandlerSpec, type SimConfig } from './schedule.js';
 import { SimScheduler } from './sim-scheduler.js';
 
 /** Virtual time of the group's start (any fixed date: runs must not depend on the wall clock). */
@@ -29,7 +30,7 @@ const MAX_CALM_MS = 3_600_000;
 const OPERATOR_ID = 'kinsumer-cli';
 
 /** Ways to break the world on purpose, to prove the checker fails a broken group. */
-export type Sabotage = 'drop-record' | 'ignore-fence';
+export type Sabotage = 'drop-record' | 'ignore-fence' | 'unfenced-transaction';
 
 export interface WorldOptions {
   readonly kinds: ReadonlySet<FaultKind>;
@@ -63,6 +64,8 @@ export class World {
   readonly fanOut: MemoryFanOut | undefined;
   /** Counts the records processes keep reachable (the `memory` kind). */
   readonly probe: MemoryProbe | undefined;
+  /** The effects table, when this run's records are acked with writes (the `effects` kind). */
+  readonly effects: EffectsLedger | undefined;
   readonly processes: SimProcess[] = [];
   readonly random: () => number;
   /** Operator resets refused because a lease was held (as the CLI refuses). */
@@ -98,6 +101,10 @@ export class World {
     this.producer = new Producer(this.stream, this.checker, config, this.random, now);
     this.fanOut = config.readMode === 'fan-out' ? new MemoryFanOut(this.stream, { scheduler: this.scheduler }) : undefined;
     this.probe = options.kinds.has('memory') ? new MemoryProbe(this.checker, t.maxInFlightRecords) : undefined;
+    // With every kind, half the runs ack with writes (the others keep plain acks under every
+    // trouble); with a chosen set that holds it, all. Its own draw: the world's stays as it was.
+    const effects = options.kinds.has('effects') && (options.kinds.size < ALL_KINDS.length || seededRandom(config.rngSeed ^ 0x24e7)() < 0.5);
+    this.effects = effects ? new EffectsLedger() : undefined;
     this.#operator = new MemoryLeaseStore({ clientId: OPERATOR_ID, clientName: OPERATOR_ID, leaseTtlMs: t.leaseTtlMs, now, table: this.checkpoints });
   }
 
@@ -248,6 +255,7 @@ export class World {
     }
     this.checker.checkBalance(this.scheduler.now(), this.processes.filter((p) => p.status() === 'running'));
     this.checker.checkNothingLost(this.scheduler.now());
+    for (const finding of this.effects?.check(this.checkpoints) ?? []) this.checker.fail('effects-once', this.scheduler.now(), finding.message);
   }
 
   /** Puts `count` records (see producer.ts). */
@@ -320,6 +328,7 @@ export class World {
       onFailed: (failed, byHandler) => this.#restartLater(client, failed, byHandler),
       fanOut: this.fanOut,
       probe: this.probe,
+      effects: this.effects,
     });
     this.processes.push(process);
     this.#note(`${process.label} starts${process.skewMs === 0 ? '' : ` (clock ${process.skewMs > 0 ? '+' : ''}${process.skewMs / 1000} s)`}`);
@@ -389,6 +398,7 @@ export class World {
         continue;
       }
       this.checker.reset(shardId, observedCheckpoint(checkpoint), this.checkpoints.row(shardId)?.finished ?? false, this.scheduler.now());
+      this.effects?.reset(shardId);
     }
   }
 }
