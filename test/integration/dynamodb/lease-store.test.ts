@@ -81,7 +81,9 @@ describe('DynamoLeaseStore (dynalite)', () => {
         if (attributes.OwnerID?.S !== undefined) expect(await firstValueFrom(me.capture(shard)), 'owned, first seen now').to.equal(undefined);
         nowMs = NOW_MS;
         const held = await captured(me, shard);
-        expect(held).to.deep.equal({ shardId: shard, ownerId: 'me', leaseCounter: 1, checkpoint, finished: false });
+        const { capturedAt, ...lease } = held;
+        expect(lease).to.deep.equal({ shardId: shard, ownerId: 'me', leaseCounter: 1, checkpoint, finished: false });
+        expect(capturedAt, 'DynamoDB\'s clock at the capture (its Date)').to.be.instanceOf(Date);
         const row = await raw(shard);
         expect(row?.SequenceNumber, 'the checkpoint is kept as the Go kinsumer wrote it').to.deep.equal(attributes.SequenceNumber);
         expect(row?.OwnerID).to.deep.equal({ S: 'me' });
@@ -271,6 +273,11 @@ describe('DynamoLeaseStore (dynalite)', () => {
       override updateItem(input: UpdateItemCommandInput): Observable<Item | undefined> {
         this.calls.push(`UpdateItem ${String(input.TableName)}`);
         return super.updateItem(input);
+      }
+
+      override updateItemDated(input: UpdateItemCommandInput): ReturnType<Dynamo['updateItemDated']> {
+        this.calls.push(`UpdateItem ${String(input.TableName)}`);
+        return super.updateItemDated(input);
       }
     }
 
