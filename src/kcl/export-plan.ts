@@ -3,7 +3,7 @@
 // is live come in; the lines and the leases to write go out.
 import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
 import type { ShardInfo } from '../ports/stream.js';
-import { inheritedStart } from '../reading/start-position.js';
+import { inheritedStart, resetStartOf } from '../reading/start-position.js';
 import type { InitialPosition } from '../types.js';
 import type { KinsumerRowRead } from './import-plan.js';
 import { planCheckpoint } from './import-plan.js';
@@ -67,10 +67,11 @@ function convert(checkpoint: StoredCheckpoint, record: RecordAtCheckpoint | unde
         ...(found.kind === 'unknown' ? { note: 'the record at the checkpoint could not be read: were it a KPL aggregate, the KCL would process its user records after the first again' } : {}),
       };
     }
-    case 'LATEST':
-      // A reset's moment is where kinsumer would start (design §8.3): the KCL's LATEST would skip what came since.
-      if (checkpoint.resetAt !== undefined) return { checkpoint: { type: 'AT_TIMESTAMP' }, timestamp: checkpoint.notBefore ?? checkpoint.resetAt };
-      return { checkpoint: { type: checkpoint.type } };
+    case 'LATEST': {
+      // Where kinsumer would start (design §8.3): the KCL's LATEST would skip what came since a reset.
+      const timestamp = resetStartOf(checkpoint);
+      return timestamp === undefined ? { checkpoint: { type: checkpoint.type } } : { checkpoint: { type: 'AT_TIMESTAMP' }, timestamp };
+    }
     case 'TRIM_HORIZON':
       return { checkpoint: { type: checkpoint.type } };
     case 'AT_TIMESTAMP':

@@ -8,11 +8,12 @@ import { asError, stopsTheClient } from '../errors/fault-scope.js';
 import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import type { ResolvedOptions } from '../options.js';
 import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
+import { DATE_HEADER_RESOLUTION_MS } from '../ports/server-date.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { StreamPort } from '../ports/stream.js';
 import { Multicast } from '../reading/multicast.js';
 import { readerFor } from '../reading/read-mode.js';
-import { DATE_RESOLUTION_MS, planStart, startToKeep } from '../reading/start-position.js';
+import { planStart, startToKeep } from '../reading/start-position.js';
 import { linkLease } from '../telemetry/lease-link.js';
 import { streamName } from '../telemetry/names.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, ShardStatus, StartingPosition } from '../types.js';
@@ -97,7 +98,7 @@ export class LeaseSession {
     // from this client's clock: a crash before the iterator's answer is stored hands it on).
     const start = held.capturedAt === undefined
       ? startToKeep(plan.iteratorStart, options.clock.wallNow(), plan.skipThrough, plan.notBefore)
-      : startToKeep(plan.iteratorStart, held.capturedAt.getTime(), plan.skipThrough, plan.notBefore, DATE_RESOLUTION_MS);
+      : startToKeep(plan.iteratorStart, held.capturedAt.getTime(), plan.skipThrough, plan.notBefore, DATE_HEADER_RESOLUTION_MS);
     this.checkpointer = createCheckpointer({
       store: deps.store,
       lease: held,

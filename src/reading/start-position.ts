@@ -19,9 +19,6 @@ import type { InitialPosition, StartingPosition } from '../types.js';
  */
 export const START_SKEW_MARGIN_MS = 300_000;
 
-/** How early a server's `Date` header can be: it counts whole seconds. */
-export const DATE_RESOLUTION_MS = 1_000;
-
 /** A GetShardIterator request and the sub-records to drop from the first aggregate it returns. */
 export interface IteratorPlan {
   readonly iteratorStart: IteratorStart;
@@ -45,12 +42,10 @@ export interface StartPlan extends IteratorPlan {
  */
 export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
   if (checkpoint === undefined) return fromInitialPosition(initialPosition);
-  if (checkpoint.type === 'LATEST' && checkpoint.resetAt !== undefined) {
-    // A reset's moment (or the later start time it replaced, its floor): from there, so what was
-    // put between the reset and this capture comes too.
-    return withSkip(fromInitialPosition({ timestamp: checkpoint.notBefore ?? checkpoint.resetAt }), checkpoint.after);
-  }
   if (checkpoint.type === 'LATEST') {
+    const resetStart = resetStartOf(checkpoint);
+    // From a reset's moment, so what was put between the reset and this capture comes too.
+    if (resetStart !== undefined) return withSkip(fromInitialPosition({ timestamp: resetStart }), checkpoint.after);
     const plan = withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } }, checkpoint.after);
     return checkpoint.notBefore === undefined ? plan : { ...plan, notBefore: checkpoint.notBefore };
   }
@@ -64,6 +59,15 @@ export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosit
       ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
       : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber },
   };
+}
+
+/**
+ * Where a `LATEST` a reset wrote starts reading: its moment, or the later start time it replaced
+ * (its floor). `undefined` for any other checkpoint, and for a `LATEST` written without a moment
+ * (by an older writer): that one starts at the tip at its capture.
+ */
+export function resetStartOf(checkpoint: StoredCheckpoint): Date | undefined {
+  return checkpoint.type === 'LATEST' && checkpoint.resetAt !== undefined ? checkpoint.notBefore ?? checkpoint.resetAt : undefined;
 }
 
 // A floor (what a reset to LATEST replaced): records at or before it are skipped, as after a KPL resume.
@@ -87,7 +91,7 @@ function fromInitialPosition(initialPosition: InitialPosition): StartPlan {
  * (Once the first record arrives, the checkpoint narrows this to that record's arrival time, which
  * is the stream's own clock; see `CheckpointState.track`.) A LATEST start is never kept earlier than
  * `notBefore`, the time floor a reset left. Given the store's clock at the capture instead (its
- * `Date`, see `HeldLease.capturedAt`), `marginMs` is {@link DATE_RESOLUTION_MS}: that moment came
+ * `Date`, see `HeldLease.capturedAt`), `marginMs` is `DATE_HEADER_RESOLUTION_MS`: that moment came
  * before the iterator was asked for, so nothing after the real start is skipped, and a hand-off
  * before the iterator's own answer is stored delivers nothing older than about 2 s before it.
  */
