@@ -119,9 +119,9 @@ function decodeStart(item: Item, shardId: string): StoredCheckpoint | undefined 
   if (start === undefined) return undefined;
   if (start === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
   if (start !== 'AT_TIMESTAMP') throw new CorruptCheckpointError(shardId, A.startPosition, `is not TRIM_HORIZON or AT_TIMESTAMP: ${JSON.stringify(start.slice(0, 40))}`);
-  const ms = readInteger(item, A.startTimestamp);
-  if (ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n) throw new CorruptCheckpointError(shardId, A.startTimestamp, 'is missing or out of range');
-  return withFloor({ type: 'AT_TIMESTAMP', timestamp: new Date(Number(ms)) }, item);
+  const timestamp = epochDate(readInteger(item, A.startTimestamp));
+  if (timestamp === undefined) throw new CorruptCheckpointError(shardId, A.startTimestamp, 'is missing or out of range');
+  return withFloor({ type: 'AT_TIMESTAMP', timestamp }, item);
 }
 
 /** Adds the stored floor to a start; one that cannot be read is left out (that costs duplicates, never a skipped record). */
@@ -146,6 +146,7 @@ function withTimeFloor(start: StoredCheckpoint & { readonly type: 'LATEST' }, it
   return { ...start, ...(notBefore === undefined ? {} : { notBefore }), ...(resetAt === undefined ? {} : { resetAt }) };
 }
 
+/** Epoch milliseconds as a Date, `undefined` when missing or outside what a Date holds (±8.64e15 ms; before 1970 is not a time kinsumer writes). */
 function epochDate(ms: bigint | undefined): Date | undefined {
   return ms === undefined || ms < 0n || ms > 8_640_000_000_000_000n ? undefined : new Date(Number(ms));
 }
