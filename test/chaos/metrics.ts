@@ -60,7 +60,7 @@ export function disruptions(actions: readonly ActionRecord[]): Disruption[] {
   const out: Disruption[] = [];
   for (const action of actions) {
     if (action.skipped !== undefined || action.worker === undefined) continue;
-    if (action.kind === 'kill') out.push({ kind: 'crash', worker: action.worker, at: action.at });
+    if (action.kind === 'kill') out.push({ kind: 'crash', worker: action.worker, at: action.at, ...(action.exitedAt === undefined ? {} : { goneAt: action.exitedAt }) });
     if (action.kind === 'zombie') out.push({ kind: 'zombie', worker: action.worker, at: action.at, ...(action.resumedAt === undefined ? {} : { resumedAt: action.resumedAt }) });
   }
   return out;

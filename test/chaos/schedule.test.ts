@@ -108,12 +108,12 @@ describe('chaos metrics', () => {
 
   it('disruptions are the crashes and zombies done; failovers count captures from another worker', () => {
     const actions: ActionRecord[] = [
-      { kind: 'kill', at: 1, endedAt: 2, worker: 'w1', shards: [] },
+      { kind: 'kill', at: 1, endedAt: 2, worker: 'w1', shards: [], exitedAt: 1.5 },
       { kind: 'restart', at: 3, endedAt: 4, worker: 'w2', shards: [] },
       { kind: 'zombie', at: 5, endedAt: 6, worker: 'w3', shards: [], resumedAt: 6 },
       { kind: 'merge', at: 7, endedAt: 8, shards: [], skipped: 'no pair' },
     ];
-    expect(disruptions(actions)).to.deep.equal([{ kind: 'crash', worker: 'w1', at: 1 }, { kind: 'zombie', worker: 'w3', at: 5, resumedAt: 6 }]);
+    expect(disruptions(actions)).to.deep.equal([{ kind: 'crash', worker: 'w1', at: 1, goneAt: 1.5 }, { kind: 'zombie', worker: 'w3', at: 5, resumedAt: 6 }]);
     expect(failovers([
       { type: 'acquired', w: 'w1', shardId: P, at: 1 },
       { type: 'acquired', w: 'w1', shardId: P, at: 2 },

@@ -15,6 +15,8 @@ export interface Disruption {
   readonly worker: string;
   /** When SIGKILL (crash) or SIGSTOP (zombie) was sent. */
   readonly at: number;
+  /** Crash only: when the process was seen gone. SIGKILL is not instant: it may ack until then. */
+  readonly goneAt?: number;
   /** Zombie only: when SIGCONT was sent. */
   readonly resumedAt?: number;
 }
@@ -261,8 +263,10 @@ function checkDuplicates(
     if (!checkpoints.has(key)) checkpoints.set(key, checkpointBefore(marks, d.worker, shardId, d.at));
     return checkpoints.get(key) ?? null;
   };
+  // A killed worker acts until it is gone, not only until the signal was sent.
+  const lastAct = (d: Disruption) => (d.kind === 'crash' ? d.goneAt ?? d.at : d.at);
   const holds = (d: Disruption, h: AckLine) =>
-    h.w === d.worker && (d.kind === 'crash' ? h.t <= d.at : (h.r ?? h.e) <= d.at);
+    h.w === d.worker && (d.kind === 'crash' ? h.t <= lastAct(d) : (h.r ?? h.e) <= d.at);
   // (disruption, shard) → records delivered again, and the earliest ack the disrupted worker made of one.
   const groups = new Map<string, { disruption: number; shardId: string; records: Set<string>; earliestAck: number }>();
   for (const [data, lines] of deliveries) {
@@ -282,14 +286,14 @@ function checkDuplicates(
       const group = groups.get(key) ?? { disruption: cause.index, shardId: duplicate.shardId, records: new Set<string>(), earliestAck: Number.POSITIVE_INFINITY };
       groups.set(key, group);
       group.records.add(data);
-      for (const h of lines) if (h.w === cause.d.worker && h.t <= cause.d.at) group.earliestAck = Math.min(group.earliestAck, h.t);
+      for (const h of lines) if (h.w === cause.d.worker && h.t <= lastAct(cause.d)) group.earliestAck = Math.min(group.earliestAck, h.t);
     }
   }
   const byDisruption: DisruptionDuplicates[] = [];
   for (const group of groups.values()) {
     const d = disruptions[group.disruption];
     if (d === undefined) continue;
-    const exposureMs = Number.isFinite(group.earliestAck) ? d.at - group.earliestAck : 0;
+    const exposureMs = Number.isFinite(group.earliestAck) ? Math.max(0, d.at - group.earliestAck) : 0;
     byDisruption.push({ disruption: group.disruption, shardId: group.shardId, records: group.records.size, exposureMs });
     if (exposureMs > windowMs) {
       violations.push({ kind: 'duplicate window', detail: `${d.kind} of ${d.worker} at ${d.at}: ${group.records.size} records of ${group.shardId} delivered again, the earliest acked ${exposureMs} ms before it (bound ${windowMs} ms)` });
