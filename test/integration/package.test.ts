@@ -248,4 +248,15 @@ describe('the API reference (typedoc)', function () {
     const home = await readFile(join(out, 'html', 'index.html'), 'utf8');
     expect(home.match(/<h1[\s>]/g)).to.have.length(1);
   });
+
+  it('keeps the inline code of a heading in the page contents (newcomer trial 4: "The demo ()", an empty `kinsumer status`)', async () => {
+    const home = await readFile(join(out, 'html', 'index.html'), 'utf8');
+    const navigation = home.slice(home.indexOf('tsd-page-navigation'));
+    const contents = [...navigation.matchAll(/<a href="#[^"]*"[^>]*><span>(.*?)<\/span>/g)].map((m) => (m[1] ?? '').replace(/<wbr\/>/g, ''));
+    const headings = (await readFile('README.md', 'utf8')).replace(/```[\s\S]*?```/g, '').match(/^#{2,4} .*`.*$/gm) ?? [];
+    expect(headings.length, 'README headings with inline code').to.be.greaterThan(0);
+    const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    const missing = headings.map((h) => escape(h.replace(/^#+ /, '').replace(/`/g, ''))).filter((text) => !contents.includes(text));
+    expect(missing, `entries in the contents: ${contents.join(' | ')}`).to.deep.equal([]);
+  });
 });
