@@ -1,6 +1,7 @@
 // @ts-check
 // The API reference (`npm run docs`): the TSDoc of both entry points, with the README as its home
-// page. A JavaScript file, not typedoc.json, for the markdown-it hook below.
+// page and the guides it links as documents. A JavaScript file, not typedoc.json, for the
+// markdown-it hook below.
 
 /**
  * TypeDoc names a heading in the page's table of contents (and its anchor) after the heading's
@@ -33,6 +34,12 @@ export default {
   out: 'docs/api',
   name: 'kinsumer',
   readme: 'README.md',
+  // The guides moved out of the README (issue 34); the package test checks the names their code
+  // spans use, as it checks the README's.
+  projectDocuments: [
+    'docs/operating.md', 'docs/cli.md', 'docs/exactly-once.md', 'docs/opentelemetry.md',
+    'docs/from-lambda.md', 'docs/from-go.md', 'docs/from-kcl.md',
+  ],
   headings: { readme: false },
   excludePrivate: true,
   excludeInternal: true,

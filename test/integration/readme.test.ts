@@ -39,6 +39,12 @@ const RUNS: Readonly<Record<string, (stdout: string) => void>> = {
     const lastAcked = stdout.slice(stdout.lastIndexOf("name: 'kinsumer.records.acked'")).split('descriptor:')[0] ?? '';
     expect([...lastAcked.matchAll(/value: (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0), 'records acked, summed over the shards').to.equal(100);
     expect(stdout.split("name: 'process events'").length - 1).to.equal(100);
+    // One export shows the client running (newcomer trial 4: exported only after stop(), it read
+    // "0 leases held"): both leases held, each shard's lag.
+    const exports = (name: string) => stdout.split(`name: '${name}'`).slice(1).map((block) => block.split('descriptor:')[0] ?? '');
+    const values = (block: string) => [...block.matchAll(/value: (\d+)/g)].map((m) => Number(m[1]));
+    expect(exports('kinsumer.leases.held').map((block) => values(block).reduce((sum, v) => sum + v, 0)), 'leases held, per export').to.include(2);
+    expect(exports('kinsumer.shard.millis_behind_latest').map((block) => values(block).length), 'lag series, per export').to.include(2);
   },
   'testing-kit': (stdout) => expect(stdout.trim()).to.equal(''),
 };
