@@ -3,7 +3,7 @@
 // is live come in; the lines and the leases to write go out.
 import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
 import type { ShardInfo } from '../ports/stream.js';
-import { inheritedStart, resetStartOf } from '../reading/start-position.js';
+import { inheritedStart, startOf } from '../reading/start-position.js';
 import type { InitialPosition } from '../types.js';
 import type { KinsumerRowRead } from './import-plan.js';
 import { planCheckpoint } from './import-plan.js';
@@ -55,9 +55,11 @@ type Converted = { readonly checkpoint: KclCheckpoint; readonly note?: string; r
  * aggregate, else the KCL would deliver the aggregate's later user records again.
  */
 function convert(checkpoint: StoredCheckpoint, record: RecordAtCheckpoint | undefined): Converted {
-  switch (checkpoint.type) {
+  // Where kinsumer would start (startOf): a reset's LATEST is a time, the KCL's LATEST would skip what came since.
+  const start = startOf(checkpoint);
+  switch (start.type) {
     case 'position': {
-      const { sequenceNumber, subSequenceNumber } = checkpoint.position;
+      const { sequenceNumber, subSequenceNumber } = start.position;
       if (subSequenceNumber !== undefined) return { checkpoint: { type: 'sequence', sequenceNumber, subSequenceNumber } };
       const found = record ?? { kind: 'unknown' };
       if (found.kind === 'invalid') return { refuse: `Kinesis takes no sequence number ${sequenceNumber} on this shard (${found.problem})` };
@@ -67,15 +69,11 @@ function convert(checkpoint: StoredCheckpoint, record: RecordAtCheckpoint | unde
         ...(found.kind === 'unknown' ? { note: 'the record at the checkpoint could not be read: were it a KPL aggregate, the KCL would process its user records after the first again' } : {}),
       };
     }
-    case 'LATEST': {
-      // Where kinsumer would start (design §8.3): the KCL's LATEST would skip what came since a reset.
-      const timestamp = resetStartOf(checkpoint);
-      return timestamp === undefined ? { checkpoint: { type: checkpoint.type } } : { checkpoint: { type: 'AT_TIMESTAMP' }, timestamp };
-    }
+    case 'LATEST':
     case 'TRIM_HORIZON':
-      return { checkpoint: { type: checkpoint.type } };
+      return { checkpoint: { type: start.type } };
     case 'AT_TIMESTAMP':
-      return { checkpoint: { type: 'AT_TIMESTAMP' }, timestamp: checkpoint.timestamp };
+      return { checkpoint: { type: 'AT_TIMESTAMP' }, timestamp: start.timestamp };
   }
 }
 

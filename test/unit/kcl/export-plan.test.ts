@@ -67,6 +67,17 @@ describe('export plan: kinsumer checkpoint → KCL lease', () => {
     expect(plan.kclTimestamp).to.deep.equal(resetAt);
   });
 
+  // R15 (review-4): the child's lease is where kinsumer would start it, the parent's reset moment.
+  it('a child kinsumer never read, of a finished parent reset to LATEST: AT_TIMESTAMP of the reset\'s moment, not a new LATEST', () => {
+    const resetAt = new Date('2026-01-03T00:00:00Z');
+    const plan = planExport(facts({
+      kinsumer: new Map([row(P, { type: 'LATEST', after: { sequenceNumber: SEQ }, notBefore: resetAt, resetAt }, { finished: true })]),
+      initialPosition: 'LATEST',
+    }));
+    expect(plan.writes.map((w) => w.lease.checkpoint)).to.deep.equal([{ type: 'SHARD_END' }, { type: 'AT_TIMESTAMP' }, { type: 'AT_TIMESTAMP' }]);
+    expect(plan.kclTimestamp).to.deep.equal(resetAt);
+  });
+
   it('a shard with no row and no parents starts at the group\'s initialPosition', () => {
     const plan = planExport(facts({ shards: [shard(P)], initialPosition: 'LATEST' }));
     expect(plan.writes[0]?.lease.checkpoint).to.deep.equal({ type: 'LATEST' });
