@@ -43,24 +43,40 @@ export interface StartPlan extends IteratorPlan {
 export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
   if (checkpoint === undefined) return fromInitialPosition(initialPosition);
   const start = startOf(checkpoint);
+  const startingPosition = startingPositionOf(start);
   switch (start.type) {
     case 'LATEST': {
-      const plan = withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } }, start.after);
+      const plan = withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition }, start.after);
       return start.notBefore === undefined ? plan : { ...plan, notBefore: start.notBefore };
     }
     // Set by an operator's reset: a start, whatever the initialPosition option says.
     case 'TRIM_HORIZON':
-      return fromInitialPosition('TRIM_HORIZON');
+      return { iteratorStart: { type: 'TRIM_HORIZON' }, startingPosition };
     case 'AT_TIMESTAMP':
-      return withSkip(fromInitialPosition({ timestamp: start.timestamp }), start.after);
+      return withSkip({ iteratorStart: { type: 'AT_TIMESTAMP', timestamp: start.timestamp }, startingPosition }, start.after);
+    case 'position':
+      return { ...startAfter(start.position, false), startingPosition };
+  }
+}
+
+/**
+ * Where a stored checkpoint starts, as the public {@link StartingPosition} says it (a lease's
+ * `lease-acquired`, a reset's `previous`, the KCL plans' kinsumer side): read through
+ * {@link startOf}, without the floors that only the reader uses.
+ */
+export function startingPositionOf(checkpoint: StoredCheckpoint): StartingPosition {
+  const start = startOf(checkpoint);
+  switch (start.type) {
+    case 'LATEST':
+    case 'TRIM_HORIZON':
+      return { type: start.type };
+    case 'AT_TIMESTAMP':
+      return { type: 'AT_TIMESTAMP', timestamp: start.timestamp };
     case 'position': {
       const { sequenceNumber, subSequenceNumber } = start.position;
-      return {
-        ...startAfter(start.position, false),
-        startingPosition: subSequenceNumber === undefined
-          ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
-          : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber },
-      };
+      return subSequenceNumber === undefined
+        ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
+        : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber };
     }
   }
 }

@@ -65,6 +65,7 @@ describe('export plan: kinsumer checkpoint → KCL lease', () => {
     const plan = planExport(facts({ shards: [shard(P)], kinsumer: new Map([row(P, { type: 'LATEST', notBefore: resetAt, resetAt })]) }));
     expect(plan.writes[0]?.lease.checkpoint).to.deep.equal({ type: 'AT_TIMESTAMP' });
     expect(plan.kclTimestamp).to.deep.equal(resetAt);
+    expect(plan.lines[0]?.start, 'kinsumer\'s side as a new owner would start').to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
   });
 
   // R15 (review-4): the child's lease is where kinsumer would start it, the parent's reset moment.

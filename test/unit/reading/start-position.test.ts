@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { START_SKEW_MARGIN_MS, inheritedStart, withResetFloor, isSkipped, planResume, planStart, startAfter, startOf, startToKeep } from '../../../src/reading/start-position.js';
+import { START_SKEW_MARGIN_MS, inheritedStart, withResetFloor, isSkipped, planResume, planStart, startAfter, startOf, startToKeep, startingPositionOf } from '../../../src/reading/start-position.js';
 
 const SEQ = '49590338271490256608559692538361571095921575989136588898';
 
@@ -133,6 +133,14 @@ describe('start position', () => {
         { type: 'LATEST', after: position, notBefore: resetAt }, { type: 'LATEST' }, { type: 'TRIM_HORIZON' },
         { type: 'AT_TIMESTAMP', timestamp: resetAt, after: position }, { type: 'position', position },
       ] as const) expect(startOf(itself)).to.equal(itself);
+    });
+    it('startingPositionOf: the public face of that start, without the floors only the reader uses', () => {
+      const position = { sequenceNumber: SEQ };
+      const resetAt = new Date(9_000_000);
+      expect(startingPositionOf({ type: 'LATEST', after: position, notBefore: resetAt, resetAt })).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
+      expect(startingPositionOf({ type: 'LATEST', after: position, notBefore: resetAt })).to.deep.equal({ type: 'LATEST' });
+      expect(startingPositionOf({ type: 'AT_TIMESTAMP', timestamp: resetAt, after: position })).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
+      expect(startingPositionOf({ type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 2 } })).to.deep.equal({ type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ, subSequenceNumber: 2 });
     });
   });
 
