@@ -133,6 +133,16 @@ export function startToKeep(start: IteratorStart, nowMs: number, after?: Positio
 }
 
 /**
+ * The moment of a reset to `LATEST` (its `resetAt`), from the store's answer to a read made just
+ * before the write: DynamoDB's `Date` (whole seconds, so no later than the read), or, where the
+ * answer has none, the client's clock less {@link START_SKEW_MARGIN_MS} (a client clock up to that
+ * far ahead still names a time before the write). A record put after the write is never before it.
+ */
+export function resetMomentOf(serverDate: Date | undefined, clientNowMs: number): Date {
+  return serverDate ?? new Date(clientNowMs - START_SKEW_MARGIN_MS);
+}
+
+/**
  * What a reset to `LATEST` stores: `LATEST` with the checkpoint it replaces as a floor (`after`),
  * and a time floor (`notBefore`): the reset's own moment `resetAt` (when its write was accepted, on
  * the store's clock), or a later start time it replaced (a reset to a timestamp, or a start kept
