@@ -126,7 +126,8 @@ for (const tier of TIERS) {
       expect([plan.refused, plan.written, plan.ignored]).to.deep.equal([[], 2, { otherStreams: 1, otherItems: 5 }]);
       expect(plan.shards.map((l) => [l.leaseKey, l.action, l.start?.type])).to.deep.equal([
         [`${id}:${s0}`, 'write', 'AFTER_SEQUENCE_NUMBER'],
-        [`${id}:${s1}`, 'write', 'LATEST'],
+        // The KCL's LATEST is kinsumer's LATEST from the import's moment: a time (review-4 §3.6).
+        [`${id}:${s1}`, 'write', 'AT_TIMESTAMP'],
         [`${account}:${stream}:${epoch - 86_400}:${s0}`, 'refuse', undefined],
       ]);
       expect(plan.shards[0]?.reason).to.contain('pendingCheckpoint');
