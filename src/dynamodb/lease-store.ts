@@ -18,7 +18,7 @@ import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError }
 import { backoffDelay } from '../errors/retry-backoff.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
-import { START_SKEW_MARGIN_MS, withResetFloor } from '../reading/start-position.js';
+import { resetMomentOf, withResetFloor } from '../reading/start-position.js';
 import {
   CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCheckpoint, readableCounter, setAckedRanges, setCheckpoint, wronglyTyped,
 } from './checkpoint-row.js';
@@ -281,7 +281,7 @@ export class DynamoLeaseStore implements LeaseStore {
     // time floor. Without a Date header, the client's clock less the skew margin.
     const read$ = this.#options.dynamo.getItemDated({ TableName: this.#options.table, Key: { [A.shard]: { S: shardId } }, ConsistentRead: true });
     return read$.pipe(
-      mergeMap(({ item, serverDate }) => write(item, serverDate ?? new Date(now() - START_SKEW_MARGIN_MS))),
+      mergeMap(({ item, serverDate }) => write(item, resetMomentOf(serverDate, now()))),
       map(() => undefined),
       catchError((error: unknown) => {
         // A write that lost a race, or (unforced) a row whose owner cannot be read: held, as far as a reset can tell.

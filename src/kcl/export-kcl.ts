@@ -8,7 +8,7 @@ import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { ConfigError } from '../errors/kinsumer-errors.js';
 import { KinesisStream } from '../kinesis/kinesis.js';
 import type { InitialPosition } from '../types.js';
-import { planExport } from './export-plan.js';
+import { planExport, recordToRead } from './export-plan.js';
 import { type KclMoveOptions, checkMoveOptions } from './kcl-options.js';
 import { KclTable, type KclTableRead } from './kcl-table.js';
 import { ownedRowVersions, readCheckpointRows, readClientVersions, rowOwner } from './kinsumer-rows.js';
@@ -35,7 +35,9 @@ const RECORD_READS_AT_ONCE = 8;
  * one lease per shard of the stream, in the format every KCL version reads: `checkpoint` and
  * `checkpointSubSequenceNumber` resume right after kinsumer's checkpoint; a shard never
  * checkpointed gets its start (`TRIM_HORIZON`, `LATEST`, or `AT_TIMESTAMP`, whose time the KCL
- * application must be configured with: the plan's `kclTimestamp`); a finished shard gets
+ * application must be configured with, one for the stream: the plan's `kclTimestamp`, the earliest
+ * start; a later start with a floor that arrived after it is written as "after the floor"
+ * instead, and each line says what the KCL reads that kinsumer would not); a finished shard gets
  * `SHARD_END` and its `childShardIds`, each child its `parentShardId`. No `leaseOwner` (a KCL
  * worker takes the lease at once), a `leaseCounter` above the row's, `ownerSwitchesSinceCheckpoint` 0.
  * Keys follow the table: multi-stream keys where it holds this stream's multi-stream leases.
@@ -83,8 +85,8 @@ export async function exportKclCheckpoints(options: ExportKclOptions): Promise<K
     : undefined;
 
   const wanted = shards.flatMap(({ shardId }) => {
-    const checkpoint = after.rows.get(shardId)?.row?.checkpoint;
-    return checkpoint?.type === 'position' && checkpoint.position.subSequenceNumber === undefined ? [{ shardId, sequenceNumber: checkpoint.position.sequenceNumber }] : [];
+    const sequenceNumber = recordToRead(after.rows.get(shardId)?.row);
+    return sequenceNumber === undefined ? [] : [{ shardId, sequenceNumber }];
   });
   const records = new Map(await lastValueFrom(from(wanted).pipe(
     mergeMap(({ shardId, sequenceNumber }) => recordAt(stream, shardId, sequenceNumber).pipe(map((record): [string, RecordAtCheckpoint] => [shardId, record])), RECORD_READS_AT_ONCE),

@@ -7,6 +7,7 @@ import { createTables } from '../dynamodb/tables.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { ConfigError, TableNotFoundError } from '../errors/kinsumer-errors.js';
 import { KinesisStream } from '../kinesis/kinesis.js';
+import { resetMomentOf } from '../reading/start-position.js';
 import { type ImportWrite, planImport } from './import-plan.js';
 import { type KclMoveOptions, checkMoveOptions } from './kcl-options.js';
 import { KclTable, type KclTableRead, leaseVersions } from './kcl-table.js';
@@ -80,7 +81,10 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
   }
   const leases = selectStreamLeases(after.kcl.items, identity);
   const records = await readRecordsAtCheckpoints(stream, shards.map((s) => s.shardId), leases.byShard);
-  const plan = planImport({ shards, leases, kinsumer: after.rows, records, movedLeases, liveOwners, timestamp, force });
+  // The import's moment on DynamoDB's clock, read before any write as a reset reads its own: where a KCL LATEST starts.
+  const [firstLease] = [...leases.byShard.values()].flat();
+  const importedAt = resetMomentOf(firstLease === undefined ? undefined : await firstValueFrom(kcl.serverDate(firstLease.leaseKey)), Date.now());
+  const plan = planImport({ shards, leases, kinsumer: after.rows, records, movedLeases, liveOwners, timestamp, importedAt, force });
   const lines = [...plan.lines];
   const refused = [...plan.refused];
   let written = 0;

@@ -20,6 +20,7 @@ import { KinesisStream } from '../kinesis/kinesis.js';
 import { DEFAULTS, resolveStream } from '../options.js';
 import { HOST_CLOCK } from '../ports/clock.js';
 import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
+import { startingPositionOf } from '../reading/start-position.js';
 import type { InitialPosition, StartingPosition } from '../types.js';
 
 /** Options of {@link resetCheckpoints}. */
@@ -159,7 +160,7 @@ export async function resetCheckpoints(options: ResetCheckpointsOptions): Promis
     return {
       shardId,
       outcome,
-      previous: startingPosition(row?.checkpoint),
+      previous: row?.checkpoint === undefined ? undefined : startingPositionOf(row.checkpoint),
       ...(row !== undefined && live.has(shardId) ? { liveOwner: liveOwner(row) } : {}),
       finished: row?.finished ?? false,
       ...(problem === undefined ? {} : { corrupt: problem }),
@@ -251,13 +252,4 @@ function liveOwner(row: CheckpointRow): NonNullable<ShardReset['liveOwner']> {
     ...(row.ownerName === undefined ? {} : { clientName: row.ownerName }),
     ...(row.lastUpdateNs === undefined ? {} : { renewedAt: new Date(millisFromNanos(row.lastUpdateNs)) }),
   };
-}
-
-/** A stored checkpoint as the public {@link StartingPosition} a new owner would start from. */
-function startingPosition(checkpoint: StoredCheckpoint | undefined): StartingPosition | undefined {
-  if (checkpoint === undefined || checkpoint.type !== 'position') return checkpoint;
-  const { sequenceNumber, subSequenceNumber } = checkpoint.position;
-  return subSequenceNumber === undefined
-    ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
-    : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber };
 }

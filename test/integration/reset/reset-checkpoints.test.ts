@@ -112,6 +112,16 @@ describe('resetCheckpoints (kinesalite + dynalite)', function () {
     expect(await firstValueFrom(owner.read(SHARD0)), 'a shard not named is left alone').to.equal(undefined);
   });
 
+  it('previous is where a new owner would have started: a reset to LATEST stands for its moment (and no stored field leaks out)', async () => {
+    const { applicationName, options } = await setup();
+    await resetCheckpoints({ ...options, to: 'LATEST', shardIds: [SHARD0] });
+    const row = await firstValueFrom(store(applicationName, 'reader').read(SHARD0));
+    const resetAt = row?.checkpoint?.type === 'LATEST' ? row.checkpoint.resetAt : undefined;
+    expect(resetAt, 'the first reset\'s moment').to.be.instanceOf(Date);
+    const again = await resetCheckpoints({ ...options, to: 'LATEST', shardIds: [SHARD0] });
+    expect(again.shards[0]?.previous).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
+  });
+
   it('bad input is a ConfigError naming the option, and nothing is written', async () => {
     const { applicationName, options } = await setup();
     const cases: Array<[string, unknown]> = [
