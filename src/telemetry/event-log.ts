@@ -1,5 +1,5 @@
 import type { SchedulerLike } from 'rxjs';
-import { describeError, rootCause } from '../errors/kinsumer-errors.js';
+import { LeaseLostError, describeError, rootCause } from '../errors/kinsumer-errors.js';
 import type { KinsumerEvent, Logger } from '../types.js';
 import { FailureRuns } from './failure-runs.js';
 import { wholeMs } from './whole-ms.js';
@@ -40,7 +40,9 @@ export function logEvent(logger: Logger, event: KinsumerEvent): void {
       logger.info({ shardId: event.shardId, checkpoint: event.checkpoint, finished: event.finished }, 'kinsumer: lease released');
       return;
     case 'lease-lost':
-      logger.warn({ shardId: event.shardId, err: event.error }, 'kinsumer: lease lost to another client');
+      logger.warn({ shardId: event.shardId, err: event.error }, event.error instanceof LeaseLostError && event.error.revoked
+        ? 'kinsumer: lease revoked by a reset (kinsumer reset --force, resetCheckpoints or import-kcl): captured again, reading from the new checkpoint'
+        : 'kinsumer: lease lost to another client');
       return;
     case 'shard-finished':
       logger.info({ shardId: event.shardId, childShardIds: event.childShardIds }, 'kinsumer: shard finished');
