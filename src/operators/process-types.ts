@@ -133,7 +133,12 @@ export interface BatchResult {
   readonly writes?: readonly TransactWriteItem[];
 }
 
-/** Handles one batch of one shard's records, in sequence order. Rejecting fails the whole batch. */
+/**
+ * Handles one batch of one shard's records, in sequence order. Rejecting fails the whole batch. It
+ * returns nothing, or `{ failed, writes }` ({@link BatchResult}); anything else (an unknown key,
+ * `failed` or `writes` that is not an array) fails the batch's records with a `HandlerResultError`,
+ * which is not retried.
+ */
 export type BatchHandler = (records: readonly KinsumerRecord[], ctx: ProcessContext) => HandlerResult<BatchResult | void>;
 
 /** A batch, settled: every record of it processed or sent to `onFailure`, and acked. */
