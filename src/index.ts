@@ -19,6 +19,7 @@ export {
 } from './errors/kinsumer-errors.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
 export { WritesTooLargeError, WriteConditionError, WriteRejectedError, type WritesLimit } from './errors/write-errors.js';
+export { HandlerResultError, type HandlerOperator } from './errors/handler-result-error.js';
 export type { ErrorJson } from './errors/error-json.js';
 export { ShardReadError } from './reading/read-errors.js';
 export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';

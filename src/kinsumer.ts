@@ -14,7 +14,7 @@ import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { boundPorts } from './ports/bounded-ports.js';
 import { prepareReadMode } from './reading/read-mode.js';
 import { ClientMetrics } from './telemetry/client-metrics.js';
-import { logEvent } from './telemetry/event-log.js';
+import { EventLog } from './telemetry/event-log.js';
 import { streamName } from './telemetry/names.js';
 import { otelApi } from './telemetry/otel-api.js';
 import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, ShardLease } from './types.js';
@@ -73,6 +73,8 @@ export class Kinsumer {
   private paused = false;
   // Only with @opentelemetry/api installed: built when the client starts, closed when it stopped.
   private metrics: ClientMetrics | undefined;
+  /** Logs the events; its summaries of failure runs run on timers, ended when the client stopped. */
+  private readonly log: EventLog;
 
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
@@ -85,6 +87,7 @@ export class Kinsumer {
    */
   constructor(options: KinsumerOptions, deps?: KinsumerBackend) {
     this.options = resolveOptions(options);
+    this.log = new EventLog(this.options.logger, this.options.scheduler, this.options.requestTimeoutMs);
     this.events$ = this.events.asObservable();
     const emit = (event: KinsumerEvent) => this.emit(event);
     const bound = { timeoutMs: this.options.requestTimeoutMs, scheduler: this.options.scheduler };
@@ -195,7 +198,7 @@ export class Kinsumer {
 
 
   private emit(event: KinsumerEvent): void {
-    logEvent(this.options.logger, event);
+    this.log.log(event);
     this.metrics?.observe(event);
     this.events.next(event);
   }
@@ -221,11 +224,13 @@ export class Kinsumer {
       this.emit({ type: 'error', error });
       void runtime.stop().finally(() => {
         this.metrics?.close();
+        this.log.close();
         this.events.complete();
       });
       throw error;
     }
     this.metrics?.close();
+    this.log.close();
     this.events.complete();
   }
 }

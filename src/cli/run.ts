@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { didYouMean } from '../errors/did-you-mean.js';
 import { EndpointError } from '../errors/endpoint-error.js';
 import { ConfigError, KinsumerError } from '../errors/kinsumer-errors.js';
 import { packageVersion } from '../group/package-version.js';
@@ -96,7 +97,7 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
   }
   const command = commands.find((c) => c.name === name);
   if (command === undefined) {
-    io.stderr.write(`kinsumer: unknown command '${name}'\n\n${mainHelp(commands, errorWidth)}`);
+    io.stderr.write(`kinsumer: unknown command '${name}'${didYouMean(name, commands.map((c) => c.name))}\n\n${mainHelp(commands, errorWidth)}`);
     return EXIT.usage;
   }
   let values: OptionValues;
@@ -109,7 +110,7 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
     const missing = command.required.filter((option) => values[option] === undefined);
     if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}`);
   } catch (error) {
-    io.stderr.write(`kinsumer ${command.name}: ${(error as Error).message}\n\n${commandHelp(command, errorWidth)}`);
+    io.stderr.write(`kinsumer ${command.name}: ${parseProblem(error, command)}\n\n${commandHelp(command, errorWidth)}`);
     return EXIT.usage;
   }
   try {
@@ -130,5 +131,16 @@ function describeError(error: unknown): string {
   if (error instanceof EndpointError) return error.message;
   if (!(error instanceof KinsumerError) || !(error.cause instanceof Error)) return error.message;
   const cause = error.cause instanceof EndpointError ? error.cause.message : `${error.cause.name}: ${error.cause.message}`;
-  return `${error.message} (${cause})`;
+  // A KinsumerError carries an EndpointError among its causes on top of its message already.
+  return error.message.includes(error.cause.message) ? error.message : `${error.message} (${cause})`;
+}
+
+/** What is wrong with the command line: parseArgs's own words, but an unknown option with the nearest known one. */
+function parseProblem(error: unknown, command: Command): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' ? message : String(error);
+  const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '(--?[^']+)'/.exec(text)?.[1] : undefined;
+  if (unknown === undefined) return text;
+  const known = Object.keys(commandOptions(command)).map((name) => `--${name}`);
+  return `unknown option '${unknown}'${didYouMean(unknown, known)}`;
 }

@@ -140,6 +140,6 @@ export class Dynamo {
   /** One request; an error that is about the endpoint (unreachable, not DynamoDB) says so. */
   private call<T>(operation: string, send: (signal: AbortSignal) => Promise<T>): Observable<T> {
     const bound = this.bound === undefined ? undefined : { ...this.bound, operation: `DynamoDB ${operation}` };
-    return request(send, bound).pipe(explainErrors('DynamoDB', this.client));
+    return request(send, bound).pipe(explainErrors('DynamoDB', this.client, operation));
   }
 }

@@ -26,7 +26,7 @@ import { stringOrNull } from './codec.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
-import { transactionInput, transactionOutcome } from './transactions.js';
+import { ownerless, transactionInput, transactionOutcome } from './transactions.js';
 import { UpdateExpression } from './update-expression.js';
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -326,9 +326,15 @@ export class DynamoLeaseStore implements LeaseStore {
       return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, { [A.shard]: { S: lease.shardId } }), ReturnValues: 'NONE' });
     }).pipe(
       map(() => undefined),
-      catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
-        ? throwError(() => new LeaseLostError(lease.shardId, { cause: error }))
-        : tableError(this.#options.table, error))),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? this.#lost(lease.shardId, error) : tableError(this.#options.table, error))),
+    );
+  }
+
+  /** The lease is fenced: revoked (the row names no owner now: a reset) or taken, as a consistent read of the row tells. */
+  #lost(shardId: string, error: unknown): Observable<never> {
+    return this.#get(shardId).pipe(
+      catchError(() => of(undefined)),
+      mergeMap((item) => throwError(() => new LeaseLostError(shardId, { cause: error, revoked: ownerless(item) }))),
     );
   }
 

@@ -51,8 +51,16 @@ export function transactionOutcome(error: unknown, lease: HeldLease, token: stri
   if (checkpoint.Code === 'ConditionalCheckFailed') {
     const row = checkpoint.Item;
     const applied = row?.[A.ownerId]?.S === lease.ownerId && row[A.leaseCounter]?.N === String(lease.leaseCounter) && row[A.transactionToken]?.S === token;
-    return applied ? of(undefined) : throwError(() => new LeaseLostError(lease.shardId, { cause: error }));
+    return applied ? of(undefined) : throwError(() => new LeaseLostError(lease.shardId, { cause: error, revoked: ownerless(row) }));
   }
   const codes = reasons.slice(1).map((reason) => reason.Code ?? 'None');
   return throwError(() => new TransactionCancelledError(codes, { cause: error, ...(checkpoint.Code === undefined ? {} : { checkpointReason: checkpoint.Code }) }));
+}
+
+/**
+ * A row that names no owner: whoever held the lease was fenced by a reset (`kinsumer reset
+ * --force` removes the owner and moves the counter), not by a capture. `false` for a row not read.
+ */
+export function ownerless(row: Readonly<Record<string, { readonly S?: string | undefined }>> | undefined): boolean {
+  return row !== undefined && row[A.ownerId]?.S === undefined;
 }

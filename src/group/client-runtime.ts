@@ -12,9 +12,17 @@ import { type ReadingSwitch, drainBoundMs } from '../lease/lease-session.js';
 import type { ResolvedOptions } from '../options.js';
 import type { KinsumerPorts } from '../ports/backend.js';
 import type { LiveClient } from '../ports/coordination.js';
+import { logSilentPeer } from '../telemetry/event-log.js';
 import type { KinsumerEvent, ShardLease, ShardStatus } from '../types.js';
+import { clientLabel } from './client-label.js';
 import { coordinate, leaveGroup } from './coordinator.js';
 import { drainingEvent } from './stop-log.js';
+
+/**
+ * A peer's row unchanged for this many shard checks is silent: a live peer renews at each of its
+ * checks, and this client reads the rows at each of its own, so one check's worth is ordinary.
+ */
+const SILENT_AFTER_CHECKS = 1.5;
 
 /** Failed start attempts before a `start-failing` warning: past a blip, long before `startTimeoutMs`. */
 const START_FAILURES_REPORTED_AFTER = 3;
@@ -67,8 +75,10 @@ export class ClientRuntime {
   private startFailures = 0;
   private startFailingReported = false;
   private startedAtMs = 0;
-  /** Who holds each shard, as the clients rows said last (names holders in `waiting` events). */
+  /** Who holds each shard, as the clients rows said last, by name and short id (names holders in `waiting` events and the log). */
   private holders: ReadonlyMap<string, string> = new Map();
+  /** Peers told of as silent (see {@link ClientRuntime.tellSilentPeers}), until their row changes again. */
+  private silentTold = new Set<string>();
 
   constructor(private readonly deps: ClientDeps) {
     this.emit = (event) => {
@@ -118,7 +128,10 @@ export class ClientRuntime {
         held: () => this.manager.held(),
         members: (count) => { this.members = count; },
         // A holder whose row expired is still the one its leases name, until someone takes them.
-        clients: (clients) => { this.holders = new Map([...this.holders, ...holdings(clients)]); },
+        clients: (clients) => {
+          this.holders = new Map([...this.holders, ...holdings(clients)]);
+          this.tellSilentPeers(clients);
+        },
         // The clients table answered: started. A duplicate clientId is judged by its own bound (ConfigError).
         heartbeated: () => { if (!this.registered.value) this.registered.next(true); },
         want: (wanted) => {
@@ -154,8 +167,29 @@ export class ClientRuntime {
     if (this.registered.value || this.failure !== undefined) return;
     this.startFailingReported = true;
     const { startTimeoutMs, clock } = this.deps.options;
-    const giveUpInMs = Math.max(0, startTimeoutMs - (clock.elapsedNow() - this.startedAtMs));
+    const giveUpInMs = Math.max(0, Math.round(startTimeoutMs - (clock.elapsedNow() - this.startedAtMs)));
     this.emit({ type: 'start-failing', attempts: this.startFailures, error, giveUpInMs });
+  }
+
+  // A peer that holds shards and has not renewed its row for longer than a shard check is either
+  // slow or gone without stop() (a crash): this client may be about to take its shards over, at
+  // their expiry. Said once per silence, at info: the group recovers by itself, and a live peer's
+  // next renewal ends it.
+  private tellSilentPeers(clients: readonly LiveClient[]): void {
+    const { clientId, shardCheckFrequencyMs, leaseTtlMs, logger } = this.deps.options;
+    const silent = clients.filter((c) => c.id !== clientId && (c.shardIds?.length ?? 0) > 0 && c.unchangedForMs >= SILENT_AFTER_CHECKS * shardCheckFrequencyMs);
+    const ids = new Set(silent.map((c) => c.id));
+    this.silentTold = new Set([...this.silentTold].filter((id) => ids.has(id)));
+    for (const peer of silent) {
+      if (this.silentTold.has(peer.id)) continue;
+      this.silentTold.add(peer.id);
+      logSilentPeer(logger, {
+        holder: clientLabel(peer.id, peer.name),
+        shardIds: peer.shardIds ?? [],
+        silentMs: peer.unchangedForMs,
+        expiresInMs: Math.max(0, leaseTtlMs - peer.unchangedForMs),
+      });
+    }
   }
 
   /** Stops reading on every held shard, and on each shard captured later, until {@link resume}; leases are kept. */
@@ -252,11 +286,11 @@ export class ClientRuntime {
   }
 }
 
-/** Shard id → the client whose row says it holds it (the lowest id, when two rows say so). */
+/** Shard id → the client whose row says it holds it (the lowest id, when two rows say so), by name and short id. */
 function holdings(clients: readonly LiveClient[]): Map<string, string> {
   const holders = new Map<string, string>();
   for (const client of [...clients].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-    for (const shardId of client.shardIds ?? []) if (!holders.has(shardId)) holders.set(shardId, client.id);
+    for (const shardId of client.shardIds ?? []) if (!holders.has(shardId)) holders.set(shardId, clientLabel(client.id, client.name));
   }
   return holders;
 }

@@ -61,6 +61,8 @@ export class LeaseManager {
       emit,
       ...(holderOf === undefined ? {} : { holderOf }),
       held: () => this.held().length,
+      logger: options.logger,
+      stillWaitingAfterMs: options.shardCheckFrequencyMs + options.throttleDelayMs,
     });
   }
 

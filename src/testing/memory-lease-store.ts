@@ -278,7 +278,7 @@ export class MemoryLeaseStore implements LeaseStore {
     return this.#call(operation, () => () => {
       const row = this.table.row(lease.shardId);
       if (row?.ownerId !== lease.ownerId || row.leaseCounter !== lease.leaseCounter) {
-        throw new LeaseLostError(lease.shardId, { cause: conditionalCheckFailed() });
+        throw new LeaseLostError(lease.shardId, { cause: conditionalCheckFailed(), revoked: row !== undefined && row.ownerId === undefined });
       }
       this.table.put({ ...change(row), lastUpdateNs: nanosFromMillis(this.#options.now()) });
     });

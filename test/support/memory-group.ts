@@ -110,7 +110,9 @@ export class MemoryGroup {
     const clock = { wallNow: () => scheduler.now(), elapsedNow };
     const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now(), elapsedNow };
     const store = new MemoryLeaseStore({ ...common, table: this.checkpoints, items: this.items });
-    const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
+    // The client's name in its row, as the DynamoDB store writes options.clientName.
+    const clientName = options.extra?.clientName ?? this.options.clientName;
+    const membership = new MemoryMembershipStore({ ...common, tables: this.coordination, ...(clientName === undefined ? {} : { clientName }) });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
       scheduler,

@@ -2,6 +2,7 @@
 // (the member table has them, shortened), finished shards as SHARD_END, what needs a sentence
 // (expired owners, a lag the server cannot tell, reshards, corrupt rows) in notes under the
 // table. `--wide` is one row per shard with everything, as wide as it takes. Pure.
+import { shortId } from '../../group/client-label.js';
 import type { CheckpointRow } from '../../ports/lease-store.js';
 import { ageText, checkpointText, counted, renderTable } from '../format.js';
 import { wrapText } from '../wrap.js';
@@ -75,12 +76,6 @@ const MEMBER_HEADERS = ['MEMBER', 'ID', 'HEARTBEAT', 'SHARDS', 'LEADER', 'LIBRAR
 
 function memberRow(m: MemberStatus, id: string): string[] {
   return [m.name ?? '-', id, `${agoText(m.ageMs)}${m.live ? '' : ' [expired]'}`, String(m.shards), m.leader ? 'yes' : '-', m.library ?? 'go kinsumer'];
-}
-
-/** A client id for the narrow view: a UUID by its first 8 characters (as a short commit hash is read), any id by at most 20. */
-export function shortId(id: string): string {
-  if (/^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(id)) return `${id.slice(0, 8)}…`;
-  return id.length > 20 ? `${id.slice(0, 19)}…` : id;
 }
 
 /**
