@@ -143,13 +143,16 @@ export interface SilentPeer {
   readonly expiresInMs: number;
 }
 
-/** A peer stopped renewing (a crash, a pause): what is waited for, and until when. Info: the group takes it over by itself. */
+/**
+ * A peer stopped renewing (a crash, a pause): what is waited for, and until when. A warning, so the
+ * default logger breaks the silence of a crash: nothing is read on those shards until the expiry.
+ */
 export function logSilentPeer(logger: Logger, peer: SilentPeer): void {
   const { holder, shardIds } = peer;
   const silentMs = wholeMs(peer.silentMs);
   const expiresInMs = wholeMs(peer.expiresInMs);
   const its = shardIds.length === 1 ? `its shard ${shardIds[0] ?? ''} is taken over once its lease expires` : `its ${shardList(shardIds)} are taken over once their leases expire`;
-  logger.info({ holder, shardIds, silentMs, expiresInMs }, `kinsumer: ${holder} has not renewed its clients row for ${silentMs} ms: `
+  logger.warn({ holder, shardIds, silentMs, expiresInMs }, `kinsumer: ${holder} has not renewed its clients row for ${silentMs} ms: `
     + `if it ended without stop(), ${its}, in about ${expiresInMs} ms (leaseTtlMs)`);
 }
 

@@ -56,7 +56,7 @@ describe('waits, as the logger tells them (virtual time)', function () {
     await Promise.all(group.members.map((m) => group.stop(m)));
   });
 
-  it('a peer that stops renewing while this client reads: info that its shards are waited for and when its lease expires, before they are taken', async () => {
+  it('a peer that stops renewing while this client reads: a warning that its shards are waited for and when its lease expires, before they are taken', async () => {
     const group = new MemoryGroup(2);
     const alpha = group.join(ALPHA, { extra: { clientName: 'w-alpha' } });
     await group.scheduler.until(() => group.counts().get(ALPHA) === 2, 'alpha holds both shards', 20_000);
@@ -70,7 +70,7 @@ describe('waits, as the logger tells them (virtual time)', function () {
     await group.scheduler.until(() => group.counts().get(BETA) === 2, 'beta takes alpha\'s shard', 30_000);
     const takenAtMs = group.scheduler.now();
 
-    const told = says(lines, 'info', /has not renewed/);
+    const told = says(lines, 'warn', /has not renewed/);
     expect(told, JSON.stringify(lines)).to.have.length(1);
     const [line] = told;
     expect(line?.msg).to.match(new RegExp(`^kinsumer: w-alpha \\(3f1c958e…\\) has not renewed its clients row for \\d+ ms: if it ended without stop\\(\\), its shard ${alphaShard} is taken over once its lease expires, in about \\d+ ms \\(leaseTtlMs\\)$`));
