@@ -347,7 +347,10 @@ export class CheckpointState {
     }
     if (moved) this.#advance();
     else this.#version += 1;
-    this.committed(unchanged ? { ...decision, version: this.#version } : decision);
+    // Clean only when the watermark stands where the write left it: records skipped (or tracked)
+    // after the decision that the watermark passes now are not in the row's checkpoint.
+    const asWritten = unchanged && sameCheckpoint(this.position, decision.write.checkpoint);
+    this.committed(asWritten ? { ...decision, version: this.#version } : decision);
   }
 
   /** The ranges beyond entry `head`, `extra` entries counted as kept acks. */
@@ -437,6 +440,12 @@ function keyOf(position: Position): string {
   const key = sequenceKey(position.sequenceNumber);
   if (key === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
   return key;
+}
+
+/** The same checkpoint: one position, or the very start the state holds. */
+function sameCheckpoint(a: StoredCheckpoint | undefined, b: StoredCheckpoint | undefined): boolean {
+  if (a?.type === 'position' && b?.type === 'position') return comparePositions(a.position, b.position) === 0;
+  return a === b;
 }
 
 function sameStart(a: StoredCheckpoint, b: StoredCheckpoint | undefined): boolean {

@@ -116,11 +116,14 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // An ack asked for a commit the lane has not decided yet: later acks are in that decision (it
   // snapshots the state when it is made), so they need not ask again until it is made.
   let commitAsked = false;
-  const acked = (): void => {
+  const wantCommit = (): void => {
     if (!commitAsked) {
       commitAsked = true;
       commitWanted.next();
     }
+  };
+  const acked = (): void => {
+    wantCommit();
     if (acks.observed) acks.next();
   };
   // Each write that confirmed the lease: restarts the renewal clock, wakes a reader held back by leaseConfirmed().
@@ -151,6 +154,8 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       confirmedAtMs = Math.max(confirmedAtMs, sentAtMs);
       renewDue = false;
       committed(decision);
+      // The watermark went beyond what the transaction wrote (records skipped meanwhile): a commit is owed.
+      if (state.dirty) wantCommit();
       if (state.pending > 0) progress.progressed();
       if (acks.observed) acks.next();
       confirmed.next();

@@ -1,4 +1,4 @@
-import { CreateTableCommand, DynamoDBClient, ScanCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, GetItemCommand, ScanCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { expect } from 'chai';
 import { type Subscription, tap } from 'rxjs';
@@ -164,6 +164,29 @@ describe('effects exactly once, kinsumer on kinesalite + DynamoDB Local', functi
     expect(dead.map((f) => [parse(f.record).index, f.attempts, (f.error as Error).constructor.name])).to.deep.equal([
       [9, 2, WriteConditionError.name], [21, 1, WritesTooLargeError.name],
     ]);
+  });
+
+  it('a new owner inheriting acked ranges acks the gap record with writes: the row reaches the last record at the next commit (issue 30 item 1)', async () => {
+    // 8 records of 8 keys: #1..#7 share a transaction, which #2's failing condition (first delivery
+    // only) cancels; #1 and #3..#7 commit without it and the shard ends, leaving #1 + [#3..#7]. Read
+    // again, #2 is acked with writes inside its delivery, before #3..#7 are skipped.
+    const { name, table, expected, totals } = await setUp(8, 8);
+    let failedOnce = false;
+    const sequences: string[] = [];
+    consumer(name, 'a', (records$) => records$.pipe(tap((record) => {
+      const { index } = parse(record);
+      sequences[index] = record.sequenceNumber;
+      const fail = index === 2 && !failedOnce;
+      if (fail) failedOnce = true;
+      record.ack({ writes: [addTo(table, record, fail ? 'attribute_exists(nothing)' : undefined)] });
+    })).subscribe({ error: () => undefined }));
+    await eventually(async () => JSON.stringify([...await totals()].sort()) === JSON.stringify([...expected()].sort()), 'the totals', 60_000, 200);
+    const row = async () => (await local().dynamodb.send(new GetItemCommand({
+      TableName: `${name}_checkpoints`, Key: { Shard: { S: 'shardId-000000000000' } }, ConsistentRead: true,
+    }))).Item;
+    await eventually(async () => (await row())?.SequenceNumber?.S === sequences[7], 'the row at #7', 10_000, 100)
+      .catch(async (error: unknown) => { throw new Error(`${(error as Error).message}; the row: ${JSON.stringify(await row())}`); });
+    expect((await row())?.AckedRanges, 'no range left').to.equal(undefined);
   });
 
   it('plain ack({ writes }) whose condition fails: an error event with WriteConditionError, the shard read again from its checkpoint, every total exact', async () => {

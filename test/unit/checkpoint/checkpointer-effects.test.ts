@@ -52,11 +52,11 @@ function captured(store: MemoryLeaseStore, scheduler: VirtualTimeScheduler): Hel
   return held;
 }
 
-function rig(options: { clientId?: string; shared?: Rig; latencyMs?: number } = {}): Rig {
+function rig(options: { clientId?: string; shared?: Rig; latencyMs?: number; table?: MemoryCheckpointTable } = {}): Rig {
   const scheduler = options.shared?.scheduler ?? new VirtualTimeScheduler();
   const items = options.shared?.items ?? new MemoryItemTables();
   items.createTable('totals', ['account']);
-  const table = options.shared?.table ?? new MemoryCheckpointTable();
+  const table = options.shared?.table ?? options.table ?? new MemoryCheckpointTable();
   const store = new MemoryLeaseStore({ clientId: options.clientId ?? 'me', leaseTtlMs: TTL, now: () => scheduler.now(), table, items, latencyMs: options.latencyMs ?? 5, scheduler });
   const lease = captured(store, scheduler);
   const events: KinsumerEvent[] = [];
@@ -107,6 +107,29 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     expect([total(r, 'k0'), total(r, 'k1')]).to.deep.equal([1 + 3 + 5, 2 + 4]);
     expect(r.checkpointer.inFlight(), 'record 6 was never acked').to.equal(1);
     expect(r.events.filter((e) => e.type === 'checkpoint').length).to.be.at.least(2);
+  });
+
+  it('a new owner acking the gap record with writes inside its delivery, before the rest is skipped: the row reaches the watermark at the next commit', () => {
+    // Issue 30 item 1. A previous owner left #1 + [#3..#7] (its ack of #2 failed). The new owner
+    // delivers #2 and acks it with writes at once, while the lane is idle: the transaction is decided
+    // (#2 + [#3..#7]) before the reader skips #3..#7. Its commit moves the watermark to #7.
+    const table = new MemoryCheckpointTable();
+    table.put({
+      shardId: SHARD, checkpoint: { type: 'position', position: at(1) }, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined,
+      finished: false, leaseCounter: 1, lastOwnerId: 'before', acked: [{ from: at(3), to: at(7) }],
+    });
+    const r = rig({ table });
+    let outcome: WritesOutcome | undefined;
+    record(r, 2, 'a', 2)((o) => { outcome = o; });
+    for (let n = 3; n <= 7; n += 1) expect(r.checkpointer.skip?.(at(n)), `#${n} skipped`).to.equal(true);
+    advance(r.scheduler, 10);
+    expect(outcome?.kind).to.equal('committed');
+    expect(r.checkpointer.pending()).to.equal(0);
+    // One commit turn later (commitFrequencyMs 100, well before a renewal), the row holds #7.
+    advance(r.scheduler, 200);
+    expect(r.table.row(SHARD)).to.deep.include({ checkpoint: { type: 'position', position: at(7) } });
+    expect(r.table.row(SHARD)?.acked, 'no range left').to.equal(undefined);
+    expect(total(r, 'a')).to.equal(2);
   });
 
   it('a lost response is re-sent identically (same token): applied once', () => {
