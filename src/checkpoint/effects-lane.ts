@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import {
-  type Observable, type SchedulerLike, EMPTY, Subject, catchError, defer, filter, ignoreElements, mergeMap, race, take, tap, throwError, timer,
+  type Observable, type SchedulerLike, EMPTY, Subject, catchError, defer, filter, from, ignoreElements, mergeMap, race, take, tap, throwError, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
@@ -114,17 +114,21 @@ export class EffectsLane {
     const { store } = this.#options;
     if (this.#queue.size === 0) return undefined;
     const unknown = this.#queue.unknownTables();
-    if (unknown.length > 0 && store.tableKeys !== undefined) {
-      return store.tableKeys(unknown).pipe(
-        retryTransient({ operation: 'DescribeTable', shardId: this.#options.lease.shardId, scheduler: this.#options.scheduler, emit: this.#options.emit }),
-        tap((keys) => this.#queue.learnKeys(keys)),
-        // Not allowed to describe them (an IAM policy without DescribeTable): the writes to them
-        // fail, the shard and the client go on.
-        catchError((error: unknown) => {
-          const reason = `cannot tell the items of ${unknown.join(', ')} apart: DescribeTable failed (${error instanceof Error ? error.name : String(error)})`;
-          this.#queue.learnKeys(new Map(unknown.map((table) => [table, undefined])), reason);
-          return EMPTY;
-        }),
+    const tableKeys = store.tableKeys?.bind(store);
+    if (unknown.length > 0 && tableKeys !== undefined) {
+      // One table at a time (DescribeTable is per table anyway): a failure belongs to its table only.
+      return from(unknown).pipe(
+        mergeMap((table) => tableKeys([table]).pipe(
+          retryTransient({ operation: 'DescribeTable', shardId: this.#options.lease.shardId, scheduler: this.#options.scheduler, emit: this.#options.emit }),
+          tap((keys) => this.#queue.learnKeys(keys)),
+          // Not allowed to describe it (an IAM policy without DescribeTable): the writes to it
+          // fail, the shard and the client go on.
+          catchError((error: unknown) => {
+            const reason = `cannot tell the items of ${table} apart: DescribeTable failed (${error instanceof Error ? error.name : String(error)})`;
+            this.#queue.learnKeys(new Map([[table, undefined]]), reason);
+            return EMPTY;
+          }),
+        )),
         tap({ complete: () => this.#options.wake() }),
         ignoreElements(),
       );

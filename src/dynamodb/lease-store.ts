@@ -88,8 +88,8 @@ export class DynamoLeaseStore implements LeaseStore {
   readonly #stored = new Map<string, { readonly leaseCounter: number; readonly checkpoint: StoredCheckpoint | undefined }>();
   // The row's TransactionToken as each held lease captured or last wrote it: the next transaction's condition.
   readonly #transactionTokens = new Map<string, { readonly leaseCounter: number; readonly token: AttributeValue | undefined }>();
-  // Key attribute names of the tables records write to, once described.
-  readonly #keyNames = new Map<string, readonly string[] | undefined>();
+  // Key attribute names of the tables records write to, once described (tables found only).
+  readonly #keyNames = new Map<string, readonly string[]>();
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
@@ -225,17 +225,24 @@ export class DynamoLeaseStore implements LeaseStore {
     );
   }
 
-  /** DescribeTable of each table not described yet (a missing one: `undefined`). */
+  /**
+   * DescribeTable of each table not described yet (a missing one: `undefined`). Key schemas are
+   * kept for the store's life (a table's keys never change); a missing table is asked about again.
+   */
   tableKeys(tables: readonly string[]): Observable<ReadonlyMap<string, readonly string[] | undefined>> {
     const unknown = tables.filter((table) => !this.#keyNames.has(table));
+    const found = new Map<string, readonly string[] | undefined>();
     return from(unknown).pipe(
       mergeMap((table) => this.#options.dynamo.describeTable(table).pipe(
         map((description) => [table, description?.KeySchema?.map((key) => key.AttributeName ?? '')] as const),
         catchError((error: unknown) => (classifyAwsError(error) === 'not-found' ? of([table, undefined] as const) : throwError(() => error))),
       ), 4),
-      tap(([table, names]) => { this.#keyNames.set(table, names); }),
+      tap(([table, names]) => {
+        found.set(table, names);
+        if (names !== undefined) this.#keyNames.set(table, names);
+      }),
       reduce(() => undefined, undefined),
-      map(() => new Map(tables.map((table) => [table, this.#keyNames.get(table)]))),
+      map(() => new Map(tables.map((table) => [table, this.#keyNames.get(table) ?? found.get(table)]))),
     );
   }
 

@@ -172,6 +172,19 @@ describe('records\' writes with the checkpoint, the lease store\'s side', functi
         };
       });
 
+      it('tableKeys: a table missing at first is found once it is created (only key schemas are kept)', async () => {
+        const app = uniqueName('effects-keys');
+        const client: DynamoDBClient = local().dynamodb;
+        const store = new DynamoLeaseStore({ dynamo: new Dynamo(client), table: `${app}_checkpoints`, clientId: 'me', clientName: 'me', leaseTtlMs: TTL_MS, now: () => 1_000 });
+        const later = `${app}_later`;
+        expect([...await firstValueFrom(store.tableKeys([later]))]).to.deep.equal([[later, undefined]]);
+        await client.send(new CreateTableCommand({
+          TableName: later, BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        }));
+        expect([...await firstValueFrom(store.tableKeys([later]))]).to.deep.equal([[later, ['id']]]);
+      });
+
       it('DynamoDB Local answers a fenced transaction with the row as it was (ALL_OLD), which the store reads', async () => {
         const app = uniqueName('effects-old');
         const client: DynamoDBClient = local().dynamodb;

@@ -213,9 +213,9 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     for (const ack of acks) ack((o) => outcomes.push(o));
     r.amounts.delete(2);
     advance(r.scheduler, 100);
-    // Record 1 went alone (acked first); 2 and 3 shared the next transaction, which 2's condition cancelled.
-    expect(outcomes.map((o) => o.kind)).to.deep.equal(['committed', 'failed', 'committed']);
-    const failure = outcomes[1] as unknown as { error: WriteConditionError };
+    // The three shared one transaction (they gathered while the lane described totals), which 2's condition cancelled.
+    expect(outcomes.map((o) => o.kind)).to.deep.equal(['failed', 'committed', 'committed']);
+    const failure = outcomes[0] as unknown as { error: WriteConditionError };
     expect(failure.error).to.be.instanceOf(WriteConditionError).that.deep.includes({ recordId: `${SHARD}/2`, actionIndex: 0 });
     expect([total(r, 'a'), total(r, 'b'), total(r, 'c')]).to.deep.equal([1, 0, 3]);
     expect(r.table.row(SHARD)?.checkpoint).to.deep.equal({ type: 'position', position: at(1) });
@@ -273,7 +273,7 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     expect(WriteRejectedError.name).to.equal('WriteRejectedError');
   });
 
-  it('a table written only by Puts is described once; one that cannot be described (AccessDenied) fails those records alone', () => {
+  it('each table is described once (its key names); one that cannot be described (AccessDenied) fails those records alone', () => {
     const r = rig();
     r.items.createTable('events', ['id']);
     const put = (id: string, table = 'events'): TransactWriteItem => ({ Put: { TableName: table, Item: { id: { S: id } } } });
@@ -290,8 +290,32 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     for (const ack of more) ack((o) => outcomes.push(o.kind));
     advance(r.scheduler, 100);
     expect(outcomes.slice(2)).to.deep.equal(['committed', 'committed']);
-    expect(r.store.calls.tableKeys).to.equal(2);
+    expect(r.store.calls.tableKeys, 'secret (refused), totals, events').to.equal(3);
     expect(r.items.scan('events').map((item) => item.id?.S).sort()).to.deep.equal(['p3', 'p4']);
+  });
+
+  it('a malformed Key fails its record alone; later records writing the same table commit (R16)', () => {
+    // The lane took a table's key names from the first Key it saw: one Key with an extra attribute
+    // (or without the range key) made it refuse every later record's writes to that table.
+    const r = rig();
+    r.items.createTable('ledger', ['account', 'at']);
+    const entry = (account: string, at: string, key: Record<string, { S: string }> = { account: { S: account }, at: { S: at } }): TransactWriteItem => ({
+      Update: { TableName: 'ledger', Key: key, UpdateExpression: 'ADD amount :a', ExpressionAttributeValues: { ':a': { N: '1' } } },
+    });
+    const extra: TransactWriteItem = { Update: { ...add('x', 1).Update!, Key: { account: { S: 'x' }, extra: { S: 'oops' } } } };
+    const outcomes: string[] = [];
+    const settle = (n: number) => (o: WritesOutcome) => outcomes.push(`${n} ${o.kind === 'failed' ? o.error.constructor.name : o.kind}`);
+    record(r, 1, 'x', 0, [extra])(settle(1));
+    record(r, 2, 'x', 0, [entry('a', '1', { account: { S: 'a' } })])(settle(2));
+    r.amounts.delete(1);
+    r.amounts.delete(2);
+    advance(r.scheduler, 100);
+    record(r, 3, 'a', 2)(settle(3));
+    record(r, 4, 'b', 3, [add('b', 3), entry('a', '1'), entry('a', '2')])(settle(4));
+    advance(r.scheduler, 100);
+    expect(outcomes.sort()).to.deep.equal(['1 WriteRejectedError', '2 WriteRejectedError', '3 committed', '4 committed']);
+    expect(r.items.scan('ledger').map((item) => item.at?.S).sort()).to.deep.equal(['1', '2']);
+    checkExactlyOnce(r);
   });
 
   it('too large at the call (WritesTooLargeError, the record stays unacked); a second ack({ writes }) throws KinsumerError and applies nothing', () => {
