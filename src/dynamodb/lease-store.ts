@@ -217,7 +217,11 @@ export class DynamoLeaseStore implements LeaseStore {
     update.unchanged(A.transactionToken, previous?.leaseCounter === lease.leaseCounter ? previous.token : undefined);
     const input = transactionInput(update, this.#options.table, lease.shardId, transaction);
     return this.#options.dynamo.transactWriteItems(input).pipe(
-      catchError((error: unknown) => transactionOutcome(error, lease, transaction.token)),
+      catchError((error: unknown) => (classifyAwsError(error) === 'not-found'
+        // DynamoDB does not say which table is missing. The checkpoints table is the lease's fault
+        // (the read fails with TableNotFoundError), not the records': only a user table is theirs.
+        ? this.#get(lease.shardId).pipe(mergeMap(() => transactionOutcome(error, lease, transaction.token)))
+        : transactionOutcome(error, lease, transaction.token))),
       tap(() => {
         this.#wrote(lease, write);
         this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: { S: transaction.token } });

@@ -1,10 +1,10 @@
-import { CreateTableCommand, DynamoDBClient, GetItemCommand, ScanCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, GetItemCommand, ScanCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { expect } from 'chai';
 import { type Subscription, tap } from 'rxjs';
 import {
-  type FailedRecord, Kinsumer, type KinsumerEvent, type KinsumerRecord, type ProcessRecordsOptions, WriteConditionError, WritesTooLargeError,
-  processRecords,
+  type FailedRecord, Kinsumer, type KinsumerEvent, type KinsumerRecord, type ProcessRecordsOptions, TableNotFoundError, WriteConditionError,
+  WritesTooLargeError, processRecords,
 } from '../../src/index.js';
 import { createStream, putRecords } from '../../src/testing/index.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
@@ -187,6 +187,35 @@ describe('effects exactly once, kinsumer on kinesalite + DynamoDB Local', functi
     await eventually(async () => (await row())?.SequenceNumber?.S === sequences[7], 'the row at #7', 10_000, 100)
       .catch(async (error: unknown) => { throw new Error(`${(error as Error).message}; the row: ${JSON.stringify(await row())}`); });
     expect((await row())?.AckedRanges, 'no range left').to.equal(undefined);
+  });
+
+  it('the checkpoints table deleted while a transaction waits to go: the client stops with TableNotFoundError, no record is blamed (R17)', async () => {
+    const { name, table } = await setUp(4, 4);
+    let held = false;
+    let arrived: () => void = () => undefined;
+    const waiting = new Promise<void>((resolve) => { arrived = resolve; });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const gated = client(async (operation) => {
+      if (operation === 'TransactWriteItemsCommand' && !held) {
+        held = true;
+        arrived();
+        await gate;
+      }
+      return 'pass';
+    });
+    const dead: FailedRecord[] = [];
+    let failure: unknown;
+    consumer(name, 'a', (records$) => records$.pipe(
+      processRecords((record) => ({ writes: [addTo(table, record)] }), { onFailure: (f) => { dead.push(f); } }),
+    ).subscribe({ error: (error: unknown) => { failure = error; } }), gated);
+    await waiting;
+    await local().dynamodb.send(new DeleteTableCommand({ TableName: `${name}_checkpoints` }));
+    release();
+    await eventually(() => failure !== undefined, 'records$ to error', 30_000, 50);
+    expect(failure).to.be.instanceOf(TableNotFoundError).that.deep.includes({ table: `${name}_checkpoints` });
+    expect(dead.map((f) => (f.error as Error).message), 'nothing dead-lettered').to.deep.equal([]);
+    gated.destroy();
   });
 
   it('plain ack({ writes }) whose condition fails: an error event with WriteConditionError, the shard read again from its checkpoint, every total exact', async () => {
