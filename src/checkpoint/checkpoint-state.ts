@@ -4,8 +4,9 @@ import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/lea
 import { type Position } from '../ports/position.js';
 import { Ack, ackRuns, isAcked, plainPosition } from './ack-runs.js';
 import { ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from './acked-ranges.js';
+import { advances } from './checkpoint-advance.js';
 import { InheritedRanges } from './inherited-ranges.js';
-import { WHOLE, compareKeyed, comparePositions, sequenceKey } from './sequence-number.js';
+import { WHOLE, checkedSequenceKey, compareKeyed, comparePositions, describePosition, sequenceKey } from './sequence-number.js';
 
 /**
  * A record registered with {@link CheckpointState.track}: a ticket, the record's place in the
@@ -92,9 +93,9 @@ export class CheckpointState {
     this.#finishedWritten = finished;
     this.#initial = initial;
     if (initial?.type === 'position') {
-      this.#sequence = keyOf(initial.position);
+      this.#sequence = checkedSequenceKey(initial.position);
       this.#sub = initial.position.subSequenceNumber ?? WHOLE;
-    } else if (start !== undefined && !sameStart(start, initial)) {
+    } else if (start !== undefined && (start.type === 'position' || advances(initial, start))) {
       this.#initial = start;
       this.#version = 1;
       this.#startVersion = 1;
@@ -247,8 +248,7 @@ export class CheckpointState {
   skip(position: Position): boolean {
     if (!this.#inherited.ahead) return false;
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
-    const sequence = sequenceKey(position.sequenceNumber);
-    if (sequence === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+    const sequence = checkedSequenceKey(position);
     const sub = position.subSequenceNumber ?? WHOLE;
     this.#checkOrder(position, sequence, sub);
     if (!this.#inherited.pass(sequence, sub, false)) return false;
@@ -349,7 +349,7 @@ export class CheckpointState {
     else this.#version += 1;
     // Clean only when the watermark stands where the write left it: records skipped (or tracked)
     // after the decision that the watermark passes now are not in the row's checkpoint.
-    const asWritten = unchanged && sameCheckpoint(this.position, decision.write.checkpoint);
+    const asWritten = unchanged && !advances(decision.write.checkpoint, this.position);
     this.committed(asWritten ? { ...decision, version: this.#version } : decision);
   }
 
@@ -430,29 +430,7 @@ export class CheckpointState {
     const beforeSequence = tracked ? this.#lastSequence : this.#sequence;
     if (beforeSequence === undefined) return;
     if (compareKeyed(sequence, sub, beforeSequence, tracked ? this.#lastSub : this.#sub) <= 0) {
-      throw new RangeError(`record ${describe(position)} is not after ${tracked ? 'the previous record' : 'the checkpoint'}`);
+      throw new RangeError(`record ${describePosition(position)} is not after ${tracked ? 'the previous record' : 'the checkpoint'}`);
     }
   }
-}
-
-/** The canonical digits of a position's sequence number; a malformed one is a RangeError. */
-function keyOf(position: Position): string {
-  const key = sequenceKey(position.sequenceNumber);
-  if (key === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
-  return key;
-}
-
-/** The same checkpoint: one position, or the very start the state holds. */
-function sameCheckpoint(a: StoredCheckpoint | undefined, b: StoredCheckpoint | undefined): boolean {
-  if (a?.type === 'position' && b?.type === 'position') return comparePositions(a.position, b.position) === 0;
-  return a === b;
-}
-
-function sameStart(a: StoredCheckpoint, b: StoredCheckpoint | undefined): boolean {
-  if (a.type === 'AT_TIMESTAMP' && b?.type === 'AT_TIMESTAMP') return a.timestamp.getTime() === b.timestamp.getTime();
-  return a.type === b?.type && a.type !== 'position';
-}
-
-function describe(position: Position): string {
-  return position.subSequenceNumber === undefined ? position.sequenceNumber : `${position.sequenceNumber}/${position.subSequenceNumber}`;
 }
