@@ -6,7 +6,7 @@
 // lease, W2), the release once, by close(). A fenced write means another client took the lease:
 // that shard stops with LeaseLostError, the consumer carries on.
 import {
-  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, defer, endWith, filter, first,
+  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, concat, defer, endWith, filter, first,
   identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, Observable, share, startWith, switchMap, take, takeUntil,
   tap, throttle, throttleTime, throwError,
 } from 'rxjs';
@@ -238,7 +238,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
 
   // The write a request stands for, decided when the lane gets to it (so it carries the latest state).
   const write = (request: Request): Observable<never> => defer(() => {
-    if (request === 'release') return phase.value.kind === 'closing' ? release() : EMPTY;
+    if (request === 'release') return phase.value.kind === 'closing' ? concat(effects.settleUnknown(), release()) : EMPTY;
     if (phase.value.kind !== 'open') return EMPTY;
     const failure = effects.failure;
     if (failure !== undefined) return throwError(() => fail(failure, `writes of shard ${shardId} failed`));

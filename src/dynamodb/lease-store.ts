@@ -16,6 +16,7 @@ import { advances } from '../checkpoint/checkpoint-advance.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { backoffDelay } from '../errors/retry-backoff.js';
+import { EarlierTransactionAppliedError } from '../errors/write-errors.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { START_SKEW_MARGIN_MS, withResetFloor } from '../reading/start-position.js';
@@ -216,15 +217,19 @@ export class DynamoLeaseStore implements LeaseStore {
     const previous = this.#transactionTokens.get(lease.shardId);
     update.unchanged(A.transactionToken, previous?.leaseCounter === lease.leaseCounter ? previous.token : undefined);
     const input = transactionInput(update, this.#options.table, lease.shardId, transaction);
+    const expect = (token: string): void => { this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: { S: token } }); };
     return this.#options.dynamo.transactWriteItems(input).pipe(
       catchError((error: unknown) => (classifyAwsError(error) === 'not-found'
         // DynamoDB does not say which table is missing. The checkpoints table is the lease's fault
         // (the read fails with TableNotFoundError), not the records': only a user table is theirs.
-        ? this.#get(lease.shardId).pipe(mergeMap(() => transactionOutcome(error, lease, transaction.token)))
-        : transactionOutcome(error, lease, transaction.token))),
-      tap(() => {
-        this.#wrote(lease, write);
-        this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: { S: transaction.token } });
+        ? this.#get(lease.shardId).pipe(mergeMap(() => transactionOutcome(error, lease, transaction)))
+        : transactionOutcome(error, lease, transaction))),
+      tap({
+        next: () => {
+          this.#wrote(lease, write);
+          expect(transaction.token);
+        },
+        error: (error: unknown) => { if (error instanceof EarlierTransactionAppliedError) expect(error.token); },
       }),
     );
   }

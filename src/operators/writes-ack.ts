@@ -21,7 +21,7 @@ export function writesOf(result: unknown): readonly TransactWriteItem[] | undefi
  * or DynamoDB refuses them as they are. The records go to `onFailure` at once.
  */
 export function isFinalWriteFailure(error: unknown): boolean {
-  return error instanceof WritesTooLargeError || error instanceof WriteRejectedError;
+  return error instanceof WritesTooLargeError || (error instanceof WriteRejectedError && !error.retriable);
 }
 
 /**

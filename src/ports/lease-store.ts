@@ -157,6 +157,13 @@ export interface WritesTransaction {
   readonly token: string;
   /** The writes, in order; the checkpoint's action goes before them. */
   readonly writes: readonly TransactWriteItem[];
+  /**
+   * Tokens of earlier transactions of this lease whose outcome is unknown (never answered with a
+   * success, given up). When this one's checkpoint condition fails and the row holds one of them,
+   * that one applied: `commitWithWrites` errors with `EarlierTransactionAppliedError`, and the next
+   * transaction's condition expects that token.
+   */
+  readonly earlier?: readonly string[];
 }
 
 /**

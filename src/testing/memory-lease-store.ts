@@ -10,6 +10,7 @@ import { CHECKPOINT_ATTRIBUTES as A } from '../dynamodb/checkpoint-row.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { transactionOutcome } from '../dynamodb/transactions.js';
 import { LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import { EarlierTransactionAppliedError } from '../errors/write-errors.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
 import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { withResetFloor } from '../reading/start-position.js';
@@ -238,8 +239,13 @@ export class MemoryLeaseStore implements LeaseStore {
         },
       });
     }).pipe(
-      catchError((error: unknown) => transactionOutcome(error, lease, transaction.token)),
-      tap(() => { this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: transaction.token }); }),
+      catchError((error: unknown) => transactionOutcome(error, lease, transaction)),
+      tap({
+        next: () => { this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: transaction.token }); },
+        error: (error: unknown) => {
+          if (error instanceof EarlierTransactionAppliedError) this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: error.token });
+        },
+      }),
     );
   }
 

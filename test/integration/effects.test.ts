@@ -218,6 +218,25 @@ describe('effects exactly once, kinsumer on kinesalite + DynamoDB Local', functi
     gated.destroy();
   });
 
+  it('a malformed write DynamoDB Local answers 500 to every time: bounded, the record fails alone through retry to onFailure, the others commit (issue 30 item 3)', async () => {
+    // `Key: { account: 'x' }` (a plain value, as with the DocumentClient) and no UpdateExpression:
+    // DynamoDB Local answers HTTP 500 InternalFailure to every attempt (newcomer-trial-4 §2a).
+    // Ordering 'shard': each record alone (the lane's splitting is unit-tested, test/unit/checkpoint/effects-server-errors.test.ts).
+    const { name, table, expected, totals } = await setUp(3, 3);
+    const malformed = { Update: { TableName: table, Key: { account: 'x' } } } as unknown as TransactWriteItem;
+    const dead: FailedRecord[] = [];
+    const { events } = consumer(name, 'a', (records$) => records$.pipe(processRecords((record) => (
+      { writes: [parse(record).index === 1 ? malformed : addTo(table, record)] }
+    ), { ordering: 'shard', retry: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 10 }, onFailure: (f) => { dead.push(f); } })).subscribe());
+    await eventually(() => dead.length === 1, 'the malformed record dead-lettered', 120_000, 100);
+    expect(dead.map((f) => [parse(f.record).index, f.attempts, (f.error as Error).constructor.name])).to.deep.equal([[1, 2, 'WriteRejectedError']]);
+    const cause = (dead[0]?.error as Error).cause as { name?: string; $metadata?: { httpStatusCode?: number } };
+    expect([cause.name, cause.$metadata?.httpStatusCode], 'what DynamoDB Local answered').to.deep.equal(['InternalFailure', 500]);
+    await eventually(async () => JSON.stringify([...await totals()].sort()) === JSON.stringify([...expected(new Set([1]))].sort()), 'the totals', 30_000, 200);
+    const retries = events.filter((e) => e.type === 'retrying' && e.operation === 'transaction').length;
+    expect(retries, 'bounded: 7 re-sends for each of the two attempts (and a probe\'s, if a request of it failed)').to.be.within(14, 20);
+  });
+
   it('plain ack({ writes }) whose condition fails: an error event with WriteConditionError, the shard read again from its checkpoint, every total exact', async () => {
     const { name, table, expected, totals } = await setUp(40, 4);
     let failedOnce = false;

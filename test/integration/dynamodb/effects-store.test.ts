@@ -7,7 +7,7 @@ import { Dynamo } from '../../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { createTables } from '../../../src/dynamodb/tables.js';
 import { LeaseLostError } from '../../../src/errors/kinsumer-errors.js';
-import { TransactionCancelledError, TransactionRejectedError } from '../../../src/errors/write-errors.js';
+import { EarlierTransactionAppliedError, TransactionCancelledError, TransactionRejectedError } from '../../../src/errors/write-errors.js';
 import type { CheckpointWrite, HeldLease, LeaseStore } from '../../../src/ports/lease-store.js';
 import { MemoryItemTables } from '../../../src/testing/memory-items.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
@@ -83,6 +83,35 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       // The next transaction of this lease is conditioned on the last one's token: it goes through.
       await send(store.commitWithWrites!(lease, write(2), { token: `next-${id}`, writes: [on(add('c', 1))] }));
       expect(await b.total('c')).to.equal(4);
+    });
+
+    it('a re-send past its token\'s window after another client captured: the row still holds its token, so it applied (not LeaseLostError)', async () => {
+      // Review-4 §3.4: reported as LeaseLostError (then "abandoned: not applied") although it applied.
+      let nowMs = 1_000;
+      const mine = b.store('me', () => nowMs, { strip: true });
+      const rival = b.store('rival', () => nowMs);
+      const id = `s${shard}`;
+      const lease = await capture(mine, id);
+      const request$ = mine.commitWithWrites!(lease, write(1), { token: `gone-${id}`, writes: [on(add('g', 2))] });
+      await send(request$);
+      await firstValueFrom(rival.read(id));
+      nowMs += TTL_MS + 1;
+      await capture(rival, id);
+      await send(request$);
+      expect(await b.total('g')).to.equal(2);
+    });
+
+    it('a transaction whose condition meets an earlier token of this lease (sent, its answer never a success): that one applied; the next expects it', async () => {
+      const mine = b.store('me', () => 1_000);
+      const id = `s${shard}`;
+      const lease = await capture(mine, id);
+      // The first transaction applies, but this store never hears it (another store instance sends it).
+      await send(b.store('me', () => 1_000).commitWithWrites!(lease, write(1), { token: `t1-${id}`, writes: [on(add('h', 1))] }));
+      const error = await failure(mine.commitWithWrites!(lease, write(2), { token: `t2-${id}`, writes: [on(add('h', 10))], earlier: [`t0-${id}`, `t1-${id}`] }));
+      expect(error).to.be.instanceOf(EarlierTransactionAppliedError).that.deep.includes({ token: `t1-${id}` });
+      expect(await b.total('h')).to.equal(1);
+      await send(mine.commitWithWrites!(lease, write(2), { token: `t3-${id}`, writes: [on(add('h', 10))] }));
+      expect(await b.total('h')).to.equal(11);
     });
 
     it('fenced (another client captured): LeaseLostError, nothing applied', async () => {
