@@ -3,7 +3,7 @@
 import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
 import { type Position } from '../ports/position.js';
 import { Ack, ackRuns, isAcked, plainPosition } from './ack-runs.js';
-import { ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from './acked-ranges.js';
+import { ACKED_RANGES_HARD_MAX_BYTES, ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from './acked-ranges.js';
 import { advances } from './checkpoint-advance.js';
 import { InheritedRanges } from './inherited-ranges.js';
 import { WHOLE, checkedSequenceKey, compareKeyed, comparePositions, describePosition, sequenceKey } from './sequence-number.js';
@@ -17,7 +17,7 @@ export type TrackedRecord = number;
 /** What a commit (or release) should write, snapshotted from the state before the write starts. */
 export interface CommitDecision {
   readonly write: CheckpointWrite;
-  /** Something new to write: the position or the acked ranges changed since the last successful write, or `Finished` is due. */
+  /** Something new to write (the position or ranges changed, or `Finished` is due) that fits: else `write` is the last one written. */
   readonly changed: boolean;
   /** The state's version at the snapshot; {@link CheckpointState.committed} compares it. */
   readonly version: number;
@@ -75,6 +75,8 @@ export class CheckpointState {
   #finishedWritten = false;
   // Ranges a previous owner acked that this owner has not passed yet.
   #inherited: InheritedRanges;
+  // What the row holds: the last write that succeeded, or the row as captured.
+  #written: CheckpointWrite;
 
   /**
    * @param initial the checkpoint stored at capture.
@@ -91,6 +93,7 @@ export class CheckpointState {
   } = {}) {
     const { start, finished = false, acked = [] } = options;
     this.#finishedWritten = finished;
+    this.#written = acked.length === 0 ? { checkpoint: initial, finished } : { checkpoint: initial, finished, acked };
     this.#initial = initial;
     if (initial?.type === 'position') {
       this.#sequence = checkedSequenceKey(initial.position);
@@ -287,8 +290,8 @@ export class CheckpointState {
   }
 
   /**
-   * The write to make now. Snapshot it before the write starts; a later ack must not be swallowed.
-   * With `including` (held records): a transaction's write, counting them as {@link commitHeld} will.
+   * The write to make now (held back while ranges to keep outgrow the hard cap). Snapshot it before
+   * the write starts. With `including` (held records): a transaction's write, counted as {@link commitHeld} will.
    */
   decide(including?: readonly TrackedRecord[]): CommitDecision {
     let head = this.#head;
@@ -303,9 +306,17 @@ export class CheckpointState {
     const runs = this.#runs(head, extra);
     const acked = capAckedRanges(position, runs.ranges, undefined, runs.kept);
     const write: CheckpointWrite = acked.length === 0 ? { checkpoint: position, finished } : { checkpoint: position, finished, acked };
-    if (extra === undefined) return { write, changed: this.dirty || finished, version: this.#version };
-    // Ranges that must be kept fit in the cap when they are made; they only shrink or merge later.
-    const covers = ![...extra].some((index) => index >= head) || (encodeAckedRanges(position, acked, Number.POSITIVE_INFINITY)?.text.length ?? 0) <= ACKED_RANGES_MAX_BYTES;
+    // Only ranges that must be kept go beyond the cap: made within it, plain acks may grow them
+    // (a kept `1.z` becomes `1.z-0.10`) past the hard cap, which no store cuts.
+    const bytes = runs.kept.includes(true) ? (encodeAckedRanges(position, acked, Number.POSITIVE_INFINITY)?.text.length ?? 0) : 0;
+    const fits = bytes <= ACKED_RANGES_HARD_MAX_BYTES;
+    if (extra === undefined) {
+      // Held back until the watermark shrinks them: the last write holds every range to keep.
+      if (!fits) return { write: this.#written, changed: false, version: this.#committedVersion };
+      return { write, changed: this.dirty || finished, version: this.#version };
+    }
+    // A held record beyond the watermark needs its range: kept ones fit in the cap when they are made.
+    const covers = fits && (![...extra].some((index) => index >= head) || bytes <= ACKED_RANGES_MAX_BYTES);
     return { write, changed: true, version: this.#version, covers };
   }
 
@@ -368,6 +379,7 @@ export class CheckpointState {
 
   /** A write of `decision` succeeded: clears `dirty` only if the position did not move since the snapshot. */
   committed(decision: CommitDecision): void {
+    this.#written = decision.write;
     if (decision.version > this.#committedVersion) this.#committedVersion = decision.version;
     if (decision.write.finished) this.#finishedWritten = true;
   }

@@ -4,7 +4,7 @@
 // model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, type SchedulerLike, catchError, defer, map, of, tap, throwError, timer } from 'rxjs';
-import { ACKED_RANGES_HARD_MAX_BYTES, decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
+import { decodeAckedRanges, encodeWrittenRanges } from '../checkpoint/acked-ranges.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
 import { CHECKPOINT_ATTRIBUTES as A } from '../dynamodb/checkpoint-row.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
@@ -343,8 +343,8 @@ function written(row: CheckpointRow, write: CheckpointWrite, nowMs: number): Che
 }
 
 function storedRanges(write: CheckpointWrite, rowCheckpoint: StoredCheckpoint | undefined): AckedRange[] | undefined {
-  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? [], ACKED_RANGES_HARD_MAX_BYTES);
-  return encoded === undefined ? undefined : decodeAckedRanges(encoded.text, rowCheckpoint);
+  const text = encodeWrittenRanges(write.checkpoint, write.acked ?? []);
+  return text === undefined ? undefined : decodeAckedRanges(text, rowCheckpoint);
 }
 
 function sameLeaseState(a: CheckpointRow | undefined, b: CheckpointRow | undefined): boolean {

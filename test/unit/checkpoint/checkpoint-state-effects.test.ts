@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from '../../../src/checkpoint/acked-ranges.js';
+import { ACKED_RANGES_HARD_MAX_BYTES, ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from '../../../src/checkpoint/acked-ranges.js';
 import { CheckpointState, type TrackedRecord } from '../../../src/checkpoint/checkpoint-state.js';
 import { comparePositions } from '../../../src/checkpoint/sequence-number.js';
 import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../../../src/ports/lease-store.js';
@@ -118,6 +118,37 @@ describe('CheckpointState with records whose writes wait (§8.1)', () => {
     expect(state.decide([next]).covers).to.equal(false);
     for (let i = 0; i <= 2 * committed; i += 2) state.ack(records[i] as TrackedRecord);
     expect(state.decide([next]).covers, 'at the watermark: no range needed').to.equal(true);
+  });
+
+  it('kept ranges that plain acks grow past the hard cap (KPL sub-records, small deltas) are never cut: the plain write is held back', () => {
+    // Review-4 §3.3: `1.z` (an aggregate's sub-record 35, committed with writes) grows to `1.z-0.10`
+    // when its sub-record 36 is acked plain: 2.25 times the bytes. The stores cut the ranges at the
+    // hard cap (16 KiB) without a word, and a cut kept range re-delivers records whose writes applied.
+    const state = new CheckpointState(stored(at(0)));
+    const sub = (j: number, subSequenceNumber: number): Position => ({ sequenceNumber: seq(j), subSequenceNumber });
+    const tickets = Array.from({ length: 2_400 }, (_, i) => [34, 35, 36].map((n) => state.track(sub(i + 1, n))) as [TrackedRecord, TrackedRecord, TrackedRecord]);
+    let committed = 0;
+    for (const [, withWrites] of tickets) {
+      state.hold(withWrites);
+      const decision = state.decide([withWrites]);
+      if (decision.covers !== true) {
+        state.unhold(withWrites);
+        break;
+      }
+      state.commitHeld(decision, [withWrites]);
+      committed += 1;
+    }
+    expect(committed, 'kept ranges fill the cap').to.be.above(1_500).and.below(2_400);
+    for (const [, , plain] of tickets.slice(0, committed)) state.ack(plain);
+    const decision = state.decide();
+    const write = decision.changed ? decision.write : state.decide().write;
+    const fits = encodeAckedRanges(write.checkpoint, write.acked ?? [], ACKED_RANGES_HARD_MAX_BYTES)?.kept ?? 0;
+    expect(decision.changed && fits < (write.acked?.length ?? 0), `a write of ${write.acked?.length} ranges of which ${fits} fit the hard cap`).to.equal(false);
+    // What it would write (held back: the last write) still covers every record committed with writes.
+    for (let j = 1; j <= committed; j += 1) expect(covers(write, sub(j, 35)), `#${j}/35`).to.equal(true);
+    // The watermark moving on shrinks them: the write goes.
+    for (const [unacked] of tickets.slice(0, committed)) state.ack(unacked);
+    expect(state.decide()).to.deep.include({ changed: true, write: { checkpoint: stored(sub(committed, 36)), finished: false } });
   });
 
   it('property: no write ever covers a held record, and every write after a commit covers its records', () => {
