@@ -237,8 +237,9 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   });
 
   // The write a request stands for, decided when the lane gets to it (so it carries the latest state).
+  const transaction = catchError<never, Observable<never>>((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `transaction of shard ${shardId} failed`))));
   const write = (request: Request): Observable<never> => defer(() => {
-    if (request === 'release') return phase.value.kind === 'closing' ? concat(effects.settleUnknown(), release()) : EMPTY;
+    if (request === 'release') return phase.value.kind === 'closing' ? concat(effects.settleUnknown().pipe(transaction), release()) : EMPTY;
     if (phase.value.kind !== 'open') return EMPTY;
     const failure = effects.failure;
     if (failure !== undefined) return throwError(() => fail(failure, `writes of shard ${shardId} failed`));
@@ -247,7 +248,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       return turn.pipe(
         // A commit asked for meanwhile (acks without writes) gets a turn of its own next.
         tap({ complete: () => { if (commitAsked) laneWanted.next(); } }),
-        catchError((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `transaction of shard ${shardId} failed`)))),
+        transaction,
       );
     }
     commitAsked = false;

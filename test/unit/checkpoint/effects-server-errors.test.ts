@@ -98,4 +98,20 @@ describe('a transaction answered 500 on every attempt (issue 30 item 3)', () => 
     expect(outcomes).to.deep.equal(['1 committed']);
     checkExactlyOnce(r);
   });
+
+  it('close() while such a transaction is unknown and the lease was taken meanwhile: the probe is fenced, the records abandoned, close() resolves', async () => {
+    const r = rig();
+    for (let i = 0; i < 8; i += 1) r.store.failNext(internalFailure(), ['commitWithWrites']);
+    const outcomes: string[] = [];
+    record(r, 1, 'a', 4)((o) => outcomes.push(describeOutcome(1)(o)));
+    advance(r.scheduler, 20);
+    r.table.put({ ...r.table.row(SHARD)!, ownerId: 'rival', leaseCounter: r.lease.leaseCounter + 1 });
+    const closed = r.checkpointer.close();
+    advance(r.scheduler, 120_000);
+    await closed;
+    expect(outcomes).to.deep.equal(['1 abandoned']);
+    expect(r.events.some((e) => e.type === 'lease-lost')).to.equal(true);
+    expect(r.table.row(SHARD)?.ownerId, 'no release over the rival').to.equal('rival');
+    expect(total(r, 'a')).to.equal(0);
+  });
 });
