@@ -16,7 +16,7 @@ import {
   EarlierTransactionAppliedError, TransactionCancelledError, TransactionRejectedError, WriteConditionError, WriteRejectedError,
 } from '../errors/write-errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
+import type { HeldLease, LeaseStore, WritesTransaction } from '../ports/lease-store.js';
 import type { WritesOutcome } from '../ports/shard-tracker.js';
 import type { KinsumerEvent } from '../types.js';
 import type { CheckpointState, CommitDecision, TrackedRecord } from './checkpoint-state.js';
@@ -75,9 +75,12 @@ export class EffectsLane {
   #unknown: Unknown[] = [];
   // The one effect of a transaction given up after 500s: failed when a probe proves it did not apply.
   #suspect: { readonly effect: PendingEffect; readonly error: unknown } | undefined;
+  // The token the row holds, as this lease knows it: every transaction follows it (WritesTransaction.after).
+  #rowToken: string | undefined;
 
   constructor(options: EffectsLaneOptions) {
     this.#options = options;
+    this.#rowToken = options.lease.transactionToken;
   }
 
   /** Effects wait for a transaction, or a transaction's outcome is unknown. */
@@ -193,7 +196,7 @@ export class EffectsLane {
     const writes = batch.flatMap((effect) => effect.writes);
     // Built once: every re-send is the identical request, with the same token.
     const token = randomUUID();
-    const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, { token, writes, ...this.#earlier() });
+    const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, this.#transaction(token, writes));
     // The lease counts as confirmed when the first attempt went out, not the last: a re-send's
     // success may be DynamoDB replaying an earlier attempt (same token) that applied before
     // another client captured the lease, and proves nothing about the lease at the re-send.
@@ -214,17 +217,13 @@ export class EffectsLane {
         },
       }),
       tap(() => {
-        // Conditioned on the token before every unknown one: none of them applied, nor can now.
-        this.#unknown = [];
+        this.#applied(token);
         this.#committedBatch(batch, decision, sentAtMs ?? clock.elapsedNow());
       }),
       ignoreElements(),
       catchError((error: unknown) => {
-        if (error instanceof TransactionCancelledError) {
-          // The checkpoint's condition held: the row still has the token before every unknown one.
-          this.#unknown = [];
-          return this.#cancelled(batch, error);
-        }
+        // Settle unknown transactions before failing any write: one of them may hold the same records.
+        if (error instanceof TransactionCancelledError) return this.#unknown.length > 0 ? this.#probe() : this.#cancelled(batch, error);
         if (error instanceof TransactionRejectedError) return this.#rejected(batch, error);
         if (error instanceof EarlierTransactionAppliedError) return this.#appliedEarlier(error.token);
         if (isInternalServerError(error)) return this.#gaveUp({ token, decision, batch, sentAtMs: sentAtMs ?? clock.elapsedNow() }, error);
@@ -252,9 +251,19 @@ export class EffectsLane {
     if (this.#queue.size > 0 || this.#failure !== undefined) this.#options.wake();
   }
 
-  /** The tokens of the transactions whose outcome is unknown, for the next request. */
-  #earlier(): { readonly earlier?: readonly string[] } {
-    return this.#unknown.length === 0 ? {} : { earlier: this.#unknown.map((unknown) => unknown.token) };
+  /**
+   * A transaction after the row's token, naming the unknown ones. All of them follow the same
+   * token, so at most one can ever apply, and a later one's success proves none did.
+   */
+  #transaction(token: string, writes: WritesTransaction['writes']): WritesTransaction {
+    const after = this.#rowToken;
+    return this.#unknown.length === 0 ? { token, writes, after } : { token, writes, after, earlier: this.#unknown.map((unknown) => unknown.token) };
+  }
+
+  /** The transaction `token` applied: the row holds it, and every unknown one did not apply (nor can now). */
+  #applied(token: string): void {
+    this.#rowToken = token;
+    this.#unknown = [];
   }
 
   /**
@@ -282,7 +291,8 @@ export class EffectsLane {
   #probe(): Observable<never> {
     const { store, lease, state, scheduler, clock, emit } = this.#options;
     const decision = state.decide();
-    const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, { token: randomUUID(), writes: [], ...this.#earlier() });
+    const token = randomUUID();
+    const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, this.#transaction(token, []));
     let attempts = 0;
     let sentAtMs: number | undefined;
     return defer(() => {
@@ -292,7 +302,7 @@ export class EffectsLane {
     }).pipe(
       retryTransient({ operation: 'transaction', shardId: lease.shardId, scheduler, emit }),
       tap(() => {
-        this.#unknown = [];
+        this.#applied(token);
         this.#options.committed(decision, sentAtMs ?? clock.elapsedNow());
         const suspect = this.#suspect;
         this.#suspect = undefined;
@@ -311,7 +321,7 @@ export class EffectsLane {
   /** The unknown transaction `token` applied after all (the row holds its token): its records are committed; the others did not apply. */
   #appliedEarlier(token: string): Observable<never> {
     const applied = this.#unknown.find((unknown) => unknown.token === token);
-    this.#unknown = [];
+    this.#applied(token);
     if (applied === undefined) return throwError(() => new KinsumerError(`the row holds the token of transaction ${token}, which this lane did not send`));
     if (this.#suspect !== undefined && applied.batch.includes(this.#suspect.effect)) this.#suspect = undefined;
     this.#narrow = undefined;

@@ -16,7 +16,6 @@ import { advances } from '../checkpoint/checkpoint-advance.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { backoffDelay } from '../errors/retry-backoff.js';
-import { EarlierTransactionAppliedError } from '../errors/write-errors.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { START_SKEW_MARGIN_MS, withResetFloor } from '../reading/start-position.js';
@@ -87,8 +86,6 @@ export class DynamoLeaseStore implements LeaseStore {
   // The checkpoint each held lease stored last (as captured, then as written): a commit that moves
   // it also writes CheckpointUpdate. Only this lease writes the row while it holds it (fenced).
   readonly #stored = new Map<string, { readonly leaseCounter: number; readonly checkpoint: StoredCheckpoint | undefined }>();
-  // The row's TransactionToken as each held lease captured or last wrote it: the next transaction's condition.
-  readonly #transactionTokens = new Map<string, { readonly leaseCounter: number; readonly token: AttributeValue | undefined }>();
   // Key attribute names of the tables records write to, once described (tables found only).
   readonly #keyNames = new Map<string, readonly string[]>();
 
@@ -173,10 +170,10 @@ export class DynamoLeaseStore implements LeaseStore {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
               this.#stored.set(shardId, { leaseCounter: held.leaseCounter, checkpoint: held.checkpoint });
-              this.#transactionTokens.set(shardId, { leaseCounter: held.leaseCounter, token: attributes?.[A.transactionToken] });
               const lease = {
                 shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished,
                 ...(serverDate === undefined ? {} : { capturedAt: serverDate }),
+                ...(held.transactionToken === undefined ? {} : { transactionToken: held.transactionToken }),
               };
               return held.acked === undefined ? lease : { ...lease, acked: held.acked };
             }),
@@ -214,23 +211,15 @@ export class DynamoLeaseStore implements LeaseStore {
     update.set(A.transactionToken, { S: transaction.token });
     update.condition(`${update.name(A.ownerId)} = ${update.value('me', { S: lease.ownerId })}`);
     update.condition(`${update.name(A.leaseCounter)} = ${update.value('counter', { N: String(lease.leaseCounter) })}`);
-    const previous = this.#transactionTokens.get(lease.shardId);
-    update.unchanged(A.transactionToken, previous?.leaseCounter === lease.leaseCounter ? previous.token : undefined);
+    update.unchanged(A.transactionToken, transaction.after === undefined ? undefined : { S: transaction.after });
     const input = transactionInput(update, this.#options.table, lease.shardId, transaction);
-    const expect = (token: string): void => { this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: { S: token } }); };
     return this.#options.dynamo.transactWriteItems(input).pipe(
       catchError((error: unknown) => (classifyAwsError(error) === 'not-found'
         // DynamoDB does not say which table is missing. The checkpoints table is the lease's fault
         // (the read fails with TableNotFoundError), not the records': only a user table is theirs.
         ? this.#get(lease.shardId).pipe(mergeMap(() => transactionOutcome(error, lease, transaction)))
         : transactionOutcome(error, lease, transaction))),
-      tap({
-        next: () => {
-          this.#wrote(lease, write);
-          expect(transaction.token);
-        },
-        error: (error: unknown) => { if (error instanceof EarlierTransactionAppliedError) expect(error.token); },
-      }),
+      tap(() => this.#wrote(lease, write)),
     );
   }
 

@@ -3,14 +3,13 @@
 // records' writes committed with the checkpoint in one transaction over MemoryItemTables), for
 // model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type Observable, type SchedulerLike, catchError, defer, map, of, tap, throwError, timer } from 'rxjs';
+import { type Observable, type SchedulerLike, catchError, defer, map, of, throwError, timer } from 'rxjs';
 import { decodeAckedRanges, encodeWrittenRanges } from '../checkpoint/acked-ranges.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
 import { CHECKPOINT_ATTRIBUTES as A } from '../dynamodb/checkpoint-row.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { transactionOutcome } from '../dynamodb/transactions.js';
 import { LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
-import { EarlierTransactionAppliedError } from '../errors/write-errors.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
 import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { withResetFloor } from '../reading/start-position.js';
@@ -111,8 +110,6 @@ export class MemoryLeaseStore implements LeaseStore {
   readonly #options: MemoryLeaseStoreOptions;
   readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly MemoryLeaseOperation[] | undefined; readonly applied: boolean }> = [];
   readonly #leases: LeaseObservations;
-  // The row's transaction token as each held lease captured or last wrote it (the next transaction's condition).
-  readonly #transactionTokens = new Map<string, { readonly leaseCounter: number; readonly token: string | undefined }>();
 
   constructor(options: MemoryLeaseStoreOptions) {
     this.#options = options;
@@ -197,11 +194,11 @@ export class MemoryLeaseStore implements LeaseStore {
         };
         this.table.put(row);
         this.#leases.captured(shardId, leaseCounter);
-        this.#transactionTokens.set(shardId, { leaseCounter, token: row.transactionToken });
         const capturedAtMs = this.table.now?.();
         const held = {
           shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished,
           ...(capturedAtMs === undefined ? {} : { capturedAt: new Date(capturedAtMs) }),
+          ...(row.transactionToken === undefined ? {} : { transactionToken: row.transactionToken }),
         };
         return row.acked === undefined ? held : { ...held, acked: row.acked };
       };
@@ -218,8 +215,6 @@ export class MemoryLeaseStore implements LeaseStore {
    * transaction's token, answered (and mapped to the port's errors) as DynamoDB would.
    */
   commitWithWrites(lease: HeldLease, write: CheckpointWrite, transaction: WritesTransaction): Observable<void> {
-    const known = this.#transactionTokens.get(lease.shardId);
-    const expected = known?.leaseCounter === lease.leaseCounter ? known.token : undefined;
     return this.#call('commitWithWrites', () => () => {
       const nowMs = this.#options.now();
       this.items.transact(transaction.writes, {
@@ -229,7 +224,7 @@ export class MemoryLeaseStore implements LeaseStore {
         extra: {
           check: () => {
             const row = this.table.row(lease.shardId);
-            if (row?.ownerId === lease.ownerId && row.leaseCounter === lease.leaseCounter && row.transactionToken === expected) return { failed: false };
+            if (row?.ownerId === lease.ownerId && row.leaseCounter === lease.leaseCounter && row.transactionToken === transaction.after) return { failed: false };
             return { failed: true, ...(row === undefined ? {} : { item: rowItem(row) }) };
           },
           apply: () => {
@@ -240,12 +235,6 @@ export class MemoryLeaseStore implements LeaseStore {
       });
     }).pipe(
       catchError((error: unknown) => transactionOutcome(error, lease, transaction)),
-      tap({
-        next: () => { this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: transaction.token }); },
-        error: (error: unknown) => {
-          if (error instanceof EarlierTransactionAppliedError) this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: error.token });
-        },
-      }),
     );
   }
 

@@ -63,7 +63,7 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const store = b.store('me', () => 1_000);
       const id = `s${shard}`;
       const lease = await capture(store, id);
-      const request$ = store.commitWithWrites!(lease, write(1), { token: `tok-${id}`, writes: [on(add('a', 5)), on(add('b', 6))] });
+      const request$ = store.commitWithWrites!(lease, write(1), { token: `tok-${id}`, writes: [on(add('a', 5)), on(add('b', 6))], after: undefined });
       await send(request$);
       await send(request$);
       expect([await b.total('a'), await b.total('b')]).to.deep.equal([5, 6]);
@@ -76,12 +76,12 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const store = b.store('me', () => 1_000, { strip: true });
       const id = `s${shard}`;
       const lease = await capture(store, id);
-      const request$ = store.commitWithWrites!(lease, write(1), { token: `late-${id}`, writes: [on(add('c', 3))] });
+      const request$ = store.commitWithWrites!(lease, write(1), { token: `late-${id}`, writes: [on(add('c', 3))], after: undefined });
       await send(request$);
       await send(request$);
       expect(await b.total('c')).to.equal(3);
       // The next transaction of this lease is conditioned on the last one's token: it goes through.
-      await send(store.commitWithWrites!(lease, write(2), { token: `next-${id}`, writes: [on(add('c', 1))] }));
+      await send(store.commitWithWrites!(lease, write(2), { token: `next-${id}`, writes: [on(add('c', 1))], after: `late-${id}` }));
       expect(await b.total('c')).to.equal(4);
     });
 
@@ -92,7 +92,7 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const rival = b.store('rival', () => nowMs);
       const id = `s${shard}`;
       const lease = await capture(mine, id);
-      const request$ = mine.commitWithWrites!(lease, write(1), { token: `gone-${id}`, writes: [on(add('g', 2))] });
+      const request$ = mine.commitWithWrites!(lease, write(1), { token: `gone-${id}`, writes: [on(add('g', 2))], after: undefined });
       await send(request$);
       await firstValueFrom(rival.read(id));
       nowMs += TTL_MS + 1;
@@ -101,16 +101,16 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       expect(await b.total('g')).to.equal(2);
     });
 
-    it('a transaction whose condition meets an earlier token of this lease (sent, its answer never a success): that one applied; the next expects it', async () => {
+    it('a transaction whose condition meets an earlier token of this lease (sent, its answer never a success): that one applied; the next follows it', async () => {
       const mine = b.store('me', () => 1_000);
       const id = `s${shard}`;
       const lease = await capture(mine, id);
-      // The first transaction applies, but this store never hears it (another store instance sends it).
-      await send(b.store('me', () => 1_000).commitWithWrites!(lease, write(1), { token: `t1-${id}`, writes: [on(add('h', 1))] }));
-      const error = await failure(mine.commitWithWrites!(lease, write(2), { token: `t2-${id}`, writes: [on(add('h', 10))], earlier: [`t0-${id}`, `t1-${id}`] }));
+      // The first transaction applies, but the lane never hears it (its answers were 500s): the next follows the token before it.
+      await send(mine.commitWithWrites!(lease, write(1), { token: `t1-${id}`, writes: [on(add('h', 1))], after: undefined }));
+      const error = await failure(mine.commitWithWrites!(lease, write(2), { token: `t2-${id}`, writes: [on(add('h', 10))], after: undefined, earlier: [`t0-${id}`, `t1-${id}`] }));
       expect(error).to.be.instanceOf(EarlierTransactionAppliedError).that.deep.includes({ token: `t1-${id}` });
       expect(await b.total('h')).to.equal(1);
-      await send(mine.commitWithWrites!(lease, write(2), { token: `t3-${id}`, writes: [on(add('h', 10))] }));
+      await send(mine.commitWithWrites!(lease, write(2), { token: `t3-${id}`, writes: [on(add('h', 10))], after: `t1-${id}` }));
       expect(await b.total('h')).to.equal(11);
     });
 
@@ -123,7 +123,7 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       await firstValueFrom(rival.read(id));
       nowMs += TTL_MS + 1;
       await capture(rival, id);
-      const error = await failure(mine.commitWithWrites!(lease, write(1), { token: `z-${id}`, writes: [on(add('z', 9))] }));
+      const error = await failure(mine.commitWithWrites!(lease, write(1), { token: `z-${id}`, writes: [on(add('z', 9))], after: undefined }));
       expect(error).to.be.instanceOf(LeaseLostError);
       expect(await b.total('z')).to.equal(0);
     });
@@ -132,12 +132,12 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const store = b.store('me', () => 1_000);
       const id = `s${shard}`;
       const lease = await capture(store, id);
-      const error = await failure(store.commitWithWrites!(lease, write(1), { token: `c-${id}`, writes: [on(add('d', 1)), on(add('e', 1, 'attribute_exists(amount)'))] }));
+      const error = await failure(store.commitWithWrites!(lease, write(1), { token: `c-${id}`, writes: [on(add('d', 1)), on(add('e', 1, 'attribute_exists(amount)'))], after: undefined }));
       expect(error).to.be.instanceOf(TransactionCancelledError);
       expect((error as TransactionCancelledError).reasons).to.deep.equal(['None', 'ConditionalCheckFailed']);
       expect((error as TransactionCancelledError).retriable).to.equal(false);
       expect(await b.total('d')).to.equal(0);
-      await send(store.commitWithWrites!(lease, write(1), { token: `c2-${id}`, writes: [on(add('d', 1))] }));
+      await send(store.commitWithWrites!(lease, write(1), { token: `c2-${id}`, writes: [on(add('d', 1))], after: undefined }));
       expect(await b.total('d')).to.equal(1);
     });
 
@@ -145,9 +145,9 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const store = b.store('me', () => 1_000);
       const id = `s${shard}`;
       const lease = await capture(store, id);
-      expect(await failure(store.commitWithWrites!(lease, write(1), { token: `r-${id}`, writes: [on(add('f', 1)), on(add('f', 2))] }))).to.be.instanceOf(TransactionRejectedError);
+      expect(await failure(store.commitWithWrites!(lease, write(1), { token: `r-${id}`, writes: [on(add('f', 1)), on(add('f', 2))], after: undefined }))).to.be.instanceOf(TransactionRejectedError);
       const invalid: TransactWriteItem = { Update: { TableName: b.totals, Key: { account: { S: 'f' } }, UpdateExpression: 'ADD amount' } };
-      expect(await failure(store.commitWithWrites!(lease, write(1), { token: `r2-${id}`, writes: [invalid] }))).to.be.instanceOf(TransactionRejectedError);
+      expect(await failure(store.commitWithWrites!(lease, write(1), { token: `r2-${id}`, writes: [invalid], after: undefined }))).to.be.instanceOf(TransactionRejectedError);
       expect(await b.total('f')).to.equal(0);
     });
 
@@ -221,7 +221,7 @@ describe('records\' writes with the checkpoint, the lease store\'s side', functi
         const store = new DynamoLeaseStore({ dynamo: new Dynamo(client), table: `${app}_checkpoints`, clientId: 'me', clientName: 'me', leaseTtlMs: TTL_MS, now: () => 1_000 });
         const lease = await firstValueFrom(store.capture('s'));
         await client.send(new UpdateItemCommand({ TableName: `${app}_checkpoints`, Key: { Shard: { S: 's' } }, UpdateExpression: 'SET OwnerID = :o', ExpressionAttributeValues: { ':o': { S: 'rival' } } }));
-        const error = await failure(store.commitWithWrites(lease as HeldLease, write(1), { token: 'x', writes: [] }));
+        const error = await failure(store.commitWithWrites(lease as HeldLease, write(1), { token: 'x', writes: [], after: undefined }));
         expect(error).to.be.instanceOf(LeaseLostError);
         const reasons = ((error as LeaseLostError).cause as { CancellationReasons?: Array<{ Item?: Record<string, { S?: string }> }> }).CancellationReasons;
         expect(reasons?.[0]?.Item?.OwnerID?.S).to.equal('rival');

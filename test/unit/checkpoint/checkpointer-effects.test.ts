@@ -105,7 +105,7 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
   it('a transaction whose response was lost and is sent again after the token\'s 10 minutes fails its token condition and counts as applied: still once', () => {
     const r = rig();
     r.checkpointer.track(at(1));
-    const request$ = r.store.commitWithWrites(r.lease, { checkpoint: { type: 'position', position: at(1) }, finished: false }, { token: 'tok-late', writes: [add('a', 3)] });
+    const request$ = r.store.commitWithWrites(r.lease, { checkpoint: { type: 'position', position: at(1) }, finished: false }, { token: 'tok-late', writes: [add('a', 3)], after: undefined });
     request$.subscribe();
     advance(r.scheduler, 10);
     // Renewals keep the lease this client's while nothing else is written.

@@ -1,6 +1,6 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
-import { defer, throwError } from 'rxjs';
+import { defer, mergeMap, of, throwError } from 'rxjs';
 import type { WriteRejectedError } from '../../../src/errors/write-errors.js';
 import type { LeaseStore } from '../../../src/ports/lease-store.js';
 import type { WritesOutcome } from '../../../src/ports/shard-tracker.js';
@@ -80,6 +80,34 @@ describe('a transaction answered 500 on every attempt (issue 30 item 3)', () => 
     advance(r.scheduler, 600_000);
     expect(outcomes).to.deep.equal(['1 committed']);
     expect(total(r, 'a')).to.equal(7);
+    checkExactlyOnce(r);
+  });
+
+  it('applied, with the success lost above the store (500 every time): the lane, not the store, knows which token the row holds — still once', () => {
+    // Found by the simulator with 500s forced on every transaction (seed 7 of effects,fault,process-records):
+    // the store had seen the first attempt succeed and made the probe follow its token, so the probe
+    // went through and the record, whose writes had applied, was blamed and handled again.
+    let lost = 0;
+    const r = rig({
+      wrap: (store) => new Proxy(store, {
+        get(target, key, receiver) {
+          if (key === 'commitWithWrites') {
+            const commit: NonNullable<LeaseStore['commitWithWrites']> = (...args) => target.commitWithWrites(...args).pipe(
+              mergeMap(() => (lost < 8 ? (lost += 1, throwError(internalFailure)) : of(undefined))),
+            );
+            return commit;
+          }
+          const value: unknown = Reflect.get(target, key, receiver);
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      }),
+    });
+    const outcomes: string[] = [];
+    record(r, 1, 'a', 3)((o) => outcomes.push(describeOutcome(1)(o)));
+    record(r, 2, 'b', 5)((o) => outcomes.push(describeOutcome(2)(o)));
+    advance(r.scheduler, 600_000);
+    expect(outcomes.sort()).to.deep.equal(['1 committed', '2 committed']);
+    expect([total(r, 'a'), total(r, 'b')]).to.deep.equal([3, 5]);
     checkExactlyOnce(r);
   });
 
