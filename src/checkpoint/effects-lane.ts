@@ -175,7 +175,8 @@ export class EffectsLane {
     const flushing = failure !== undefined && failure.flush > 0;
     const packed = this.#queue.pack(flushing ? failure.flush : this.#narrow?.max);
     if (failure !== undefined) failure.flush = 0;
-    for (const { effect, error } of packed.rejected) this.#fail(effect, error);
+    // No write fails while a transaction's outcome is unknown (it may hold them): they wait for it.
+    if (this.#unknown.length === 0) for (const { effect, error } of packed.rejected) this.#fail(effect, error);
     const batch = [...packed.effects];
     let decision: CommitDecision | undefined;
     while (batch.length > 0) {
@@ -222,8 +223,9 @@ export class EffectsLane {
       }),
       ignoreElements(),
       catchError((error: unknown) => {
-        // Settle unknown transactions before failing any write: one of them may hold the same records.
-        if (error instanceof TransactionCancelledError) return this.#unknown.length > 0 ? this.#probe() : this.#cancelled(batch, error);
+        // Settle unknown transactions before failing any write (one of them may hold it): the batch goes again after.
+        if ((error instanceof TransactionCancelledError || error instanceof TransactionRejectedError) && this.#unknown.length > 0) return this.#probe();
+        if (error instanceof TransactionCancelledError) return this.#cancelled(batch, error);
         if (error instanceof TransactionRejectedError) return this.#rejected(batch, error);
         if (error instanceof EarlierTransactionAppliedError) return this.#appliedEarlier(error.token);
         if (isInternalServerError(error)) return this.#gaveUp({ token, decision, batch, sentAtMs: sentAtMs ?? clock.elapsedNow() }, error);
