@@ -127,16 +127,21 @@ describe('CheckpointState with records whose writes wait (§8.1)', () => {
     const state = new CheckpointState(stored(at(0)));
     const sub = (j: number, subSequenceNumber: number): Position => ({ sequenceNumber: seq(j), subSequenceNumber });
     const tickets = Array.from({ length: 2_400 }, (_, i) => [34, 35, 36].map((n) => state.track(sub(i + 1, n))) as [TrackedRecord, TrackedRecord, TrackedRecord]);
+    // Committed in transactions of 100, then 10, then 1, while they fit (one by one is quadratic).
     let committed = 0;
-    for (const [, withWrites] of tickets) {
-      state.hold(withWrites);
-      const decision = state.decide([withWrites]);
-      if (decision.covers !== true) {
-        state.unhold(withWrites);
-        break;
+    for (const size of [100, 10, 1]) {
+      for (;;) {
+        const batch = tickets.slice(committed, committed + size).map(([, withWrites]) => withWrites);
+        if (batch.length < size) break;
+        for (const ticket of batch) state.hold(ticket);
+        const decision = state.decide(batch);
+        if (decision.covers !== true) {
+          for (const ticket of batch) state.unhold(ticket);
+          break;
+        }
+        state.commitHeld(decision, batch);
+        committed += size;
       }
-      state.commitHeld(decision, [withWrites]);
-      committed += 1;
     }
     expect(committed, 'kept ranges fill the cap').to.be.above(1_500).and.below(2_400);
     for (const [, , plain] of tickets.slice(0, committed)) state.ack(plain);
