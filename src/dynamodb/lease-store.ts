@@ -86,10 +86,8 @@ export class DynamoLeaseStore implements LeaseStore {
   // The checkpoint each held lease stored last (as captured, then as written): a commit that moves
   // it also writes CheckpointUpdate. Only this lease writes the row while it holds it (fenced).
   readonly #stored = new Map<string, { readonly leaseCounter: number; readonly checkpoint: StoredCheckpoint | undefined }>();
-  // The row's TransactionToken as each held lease captured or last wrote it: the next transaction's condition.
-  readonly #transactionTokens = new Map<string, { readonly leaseCounter: number; readonly token: AttributeValue | undefined }>();
-  // Key attribute names of the tables records write to, once described.
-  readonly #keyNames = new Map<string, readonly string[] | undefined>();
+  // Key attribute names of the tables records write to, once described (tables found only).
+  readonly #keyNames = new Map<string, readonly string[]>();
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
@@ -172,10 +170,10 @@ export class DynamoLeaseStore implements LeaseStore {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
               this.#stored.set(shardId, { leaseCounter: held.leaseCounter, checkpoint: held.checkpoint });
-              this.#transactionTokens.set(shardId, { leaseCounter: held.leaseCounter, token: attributes?.[A.transactionToken] });
               const lease = {
                 shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished,
                 ...(serverDate === undefined ? {} : { capturedAt: serverDate }),
+                ...(held.transactionToken === undefined ? {} : { transactionToken: held.transactionToken }),
               };
               return held.acked === undefined ? lease : { ...lease, acked: held.acked };
             }),
@@ -213,29 +211,36 @@ export class DynamoLeaseStore implements LeaseStore {
     update.set(A.transactionToken, { S: transaction.token });
     update.condition(`${update.name(A.ownerId)} = ${update.value('me', { S: lease.ownerId })}`);
     update.condition(`${update.name(A.leaseCounter)} = ${update.value('counter', { N: String(lease.leaseCounter) })}`);
-    const previous = this.#transactionTokens.get(lease.shardId);
-    update.unchanged(A.transactionToken, previous?.leaseCounter === lease.leaseCounter ? previous.token : undefined);
+    update.unchanged(A.transactionToken, transaction.after === undefined ? undefined : { S: transaction.after });
     const input = transactionInput(update, this.#options.table, lease.shardId, transaction);
     return this.#options.dynamo.transactWriteItems(input).pipe(
-      catchError((error: unknown) => transactionOutcome(error, lease, transaction.token)),
-      tap(() => {
-        this.#wrote(lease, write);
-        this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: { S: transaction.token } });
-      }),
+      catchError((error: unknown) => (classifyAwsError(error) === 'not-found'
+        // DynamoDB does not say which table is missing. The checkpoints table is the lease's fault
+        // (the read fails with TableNotFoundError), not the records': only a user table is theirs.
+        ? this.#get(lease.shardId).pipe(mergeMap(() => transactionOutcome(error, lease, transaction)))
+        : transactionOutcome(error, lease, transaction))),
+      tap(() => this.#wrote(lease, write)),
     );
   }
 
-  /** DescribeTable of each table not described yet (a missing one: `undefined`). */
+  /**
+   * DescribeTable of each table not described yet (a missing one: `undefined`). Key schemas are
+   * kept for the store's life (a table's keys never change); a missing table is asked about again.
+   */
   tableKeys(tables: readonly string[]): Observable<ReadonlyMap<string, readonly string[] | undefined>> {
     const unknown = tables.filter((table) => !this.#keyNames.has(table));
+    const found = new Map<string, readonly string[] | undefined>();
     return from(unknown).pipe(
       mergeMap((table) => this.#options.dynamo.describeTable(table).pipe(
         map((description) => [table, description?.KeySchema?.map((key) => key.AttributeName ?? '')] as const),
         catchError((error: unknown) => (classifyAwsError(error) === 'not-found' ? of([table, undefined] as const) : throwError(() => error))),
       ), 4),
-      tap(([table, names]) => { this.#keyNames.set(table, names); }),
+      tap(([table, names]) => {
+        found.set(table, names);
+        if (names !== undefined) this.#keyNames.set(table, names);
+      }),
       reduce(() => undefined, undefined),
-      map(() => new Map(tables.map((table) => [table, this.#keyNames.get(table)]))),
+      map(() => new Map(tables.map((table) => [table, this.#keyNames.get(table) ?? found.get(table)]))),
     );
   }
 

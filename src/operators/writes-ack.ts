@@ -20,7 +20,7 @@ export function writesOf(result: RecordResult | BatchResult | void): readonly Tr
  * or DynamoDB refuses them as they are. The records go to `onFailure` at once.
  */
 export function isFinalWriteFailure(error: unknown): boolean {
-  return error instanceof WritesTooLargeError || error instanceof WriteRejectedError;
+  return error instanceof WritesTooLargeError || (error instanceof WriteRejectedError && !error.retriable);
 }
 
 /**
