@@ -8,6 +8,7 @@ import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { RawRecord } from '../ports/stream.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
 import type { StreamRecord } from './delivered-record.js';
+import type { StreamClock } from './stream-clock.js';
 import { unpackRecords } from './unpack-page.js';
 
 /** What a {@link ShardDelivery} needs. */
@@ -69,11 +70,12 @@ export class ShardDelivery {
   /**
    * Takes the raw records of one fetch (replacing what was left of the previous one): KPL
    * aggregates are split, consumed sub-records skipped, corrupt aggregates reported.
+   * `streamClock`: the stream's clock as the fetch's answer told it (records' ages).
    */
-  load(records: readonly RawRecord[], retrievedAt: Date): void {
+  load(records: readonly RawRecord[], retrievedAt: Date, streamClock: StreamClock): void {
     const { shardId, emit } = this.options;
     this.retrievedAt = retrievedAt;
-    const unpacked = unpackRecords(records, this.skipThrough, { shardId, leaseSignal: this.options.leaseSignal });
+    const unpacked = unpackRecords(records, this.skipThrough, { shardId, leaseSignal: this.options.leaseSignal, streamClock });
     this.skipThrough = unpacked.skipThrough;
     this.pending = unpacked.records;
     this.head = 0;
