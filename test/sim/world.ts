@@ -98,9 +98,9 @@ export class World {
     };
     this.checker = new InvariantChecker(settings);
     for (const shardId of this.stream.shardIds()) this.checker.shardCreated(shardId, []);
-    this.producer = new Producer(this.stream, this.checker, config, this.random, now);
-    this.fanOut = config.readMode === 'fan-out' ? new MemoryFanOut(this.stream, { scheduler: this.scheduler }) : undefined;
     this.probe = options.kinds.has('memory') ? new MemoryProbe(this.checker, t.maxInFlightRecords) : undefined;
+    this.producer = new Producer(this.stream, this.checker, config, this.random, now, this.probe);
+    this.fanOut = config.readMode === 'fan-out' ? new MemoryFanOut(this.stream, { scheduler: this.scheduler }) : undefined;
     // With every kind, half the runs ack with writes (the others keep plain acks under every
     // trouble); with a chosen set that holds it, all. Its own draw: the world's stays as it was.
     const effects = options.kinds.has('effects') && (options.kinds.size < ALL_KINDS.length || seededRandom(config.rngSeed ^ 0x24e7)() < 0.5);
