@@ -74,11 +74,10 @@ export class PageCursor {
       if (open !== undefined) return this.#takeFrom(open);
       const raw = this.raw[this.#index];
       if (raw === undefined) return undefined;
-      const { sequenceNumber, partitionKey, dataBase64, arrivalMs } = raw;
-      // The lean GetRecords path: a payload that cannot be an aggregate stays base64 until read.
-      if (dataBase64 !== undefined && arrivalMs !== undefined && !mayBeAggregateBase64(dataBase64)) {
+      const { sequenceNumber, partitionKey, arrivalMs } = raw;
+      if (isPlainWire(raw)) {
         this.#index += 1;
-        return new StreamRecord(origin, sequenceNumber, undefined, partitionKey, undefined, dataBase64, arrivalMs, true);
+        return new StreamRecord(origin, sequenceNumber, undefined, partitionKey, undefined, raw.dataBase64, raw.arrivalMs, true);
       }
       const data = raw.data;
       const found = deaggregate(data);
@@ -112,8 +111,7 @@ export class PageCursor {
     while (this.#open === undefined) {
       const raw = this.raw[this.#index];
       if (raw === undefined) return undefined;
-      const plain = raw.dataBase64 !== undefined && raw.arrivalMs !== undefined && !mayBeAggregateBase64(raw.dataBase64);
-      const found = plain ? undefined : deaggregate(raw.data);
+      const found = isPlainWire(raw) ? undefined : deaggregate(raw.data);
       if (found?.kind !== 'aggregate') return { sequenceNumber: raw.sequenceNumber };
       this.#openAggregate(raw, found.records);
     }
@@ -132,6 +130,11 @@ export class PageCursor {
       else if (++open.next === open.records.length) this.#open = undefined;
     }
   }
+}
+
+/** A record of the lean GetRecords path whose payload cannot be an aggregate: it stays base64 until read. */
+function isPlainWire(raw: RawRecord): raw is RawRecord & { readonly dataBase64: string; readonly arrivalMs: number } {
+  return raw.dataBase64 !== undefined && raw.arrivalMs !== undefined && !mayBeAggregateBase64(raw.dataBase64);
 }
 
 /** What {@link unpackRecords} made of a page. */
