@@ -69,7 +69,8 @@ export function worthRetrying(error: unknown, record: KinsumerRecord, retryIf: R
  */
 export function tooOld(record: KinsumerRecord, scheduler: SchedulerLike, maxRecordAgeMs: number | undefined, lastError?: unknown): RecordTooOldError | undefined {
   if (maxRecordAgeMs === undefined) return undefined;
-  const ageMs = StreamRecord.ageMs(record, schedulerClock(scheduler));
+  // Whole milliseconds, as arrival times are (the monotonic clock counts fractions).
+  const ageMs = Math.round(StreamRecord.ageMs(record, schedulerClock(scheduler)));
   if (!(ageMs > maxRecordAgeMs)) return undefined;
   return new RecordTooOldError(ageMs, maxRecordAgeMs, lastError === undefined ? {} : { cause: lastError });
 }
