@@ -61,11 +61,10 @@ export function collectGarbage(): boolean {
   return true;
 }
 
-/** One count of a measure: what is over the bound, and by how much. */
+/** One count of a measure over its bound: which, how many, and what to say. */
 interface Excess {
   readonly key: string;
   readonly count: number;
-  readonly bound: number;
   readonly describe: () => string;
 }
 
@@ -150,7 +149,7 @@ export class MemoryProbe {
       shards.set(watched.shardId, { payloads: shard.payloads, kept: shard.kept + kept.length, readers: shard.readers + 1 });
       if (count) this.host.checks += 1;
       peakPercent = Math.max(peakPercent, Math.round((100 * kept.length) / bound));
-      if (kept.length > bound) excesses.push({ key, count: kept.length, bound, describe: () => describeKept(watched, kept, bound) });
+      if (kept.length > bound) excesses.push({ key, count: kept.length, describe: () => describeKept(watched, kept, bound) });
     }
     // Records made and not delivered: a page's user records waiting for room. A reader's page is
     // at most the room under maxInFlightRecords, and with the delivered records it keeps at most
@@ -172,7 +171,6 @@ export class MemoryProbe {
         excesses.push({
           key: shardId,
           count: undelivered,
-          bound: this.maxInFlightRecords * readers,
           describe: () => `the readers of ${shardId} keep ${undelivered} user records of KPL aggregates reachable that were never delivered (unpacked from a page, waiting for room) `
             + `beside ${shard.kept} delivered and kept (bound: maxInFlightRecords = ${this.maxInFlightRecords} not delivered, `
             + `2 × maxInFlightRecords = ${bound} in all, for each of its ${readers} readers)`,
