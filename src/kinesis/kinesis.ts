@@ -85,13 +85,17 @@ export class KinesisStream implements StreamPort {
       command.middlewareStack.addRelativeTo(lean.middleware as unknown as Middleware, {
         relation: 'after', toMiddleware: 'deserializerMiddleware', name: 'kinsumerLeanGetRecords',
       });
+      // Kinesis's clock, from its answer: how old the page's records are (maxRecordAgeMs), on the clock they arrived by.
+      const answeredAt = readServerDate(command);
       const out = await this.client.send(command, { abortSignal: signal });
-      return lean.page() ?? {
+      const page: RecordsPage = lean.page() ?? {
         records: (out.Records ?? []).map(toRawRecord),
         nextShardIterator: out.NextShardIterator ?? undefined,
         millisBehindLatest: out.MillisBehindLatest,
         childShardIds: out.ChildShards === undefined || out.ChildShards.length === 0 ? undefined : out.ChildShards.map((c) => c.ShardId ?? ''),
       };
+      const streamTime = streamTimeOf(answeredAt());
+      return streamTime === undefined ? page : { ...page, streamTime };
     });
   }
 
@@ -210,7 +214,7 @@ class KinesisFanOut implements FanOutPort {
   }
 }
 
-/** The header names the answer's second; the iterator was positioned before the answer: up to a second before that second. */
+/** The header names the answer's second; what it answers (an iterator positioned, a page read) came before the answer: up to a second before that second. */
 function streamTimeOf(date: Date | undefined): Date | undefined {
   return date === undefined ? undefined : new Date(date.getTime() - DATE_HEADER_RESOLUTION_MS);
 }

@@ -93,7 +93,7 @@ export interface ProcessRecordsOptions {
   readonly concurrency?: number;
   /** Retries of a failing record. Default `{ maxAttempts: 3, initialDelayMs: 100, maxDelayMs: 30000 }`. */
   readonly retry?: RetryOptions;
-  /** Records older than this (by `approximateArrivalTimestamp`, against the scheduler's clock) go to `onFailure` untried, or untried again. Needs `onFailure`. */
+  /** Records older than this (by `approximateArrivalTimestamp`, on the stream's clock: the age Kinesis's own time gives it, never this host's wall clock) go to `onFailure` untried, or untried again. Needs `onFailure`. */
   readonly maxRecordAgeMs?: number;
   /**
    * Where records that failed every attempt go; the record is acked once it resolves. Without it,

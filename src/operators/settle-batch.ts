@@ -34,7 +34,7 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
       if (signal.aborted) return leave();
       const young: KinsumerRecord[] = [];
       for (const record of remaining) {
-        const old = tooOld(record, scheduler.now(), maxRecordAgeMs, lastErrorOf.get(record));
+        const old = tooOld(record, scheduler, maxRecordAgeMs, lastErrorOf.get(record));
         if (old === undefined) young.push(record);
         else failures.push({ record, error: old, attempts: attemptsOf.get(record) ?? 0 });
       }

@@ -24,7 +24,7 @@ export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handl
 
     const attempt = (): void => {
       if (signal.aborted) return leave();
-      const old = tooOld(record, scheduler.now(), maxRecordAgeMs, lastError);
+      const old = tooOld(record, scheduler, maxRecordAgeMs, lastError);
       if (old !== undefined) return giveUp(old);
       attempts += 1;
       const ctx = { attempt: attempts, signal };

@@ -15,6 +15,7 @@ import {
 } from './poll-plan.js';
 import { checkpointRejected, isRetriableReadError as isRetriable, readError } from './read-errors.js';
 import { ShardDelivery } from './shard-delivery.js';
+import { streamClockAt } from './stream-clock.js';
 import { type IteratorPlan, START_SKEW_MARGIN_MS, planResume } from './start-position.js';
 
 /** What one GetRecords answer (or one SubscribeToShard event) said about the shard. */
@@ -161,7 +162,7 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     iterator = page.nextShardIterator;
     iteratorIssuedAtMs = clock.elapsedNow();
     if (page.nextShardIterator === undefined) childShardIds = page.childShardIds ?? [];
-    delivery.load(page.records, new Date(clock.wallNow()));
+    delivery.load(page.records, new Date(clock.wallNow()), streamClockAt(page.streamTime, clock));
   };
 
   const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'poll');

@@ -105,6 +105,20 @@ for (const tier of TIERS) {
       }, 'the record put after the time');
       expect(read).to.deep.equal([after?.sequenceNumber]);
       expect(read).to.not.include(before?.sequenceNumber);
+      });
+
+    it('R19: a GetRecords page names the stream\'s clock too (its Date header, less the header\'s second): records\' ages are taken on it', async () => {
+      const stream = uniqueName('page-time');
+      await createStream(local.kinesis, stream, 1);
+      const [shardId = ''] = await openShardIds(local.kinesis, stream);
+      const port = new KinesisStream(local.kinesis, { streamName: stream });
+      await putRecords(local.kinesis, stream, [{ partitionKey: 'p', data: 'aged' }]);
+      const { shardIterator } = await firstValueFrom(port.getShardIterator(shardId, { type: 'TRIM_HORIZON' }));
+      const before = Date.now();
+      const page = await firstValueFrom(port.getRecords(shardIterator, 10));
+      const after = Date.now();
+      expect(page.records).to.have.length(1);
+      expect(page.streamTime?.getTime(), 'the answer\'s Date header, less a second').to.be.within(before - 2000, after - 1000);
     });
 
     it('ListShards reports parents and closed shards after a split', async () => {

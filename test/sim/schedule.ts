@@ -29,10 +29,17 @@ export const FAULT_KINDS = {
   quiet: 'a shard gets no record for 10-400 s; its owner hands it off gracefully halfway; then records come again',
   memory: 'records reachable after a garbage collection are counted per process and shard (at commands and before the calm)',
   effects: "records are acked with writes of their own (ack({ writes }), the operators' { writes }), committed with their checkpoint in one transaction; with every kind, in half the runs",
+  'reset-finished': 'a shard splits, is read to its end, and the operator resets it to LATEST as soon as it is Finished, while its children wait for their first owner; then records come to the children',
 } as const;
 
 export type FaultKind = keyof typeof FAULT_KINDS;
 export const ALL_KINDS = Object.keys(FAULT_KINDS) as FaultKind[];
+
+/**
+ * Every kind there was after issue 24: a seed (and a shrunk path) found with every kind then
+ * replays its schedule with these (`reset-finished`, of issue 30, draws commands of its own).
+ */
+export const KINDS_OF_ISSUE_24: readonly FaultKind[] = ALL_KINDS.filter((kind) => kind !== 'reset-finished');
 
 /** How a client's handler treats the records it receives. */
 export type HandlerSpec =
@@ -125,6 +132,7 @@ export type Command = { readonly waitTenths: number } & (
   | { readonly type: 'crash'; readonly client: number }
   | { readonly type: 'pause'; readonly client: number; readonly tenths: number }
   | { readonly type: 'reset'; readonly shard: number | 'all'; readonly to: StartKind; readonly agoTenths: number; readonly force: boolean }
+  | { readonly type: 'reset-finished'; readonly shard: number; readonly force: boolean }
   | { readonly type: 'split'; readonly shard: number }
   | { readonly type: 'merge'; readonly shard: number }
   | { readonly type: 'faults'; readonly client: number | 'all'; readonly percent: number; readonly tenths: number }
@@ -303,6 +311,8 @@ export function commandArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<Command>
     add(2, fc.record({ waitTenths: waitArb, type: fc.constant('quiet' as const), shard: shardArb, seconds, handoff: fc.boolean() }));
   }
   if (kinds.has('memory')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('measure' as const) }));
+  // Last: with the kind off, every other kind's schedules are drawn as they always were.
+  if (kinds.has('reset-finished')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('reset-finished' as const), shard: shardArb, force: fc.boolean() }));
   return fc.oneof(...options);
 }
 
@@ -376,6 +386,7 @@ function commandText(command: Command): string {
       return `operator resets ${command.shard === 'all' ? 'every shard' : `shard #${command.shard}`} to ${to}${command.force ? ' --force' : ''}`;
     }
     case 'split': return `split open shard #${command.shard}`;
+    case 'reset-finished': return `split open shard #${command.shard}, reset it to LATEST${command.force ? ' --force' : ''} once Finished, before its children are captured`;
     case 'merge': return `merge open shard #${command.shard} with its neighbour`;
     case 'faults': return `${command.percent}% transient faults on ${clientText(command.client)} for ${command.tenths / 10} TTL`;
     case 'hangs': return `${command.percent}% hung calls on ${clientText(command.client)} for ${command.tenths / 10} TTL`;
