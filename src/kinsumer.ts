@@ -87,7 +87,7 @@ export class Kinsumer {
    */
   constructor(options: KinsumerOptions, deps?: KinsumerBackend) {
     this.options = resolveOptions(options);
-    this.log = new EventLog(this.options.logger, this.options.scheduler, this.options.requestTimeoutMs);
+    this.log = new EventLog(this.options.logger, this.options.scheduler, this.options.clock, this.options.requestTimeoutMs);
     this.events$ = this.events.asObservable();
     const emit = (event: KinsumerEvent) => this.emit(event);
     const bound = { timeoutMs: this.options.requestTimeoutMs, scheduler: this.options.scheduler };

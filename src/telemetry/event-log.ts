@@ -1,4 +1,5 @@
 import type { SchedulerLike } from 'rxjs';
+import type { Clock } from '../ports/clock.js';
 import { LeaseLostError, describeError, rootCause } from '../errors/kinsumer-errors.js';
 import type { KinsumerEvent, Logger } from '../types.js';
 import { FailureRuns } from './failure-runs.js';
@@ -11,8 +12,8 @@ import { wholeMs } from './whole-ms.js';
 export class EventLog {
   readonly #failures: FailureRuns;
 
-  constructor(private readonly logger: Logger, scheduler: SchedulerLike, requestTimeoutMs: number) {
-    this.#failures = new FailureRuns({ logger, scheduler, attemptMs: requestTimeoutMs });
+  constructor(private readonly logger: Logger, scheduler: SchedulerLike, clock: Clock, requestTimeoutMs: number) {
+    this.#failures = new FailureRuns({ logger, scheduler, clock, attemptMs: requestTimeoutMs });
   }
 
   /** Logs `event`. */

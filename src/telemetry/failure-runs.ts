@@ -6,6 +6,7 @@
 // logged at debug (event-log.ts), for whoever wants them all.
 import { type SchedulerLike, type Subscription, timer } from 'rxjs';
 import { describeError, rootCause } from '../errors/kinsumer-errors.js';
+import type { Clock } from '../ports/clock.js';
 import type { KinsumerEvent, Logger } from '../types.js';
 import { wholeMs } from './whole-ms.js';
 
@@ -22,6 +23,8 @@ export interface FailureRunsOptions {
   readonly logger: Logger;
   /** The client's scheduler: the summaries' and the end's timers. */
   readonly scheduler: SchedulerLike;
+  /** The client's clocks: how long a run lasted and was quiet is a difference of `elapsedNow`. */
+  readonly clock: Clock;
   /** How long a retried call may take to fail in its turn (requestTimeoutMs). */
   readonly attemptMs: number;
 }
@@ -50,8 +53,8 @@ export class FailureRuns {
 
   /** A retried call failed. */
   failed(event: Retrying): void {
-    const { logger, scheduler, attemptMs } = this.options;
-    const nowMs = scheduler.now();
+    const { logger, scheduler, clock, attemptMs } = this.options;
+    const nowMs = clock.elapsedNow();
     const dueMs = nowMs + event.delayMs + attemptMs;
     const { operation } = event;
     let run = this.#run;
@@ -98,7 +101,7 @@ export class FailureRuns {
     if (run === undefined) return;
     this.#summaries?.unsubscribe();
     this.#run = undefined;
-    const quietMs = wholeMs(this.options.scheduler.now() - run.lastAtMs);
+    const quietMs = wholeMs(this.options.clock.elapsedNow() - run.lastAtMs);
     const lastedMs = wholeMs(run.lastAtMs - run.startedAtMs);
     const operations = Object.fromEntries(run.all);
     this.options.logger.warn({ failures: run.failures, operations, lastedMs, quietMs },
