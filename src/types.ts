@@ -83,6 +83,8 @@ export interface KinsumerRecord {
   json<T = unknown>(): T;
   /** When Kinesis accepted the record (for KPL sub-records, the aggregate's arrival). */
   readonly approximateArrivalTimestamp: Date;
+  /** 1 on a first delivery; 1 plus the deliveries whose lease ended without a graceful release, as its checkpoint row counts them (design §9.3). */
+  readonly deliveryCount: number;
   /**
    * Marks the record done. The shard's checkpoint moves to the highest record that has been
    * acked together with every record before it. Idempotent; acks may come in any order. With `{ writes }`
@@ -140,10 +142,7 @@ export interface ShardStatus {
   readonly shardId: string;
   /** The lease's {@link ShardLease.fencingToken}. */
   readonly fencingToken: number;
-  /**
-   * The checkpoint stored for the shard: where a new owner would resume. `undefined` while none
-   * is stored as a record's position (never consumed, or a start such as `TRIM_HORIZON`).
-   */
+  /** The checkpoint stored for the shard (where a new owner resumes); `undefined` while none is a record's position (such as `TRIM_HORIZON`). */
   readonly checkpoint: CheckpointPosition | undefined;
   /** Records emitted and not acked yet. */
   readonly inFlight: number;
