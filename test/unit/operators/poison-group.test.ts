@@ -1,8 +1,14 @@
 import { expect } from 'chai';
-import { type FailedRecord, type KinsumerRecord, processRecords } from '../../../src/index.js';
+import type { OperatorFunction } from 'rxjs';
+import {
+  type FailedRecord, type FailureHandler, type KinsumerRecord, TooManyDeliveriesError, processBatches, processRecords,
+} from '../../../src/index.js';
 import { MemoryGroup, type Member } from '../../support/memory-group.js';
 
 const text = (record: KinsumerRecord) => new TextDecoder().decode(record.data);
+const never = () => new Promise<void>(() => undefined);
+
+type Pipeline = (handle: (records: readonly KinsumerRecord[]) => Promise<void>, onFailure: FailureHandler | undefined) => OperatorFunction<KinsumerRecord, unknown>;
 
 /**
  * A worker process whose handler kills it on one record, and its supervisor: the process dies
@@ -10,41 +16,47 @@ const text = (record: KinsumerRecord) => new TextDecoder().decode(record.data);
  * process with the same clientId starts 100 ms later — a pod restarted by Kubernetes.
  */
 class CrashingFleet {
+  /** Handler calls (one per record in a batch call) on each record, by its data. */
   readonly calls = new Map<string, number>();
   readonly deadLetters: FailedRecord[] = [];
   readonly processed = new Set<string>();
   readonly sessions: Member[] = [];
   readonly errors: unknown[] = [];
 
-  constructor(private readonly group: MemoryGroup, private readonly id: string, private readonly poison: (record: KinsumerRecord) => boolean,
-    private readonly options: { readonly maxDeliveries?: number } = {}) {}
+  constructor(private readonly group: MemoryGroup, private readonly poison: (record: KinsumerRecord) => boolean, private readonly pipeline: Pipeline,
+    private readonly options: { readonly onFailure?: boolean } = {}) {}
 
   start(): void {
     let dead = false;
-    const member = this.group.join(this.id, {
+    const member = this.group.join('w', {
       keepFailure: true,
-      pipeline: processRecords(async (record) => {
-        if (dead) return new Promise<void>(() => undefined);
-        this.calls.set(text(record), (this.calls.get(text(record)) ?? 0) + 1);
+      pipeline: this.pipeline(async (records) => {
+        if (dead) return never();
+        for (const record of records) this.calls.set(text(record), (this.calls.get(text(record)) ?? 0) + 1);
         await Promise.resolve();
-        if (this.poison(record)) {
+        if (records.some(this.poison)) {
           // process.exit(): the process is gone, its handler never returns.
           dead = true;
           member.pause();
           this.group.scheduler.schedule(() => this.start(), 100);
-          return new Promise<void>(() => undefined);
+          return never();
         }
-        this.processed.add(text(record));
+        for (const record of records) this.processed.add(text(record));
         return undefined;
-      }, {
-        scheduler: this.group.scheduler,
-        ...(this.options.maxDeliveries === undefined ? {} : { maxDeliveries: this.options.maxDeliveries }),
-        onFailure: async (failure) => { await Promise.resolve(); this.deadLetters.push(failure); },
-      }),
+      }, this.options.onFailure === false ? undefined : async (failure) => { await Promise.resolve(); this.deadLetters.push(failure); }),
       onError: (error) => this.errors.push(error),
     });
     this.sessions.push(member);
   }
+}
+
+const records = (group: MemoryGroup): Pipeline => (handle, onFailure) => processRecords((record) => handle([record]), {
+  scheduler: group.scheduler, ...(onFailure === undefined ? {} : { onFailure }),
+});
+
+function checkpointOf(group: MemoryGroup): string | undefined {
+  const row = group.checkpoints.row(group.stream.shardIds()[0] as string);
+  return row?.checkpoint?.type === 'position' ? row.checkpoint.position.sequenceNumber : undefined;
 }
 
 // Design §9.3 "Poison that crashes the process": the checkpoint row counts the deliveries of the
@@ -53,24 +65,81 @@ class CrashingFleet {
 describe('poison that crashes the process (a consumer group on virtual time)', function () {
   this.timeout(60_000);
 
-  it('a record that kills its process, in the middle of a page, reaches onFailure after maxDeliveries (5) sessions; only it, and every other record is handled', async () => {
-    // Commits far apart: the acks of the records before the poison are never written before it kills the process.
-    const group = new MemoryGroup(1, { commitFrequencyMs: 5000, leaseTtlMs: 6000 });
-    const [s0] = group.stream.shardIds() as [string];
-    const put = group.stream.putRecords(Array.from({ length: 10 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })), { shardId: s0 });
-    const fleet = new CrashingFleet(group, 'w', (record) => text(record) === 'r4');
-    fleet.start();
+  // Commits far apart: the acks of the records before the poison are never written before it kills the process.
+  const slowCommits = { commitFrequencyMs: 5000, leaseTtlMs: 6000 };
 
-    const checkpoint = () => {
-      const row = group.checkpoints.row(s0);
-      return row?.checkpoint?.type === 'position' ? row.checkpoint.position.sequenceNumber : undefined;
-    };
-    await group.scheduler.until(() => checkpoint() === put.at(-1)?.sequenceNumber, 'the checkpoint at the last record', 300_000);
+  it('a record that kills its process, in the middle of a page, reaches onFailure after maxDeliveries (5) sessions; only it, and every other record is handled', async () => {
+    const group = new MemoryGroup(1, slowCommits);
+    const put = group.stream.putRecords(Array.from({ length: 10 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
+    const fleet = new CrashingFleet(group, (record) => text(record) === 'r4', records(group));
+    fleet.start();
+    await group.scheduler.until(() => checkpointOf(group) === put.at(-1)?.sequenceNumber, 'the checkpoint at the last record', 300_000);
 
     expect(fleet.errors).to.deep.equal([]);
     expect(fleet.calls.get('r4'), 'handler calls on the poison record').to.equal(5);
     expect(fleet.deadLetters.map((f) => [text(f.record), f.record.deliveryCount, (f.error as Error).name, f.attempts])).to.deep.equal([['r4', 6, 'TooManyDeliveriesError', 0]]);
     expect([...fleet.processed].sort()).to.deep.equal(['r0', 'r1', 'r2', 'r3', 'r5', 'r6', 'r7', 'r8', 'r9']);
     expect(fleet.sessions).to.have.length(6);
+  });
+
+  it('processBatches: the batch that held it, then the record alone in a batch of its own; the records after it, delivered before, one at a time', async () => {
+    const group = new MemoryGroup(1, slowCommits);
+    const put = group.stream.putRecords(Array.from({ length: 10 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
+    const sizes: number[] = [];
+    const fleet = new CrashingFleet(group, (record) => text(record) === 'r5', (handle, onFailure) => processBatches(async (batch) => {
+      sizes.push(batch.length);
+      await handle(batch);
+    }, { maxSize: 4, scheduler: group.scheduler, maxDeliveries: 3, ...(onFailure === undefined ? {} : { onFailure }) }));
+    fleet.start();
+    await group.scheduler.until(() => checkpointOf(group) === put.at(-1)?.sequenceNumber, 'the checkpoint at the last record', 300_000);
+
+    expect(fleet.errors).to.deep.equal([]);
+    expect(fleet.calls.get('r5'), 'batch calls holding the poison record').to.equal(3);
+    expect(fleet.deadLetters.map((f) => [text(f.record), f.record.deliveryCount])).to.deep.equal([['r5', 4]]);
+    expect([...fleet.processed].sort()).to.deep.equal(['r0', 'r1', 'r2', 'r3', 'r4', 'r6', 'r7', 'r8', 'r9']);
+    // The first session's batches; after it died, every record it had delivered (beyond its last
+    // checkpoint) one at a time: those before r5 again, r5 alone until dead-lettered, r6 to r9.
+    expect(sizes.slice(0, 2)).to.deep.equal([4, 4]);
+    expect(sizes.slice(2).every((size) => size === 1), String(sizes)).to.equal(true);
+  });
+
+  it('without onFailure the output errors with TooManyDeliveriesError, naming the count, and the record is not acked', async () => {
+    const group = new MemoryGroup(1, slowCommits);
+    group.stream.putRecords(Array.from({ length: 3 }, (_, i) => ({ partitionKey: `k${i}`, data: `r${i}` })));
+    const fleet = new CrashingFleet(group, (record) => text(record) === 'r1', (handle) => processRecords((record) => handle([record]), {
+      scheduler: group.scheduler, maxDeliveries: 2,
+    }), { onFailure: false });
+    fleet.start();
+    await group.scheduler.until(() => fleet.errors.length > 0, 'the output errors', 300_000);
+    const [error] = fleet.errors;
+    expect(error).to.be.instanceOf(TooManyDeliveriesError);
+    expect([(error as TooManyDeliveriesError).deliveryCount, (error as TooManyDeliveriesError).maxDeliveries]).to.deep.equal([3, 2]);
+    expect(fleet.calls.get('r1')).to.equal(2);
+  });
+
+  it('a record it receives after its last write to the row and dies on is counted from its next delivery on (maxDeliveries + 1 calls): the documented limit', async () => {
+    const group = new MemoryGroup(1, slowCommits);
+    group.stream.putRecords([{ partitionKey: 'k', data: 'r0' }]);
+    const fleet = new CrashingFleet(group, (record) => text(record) === 'r1', records(group));
+    fleet.start();
+    await group.scheduler.until(() => checkpointOf(group) !== undefined && fleet.processed.has('r0'), 'r0 handled and committed', 60_000);
+    // Long after the session's writes: at the tip, the poison arrives on its own.
+    await group.scheduler.advanceBy(1000);
+    const [poison] = group.stream.putRecords([{ partitionKey: 'k', data: 'r1' }]);
+    await group.scheduler.until(() => checkpointOf(group) === poison?.sequenceNumber, 'the checkpoint past the poison', 300_000);
+    expect(fleet.calls.get('r1')).to.equal(6);
+    expect(fleet.deadLetters.map((f) => f.record.deliveryCount)).to.deep.equal([6]);
+  });
+
+  it('a graceful hand-off is not counted: the next owner delivers the record it was handling once more, deliveryCount 1', async () => {
+    const group = new MemoryGroup(1, { ...slowCommits, shutdownTimeoutMs: 1000 });
+    group.stream.putRecords([{ partitionKey: 'k', data: 'r0' }]);
+    const counts: number[] = [];
+    const first = group.join('a', { pipeline: processRecords(async (record) => { counts.push(record.deliveryCount); await never(); }, { scheduler: group.scheduler }) });
+    await group.scheduler.until(() => counts.length === 1, 'the first delivery', 30_000);
+    await group.stop(first);
+    group.join('b', { pipeline: processRecords((record) => { counts.push(record.deliveryCount); }, { scheduler: group.scheduler }) });
+    await group.scheduler.until(() => counts.length === 2, 'the second delivery', 30_000);
+    expect(counts).to.deep.equal([1, 1]);
   });
 });
