@@ -1,63 +1,7 @@
 import { expect } from 'chai';
-import type { OperatorFunction } from 'rxjs';
-import {
-  type FailedRecord, type FailureHandler, type KinsumerRecord, TooManyDeliveriesError, processBatches, processRecords,
-} from '../../../src/index.js';
-import { MemoryGroup, type Member } from '../../support/memory-group.js';
-
-const text = (record: KinsumerRecord) => new TextDecoder().decode(record.data);
-const never = () => new Promise<void>(() => undefined);
-
-type Pipeline = (handle: (records: readonly KinsumerRecord[]) => Promise<void>, onFailure: FailureHandler | undefined) => OperatorFunction<KinsumerRecord, unknown>;
-
-/**
- * A worker process whose handler kills it on one record, and its supervisor: the process dies
- * without stop() (every call it makes hangs from then on, nothing it holds is released), and a new
- * process with the same clientId starts 100 ms later — a pod restarted by Kubernetes.
- */
-class CrashingFleet {
-  /** Handler calls (one per record in a batch call) on each record, by its data. */
-  readonly calls = new Map<string, number>();
-  readonly deadLetters: FailedRecord[] = [];
-  readonly processed = new Set<string>();
-  readonly sessions: Member[] = [];
-  readonly errors: unknown[] = [];
-
-  constructor(private readonly group: MemoryGroup, private readonly poison: (record: KinsumerRecord) => boolean, private readonly pipeline: Pipeline,
-    private readonly options: { readonly onFailure?: boolean } = {}) {}
-
-  start(): void {
-    let dead = false;
-    const member = this.group.join('w', {
-      keepFailure: true,
-      pipeline: this.pipeline(async (records) => {
-        if (dead) return never();
-        for (const record of records) this.calls.set(text(record), (this.calls.get(text(record)) ?? 0) + 1);
-        await Promise.resolve();
-        if (records.some(this.poison)) {
-          // process.exit(): the process is gone, its handler never returns.
-          dead = true;
-          member.pause();
-          this.group.scheduler.schedule(() => this.start(), 100);
-          return never();
-        }
-        for (const record of records) this.processed.add(text(record));
-        return undefined;
-      }, this.options.onFailure === false ? undefined : async (failure) => { await Promise.resolve(); this.deadLetters.push(failure); }),
-      onError: (error) => this.errors.push(error),
-    });
-    this.sessions.push(member);
-  }
-}
-
-const records = (group: MemoryGroup): Pipeline => (handle, onFailure) => processRecords((record) => handle([record]), {
-  scheduler: group.scheduler, ...(onFailure === undefined ? {} : { onFailure }),
-});
-
-function checkpointOf(group: MemoryGroup): string | undefined {
-  const row = group.checkpoints.row(group.stream.shardIds()[0] as string);
-  return row?.checkpoint?.type === 'position' ? row.checkpoint.position.sequenceNumber : undefined;
-}
+import { TooManyDeliveriesError, processBatches, processRecords } from '../../../src/index.js';
+import { CrashingFleet, checkpointOf, never, records, text } from '../../support/crashing-fleet.js';
+import { MemoryGroup } from '../../support/memory-group.js';
 
 // Design §9.3 "Poison that crashes the process": the checkpoint row counts the deliveries of the
 // records after its checkpoint, across owners and restarts, so a record that kills its process
