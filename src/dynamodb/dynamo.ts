@@ -1,13 +1,16 @@
 // The only module that imports the DynamoDB client at run time: every DynamoDB call of the
-// library goes through here, so the rest is plain logic over these cold Observables.
+// library goes through here, so the rest is plain logic over these cold Observables. Calls go on
+// kinsumer's own keep-alive connections when the client's handler is a stock one (connections/).
 import {
   BatchGetItemCommand, CreateTableCommand, DeleteItemCommand, DeleteTableCommand, DescribeTableCommand, GetItemCommand,
   PutItemCommand, ScanCommand, TransactWriteItemsCommand, UpdateItemCommand,
-  type AttributeValue, type BatchGetItemCommandInput, type BatchGetItemCommandOutput, type CreateTableCommandInput, type DeleteItemCommandInput, type DynamoDBClient,
-  type GetItemCommandInput, type PutItemCommandInput, type ScanCommandInput, type TableDescription, type TransactWriteItemsCommandInput,
-  type UpdateItemCommandInput,
+  type AttributeValue, type BatchGetItemCommandInput, type BatchGetItemCommandOutput, type CreateTableCommandInput, type DeleteItemCommandInput,
+  type DescribeTableCommandOutput, type DynamoDBClient, type GetItemCommandInput, type GetItemCommandOutput, type PutItemCommandInput,
+  type ScanCommandInput, type ScanCommandOutput, type TableDescription, type TransactWriteItemsCommandInput, type UpdateItemCommandInput,
+  type UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import { type Observable, expand, EMPTY, map, reduce } from 'rxjs';
+import { type CommandWithStack, ServiceConnections, lastHop } from '../connections/service-connections.js';
 import { explainErrors } from '../errors/endpoint-error.js';
 import { type RequestBound, request } from '../ports/request-timeout.js';
 import { readServerDate } from '../ports/server-date.js';
@@ -42,10 +45,15 @@ export type Item = Record<string, AttributeValue>;
  * within `bound.timeoutMs` is aborted and errors with `RequestTimeoutError` (a transient fault).
  */
 export class Dynamo {
-  constructor(private readonly client: DynamoDBClient, private readonly bound?: RequestBound) {}
+  private readonly connections: ServiceConnections;
+
+  /** @param connections - Where the calls go. Default: decided from the client's handler. */
+  constructor(private readonly client: DynamoDBClient, private readonly bound?: RequestBound, connections?: ServiceConnections) {
+    this.connections = connections ?? new ServiceConnections('dynamodb', client);
+  }
 
   getItem(input: GetItemCommandInput): Observable<Item | undefined> {
-    return this.call('GetItem', (signal) => this.client.send(new GetItemCommand(input), { abortSignal: signal })).pipe(map((out) => out.Item));
+    return this.call('GetItem', (signal) => this.send<GetItemCommandOutput>(new GetItemCommand(input), signal)).pipe(map((out) => out.Item));
   }
 
   /** GetItem, and the server's clock when it answered (its `Date` header, whole seconds; `undefined` without one). */
@@ -53,7 +61,7 @@ export class Dynamo {
     return this.call('GetItem', async (signal) => {
       const command = new GetItemCommand(input);
       const answeredAt = readServerDate(command);
-      const out = await this.client.send(command, { abortSignal: signal });
+      const out = await this.send<GetItemCommandOutput>(command, signal);
       return { item: out.Item, serverDate: answeredAt() };
     });
   }
@@ -72,7 +80,7 @@ export class Dynamo {
         relation: 'before', toMiddleware: 'deserializerMiddleware', name: 'kinsumerNotRetriedBySdk',
       });
       try {
-        return (await this.client.send(command, { abortSignal: signal })).Item;
+        return (await this.send<GetItemCommandOutput>(command, signal)).Item;
       } catch (error) {
         throw error instanceof NotRetriedBySdk ? error.original : error;
       }
@@ -81,17 +89,17 @@ export class Dynamo {
 
   /** One BatchGetItem call (at most 100 keys); the caller retries what comes back in `UnprocessedKeys`. */
   batchGetItem(input: BatchGetItemCommandInput): Observable<Pick<BatchGetItemCommandOutput, 'Responses' | 'UnprocessedKeys'>> {
-    return this.call('BatchGetItem', (signal) => this.client.send(new BatchGetItemCommand(input), { abortSignal: signal }))
+    return this.call('BatchGetItem', (signal) => this.send<BatchGetItemCommandOutput>(new BatchGetItemCommand(input), signal))
       .pipe(map((out) => ({ Responses: out.Responses, UnprocessedKeys: out.UnprocessedKeys })));
   }
 
   putItem(input: PutItemCommandInput): Observable<void> {
-    return this.call('PutItem', async (signal) => { await this.client.send(new PutItemCommand(input), { abortSignal: signal }); });
+    return this.call('PutItem', async (signal) => { await this.send(new PutItemCommand(input), signal); });
   }
 
   /** Returns the item's attributes after the update (`ReturnValues: ALL_NEW`). */
   updateItem(input: UpdateItemCommandInput): Observable<Item | undefined> {
-    return this.call('UpdateItem', (signal) => this.client.send(new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input }), { abortSignal: signal }))
+    return this.call('UpdateItem', (signal) => this.send<UpdateItemCommandOutput>(new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input }), signal))
       .pipe(map((out) => out.Attributes));
   }
 
@@ -100,24 +108,24 @@ export class Dynamo {
     return this.call('UpdateItem', async (signal) => {
       const command = new UpdateItemCommand({ ReturnValues: 'ALL_NEW', ...input });
       const answeredAt = readServerDate(command);
-      const out = await this.client.send(command, { abortSignal: signal });
+      const out = await this.send<UpdateItemCommandOutput>(command, signal);
       return { item: out.Attributes, serverDate: answeredAt() };
     });
   }
 
   /** One TransactWriteItems; `input` is sent as is on every subscription (keep its ClientRequestToken for re-sends). */
   transactWriteItems(input: TransactWriteItemsCommandInput): Observable<void> {
-    return this.call('TransactWriteItems', async (signal) => { await this.client.send(new TransactWriteItemsCommand(input), { abortSignal: signal }); });
+    return this.call('TransactWriteItems', async (signal) => { await this.send(new TransactWriteItemsCommand(input), signal); });
   }
 
   deleteItem(input: DeleteItemCommandInput): Observable<void> {
-    return this.call('DeleteItem', async (signal) => { await this.client.send(new DeleteItemCommand(input), { abortSignal: signal }); });
+    return this.call('DeleteItem', async (signal) => { await this.send(new DeleteItemCommand(input), signal); });
   }
 
   /** Every item of the scan, all pages. */
   scanAll(input: ScanCommandInput): Observable<Item[]> {
-    const page = (start: Item | undefined) => this.call('Scan', (signal) => this.client.send(
-      new ScanCommand(start === undefined ? input : { ...input, ExclusiveStartKey: start }), { abortSignal: signal }));
+    const page = (start: Item | undefined) => this.call('Scan', (signal) => this.send<ScanCommandOutput>(
+      new ScanCommand(start === undefined ? input : { ...input, ExclusiveStartKey: start }), signal));
     return page(undefined).pipe(
       expand((out) => (out.LastEvaluatedKey === undefined ? EMPTY : page(out.LastEvaluatedKey))),
       reduce((items: Item[], out) => items.concat(out.Items ?? []), []),
@@ -125,16 +133,22 @@ export class Dynamo {
   }
 
   describeTable(tableName: string): Observable<TableDescription | undefined> {
-    return this.call('DescribeTable', (signal) => this.client.send(new DescribeTableCommand({ TableName: tableName }), { abortSignal: signal }))
+    return this.call('DescribeTable', (signal) => this.send<DescribeTableCommandOutput>(new DescribeTableCommand({ TableName: tableName }), signal))
       .pipe(map((out) => out.Table));
   }
 
   createTable(input: CreateTableCommandInput): Observable<void> {
-    return this.call('CreateTable', async (signal) => { await this.client.send(new CreateTableCommand(input), { abortSignal: signal }); });
+    return this.call('CreateTable', async (signal) => { await this.send(new CreateTableCommand(input), signal); });
   }
 
   deleteTable(tableName: string): Observable<void> {
-    return this.call('DeleteTable', async (signal) => { await this.client.send(new DeleteTableCommand({ TableName: tableName }), { abortSignal: signal }); });
+    return this.call('DeleteTable', async (signal) => { await this.send(new DeleteTableCommand({ TableName: tableName }), signal); });
+  }
+
+  /** Sends `command` through the client, on kinsumer's connections where the plan says so. */
+  private async send<T = unknown>(command: CommandWithStack, signal: AbortSignal): Promise<T> {
+    lastHop(command, { own: await this.connections.own(), signal });
+    return this.client.send(command as Parameters<DynamoDBClient['send']>[0], { abortSignal: signal }) as Promise<T>;
   }
 
   /** One request; an error that is about the endpoint (unreachable, not DynamoDB) says so. */

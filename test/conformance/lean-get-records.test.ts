@@ -17,10 +17,11 @@ import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
 import { aggregate } from '../support/kpl-aggregate.js';
 import { uniqueName } from '../support/local.js';
 
-// kinsumer decodes GetRecords answers itself (src/kinesis/get-records.ts): the SDK's client still
-// signs and sends, its deserializer is skipped. Here the same records, read once through
-// KinesisStream and once through a plain SDK GetRecordsCommand, must come out the same, on both
-// local Kinesis servers; errors must stay exactly the SDK's.
+// kinsumer decodes GetRecords answers itself (src/kinesis/get-records.ts), and after the client's
+// first call sends them itself (src/kinesis/lean-call.ts), handing any error to the SDK as its first
+// attempt. Here the same records, read once through KinesisStream and once through a plain SDK
+// GetRecordsCommand, must come out the same, on both local Kinesis servers; errors must stay
+// exactly the SDK's, on the client's first call (the SDK's) and on lean calls after it.
 
 const SERVERS: ReadonlyArray<{ readonly name: string; start(): Promise<RunningServer>; readonly encryption: boolean }> = [
   { name: 'kinesalite', start: () => startKinesalite(), encryption: false },
@@ -85,11 +86,17 @@ for (const server of SERVERS) {
       await running?.stop();
     });
 
-    /** The same shard read twice from TRIM_HORIZON: through KinesisStream, and through the SDK alone. */
+    /**
+     * The same shard read three times from TRIM_HORIZON: through KinesisStream (its first call, which
+     * the SDK sends, then a lean call of its own), and through the SDK alone. The lean call's page.
+     */
     async function readBothWays(streamName: string): Promise<{ lean: RecordsPage; sdk: RawRecord[]; sdkMillisBehind: number | undefined }> {
       const [shardId = ''] = await openShardIds(client, streamName);
       const iterator = async () => (await client.send(new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator ?? '';
-      const lean = await firstValueFrom(new KinesisStream(client, { streamName }).getRecords(await iterator(), 100));
+      const stream = new KinesisStream(client, { streamName });
+      const first = await firstValueFrom(stream.getRecords(await iterator(), 100));
+      const lean = await firstValueFrom(stream.getRecords(await iterator(), 100));
+      expect(lean.records.map(fieldsOf), 'the first call and the lean call read the same').to.deep.equal(first.records.map(fieldsOf));
       const out = await client.send(new GetRecordsCommand({ ShardIterator: await iterator(), Limit: 100 }));
       return { lean, sdk: (out.Records ?? []).map(fromSdk), sdkMillisBehind: out.MillisBehindLatest };
     }
@@ -148,6 +155,8 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
   let client: KinesisClient;
   let streamName: string;
   let iterator: string;
+  // Its first call went through the SDK: every call of the tests is a lean one.
+  let stream: KinesisStream;
   before(async () => {
     running = await startKinesalite();
     proxy = await startFaultProxy({ target: running.endpoint });
@@ -157,6 +166,8 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     await createStream(client, streamName, 1);
     const [shardId = ''] = await openShardIds(client, streamName);
     iterator = (await client.send(new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator ?? '';
+    stream = new KinesisStream(client, { streamName });
+    await firstValueFrom(stream.getRecords(iterator, 10));
   });
   after(async () => {
     client?.destroy();
@@ -184,9 +195,14 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
       proxy.script('GetRecords', 1, { kind: 'error', error });
       const sdk = await failure(client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 10 })));
       proxy.script('GetRecords', 1, { kind: 'error', error });
-      const lean = await failure(firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10)));
+      const first = await failure(firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10)));
+      proxy.script('GetRecords', 1, { kind: 'error', error });
+      const calls = proxy.counts().calls.GetRecords ?? 0;
+      const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
+      expect(shape(first)).to.deep.equal(shape(sdk));
       expect(shape(lean)).to.deep.equal(shape(sdk));
       expect((lean as Error).name).to.equal(error);
+      expect(proxy.counts().calls.GetRecords, 'the lean call\'s answer is the SDK\'s attempt: not sent again').to.equal(calls + 1);
     });
   }
 
@@ -194,7 +210,7 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     proxy.script('GetRecords', 1, { kind: 'error', error: 'ResourceNotFoundException' });
     const sdk = await failure(client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 10 })));
     proxy.script('GetRecords', 1, { kind: 'error', error: 'ResourceNotFoundException' });
-    const lean = await failure(firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10)));
+    const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
     expect(lean).to.be.instanceOf(StreamNotFoundError);
     expect(shape((lean as Error).cause)).to.deep.equal(shape(sdk));
   });
@@ -203,13 +219,13 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     proxy.script('GetRecords', 1, { kind: 'drop' });
     const sdk = await failure(client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 10 })));
     proxy.script('GetRecords', 1, { kind: 'drop' });
-    const lean = await failure(firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10)));
+    const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
     expect(shape(lean).constructor).to.equal(shape(sdk).constructor);
     expect([classifyAwsError(lean), classifyAwsError(sdk)]).to.deep.equal(['transient', 'transient']);
   });
 
   it('after the faults, the next call reads normally through the lean path', async () => {
-    const page = await firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10));
+    const page = await firstValueFrom(stream.getRecords(iterator, 10));
     expect(page.records).to.deep.equal([]);
     expect(page.nextShardIterator).to.be.a('string');
   });
