@@ -4,14 +4,15 @@
 // command's own stack (never the application's client), innermost, where the SDK's handler would send.
 import type { Readable } from 'node:stream';
 import { type ConnectionPlan, type ServiceName, inspectHandler, planConnections } from './handler-plan.js';
+import { LeanCall, type SigningClient } from './lean-call.js';
 import { type ConnectionCounts, OwnConnections, type WireRequest, type WireResponse } from './own-connections.js';
 
 /** Sends a signed request and gives the whole answer: kinsumer's own connections, or the client's handler. */
 export type Transport = (request: WireRequest, signal: AbortSignal) => Promise<WireResponse>;
 
-/** The client as far as its handler goes (both SDK v3 clients). */
-export interface ClientWithHandler {
-  readonly config: { readonly requestHandler?: unknown };
+/** The client as far as its handler and its signing go (both SDK v3 clients). */
+export interface ClientWithHandler extends SigningClient {
+  readonly config: SigningClient['config'] & { readonly requestHandler?: unknown };
 }
 
 /** Where one service's calls go, and what kinsumer opened for them. */
@@ -19,6 +20,7 @@ export class ServiceConnections {
   #plan: Promise<ConnectionPlan> | undefined;
   #own: OwnConnections | undefined;
   #transport: Transport | undefined;
+  readonly #lean = new Map<string, Promise<LeanCall>>();
 
   constructor(readonly service: ServiceName, private readonly client: ClientWithHandler) {}
 
@@ -27,15 +29,15 @@ export class ServiceConnections {
     const handler = this.client.config.requestHandler;
     this.#plan ??= inspectHandler(handler).then((facts) => {
       const plan = planConnections(this.service, facts);
-      if (plan.route === 'own') {
-        const own = new OwnConnections();
-        this.#own = own;
-        this.#transport = (request, signal) => own.send(request, signal);
-      } else if (facts.kind !== 'other') {
-        // One of the SDK's own handlers, configured by the application: it takes a request built
-        // by kinsumer as it takes the SDK's. A handler of any other kind only ever gets the SDK's.
-        this.#transport = handlerTransport(handler as RequestHandler);
-      }
+      const own = plan.route === 'own' ? new OwnConnections() : undefined;
+      this.#own = own;
+      // A request kinsumer builds itself passes no middleware: only when the application added none
+      // to the client (its tracing, its metrics, a test's faults see every call otherwise).
+      if (!bareStack(this.client)) return plan;
+      if (own !== undefined) this.#transport = (request, signal) => own.send(request, signal);
+      // One of the SDK's own handlers, configured by the application: it takes a request built by
+      // kinsumer as it takes the SDK's. A handler of any other kind only ever gets the SDK's.
+      else if (facts.kind !== 'other') this.#transport = handlerTransport(handler as RequestHandler);
       return plan;
     });
     return this.#plan;
@@ -47,10 +49,23 @@ export class ServiceConnections {
     return this.#own;
   }
 
-  /** How a request kinsumer built goes out; `undefined` when only the SDK's requests may go through the client's handler. */
+  /**
+   * How a request kinsumer built goes out (a lean call's); `undefined` when every call must go
+   * through the SDK: a handler kinsumer does not know, or middleware of the application's.
+   */
   async transport(): Promise<Transport | undefined> {
     await this.plan();
     return this.#transport;
+  }
+
+  /** The lean calls of one operation (one per operation: each learns its own request). */
+  lean(operation: string): Promise<LeanCall> {
+    let lean = this.#lean.get(operation);
+    if (lean === undefined) {
+      lean = this.transport().then((transport) => new LeanCall(this.client, transport));
+      this.#lean.set(operation, lean);
+    }
+    return lean;
   }
 
   /** What kinsumer opened; `undefined` while undecided or when the client's handler carries the calls (its connections are not kinsumer's to see). */
@@ -61,6 +76,39 @@ export class ServiceConnections {
   /** Closes kinsumer's own connections (the client stopped); calls after it open new ones. */
   destroy(): void {
     this.#own?.destroy();
+  }
+}
+
+/** A client's middleware stack, as far as naming its entries goes. */
+interface StackedClient {
+  readonly middlewareStack?: { identify?: () => string[] };
+  destroy?: () => void;
+}
+
+/**
+ * `true` when the client's middleware stack holds nothing that a new client of its class does not
+ * hold: no middleware of the application's would miss a call kinsumer sends itself. Anything
+ * unexpected (no stack to read, a class that will not build) counts as the application's.
+ */
+export function bareStack(client: object): boolean {
+  const entries = (client as StackedClient).middlewareStack?.identify?.();
+  if (entries === undefined) return false;
+  let fresh: StackedClient | undefined;
+  try {
+    const Client = client.constructor as new (config: object) => StackedClient;
+    fresh = new Client({ region: 'us-east-1', credentials: { accessKeyId: 'kinsumer', secretAccessKey: 'kinsumer' } });
+    const stock = new Map<string, number>();
+    for (const entry of fresh.middlewareStack?.identify?.() ?? []) stock.set(entry, (stock.get(entry) ?? 0) + 1);
+    for (const entry of entries) {
+      const left = stock.get(entry) ?? 0;
+      if (left === 0) return false;
+      stock.set(entry, left - 1);
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    fresh?.destroy?.();
   }
 }
 

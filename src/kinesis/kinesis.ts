@@ -14,7 +14,8 @@ import { type Observable, EMPTY, catchError, expand, map, of, reduce, shareRepla
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { explainErrors } from '../errors/endpoint-error.js';
 import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
-import { type CommandWithStack, type Hop, type Replay, ServiceConnections, lastHop } from '../connections/service-connections.js';
+import { leanOrSdk } from '../connections/lean-call.js';
+import { type CommandWithStack, type Hop, ServiceConnections, lastHop } from '../connections/service-connections.js';
 import type { StreamRef } from '../options.js';
 import { type RequestBound, request, withinTimeout } from '../ports/request-timeout.js';
 import { DATE_HEADER_RESOLUTION_MS, readServerDate } from '../ports/server-date.js';
@@ -23,7 +24,6 @@ import type {
 } from '../ports/stream.js';
 import { subscription } from './event-stream.js';
 import { decodeAnswer, leanGetRecords } from './get-records.js';
-import { LeanCall } from './lean-call.js';
 
 /** Options of {@link KinesisStream}. */
 export interface KinesisStreamOptions {
@@ -63,7 +63,6 @@ export class KinesisStream implements StreamPort {
   private readonly streamParams: { StreamARN: string } | { StreamName: string };
   private askedArn$: Observable<string> | undefined;
   private readonly connections: ServiceConnections;
-  private leanGetRecords$: Promise<LeanCall> | undefined;
 
   constructor(private readonly client: KinesisClient, stream: StreamRef, private readonly options: KinesisStreamOptions = {}) {
     this.streamParams = stream.streamArn === undefined ? { StreamName: stream.streamName } : { StreamARN: stream.streamArn };
@@ -99,22 +98,10 @@ export class KinesisStream implements StreamPort {
     const arn = 'StreamARN' in this.streamParams ? this.streamParams : {};
     const input: GetRecordsCommandInput = { ShardIterator: shardIterator, Limit: limit, ...arn };
     return this.send('GetRecords', async (signal): Promise<RecordsPage> => {
-      const lean = await (this.leanGetRecords$ ??= this.connections.transport().then((transport) => new LeanCall(this.client, transport)));
-      let replay: Replay | undefined;
-      if (lean.ready) {
-        try {
-          const answer = await lean.send(input, signal);
-          const page = decodeAnswer(answer);
-          if (page !== undefined) return page;
-          replay = { answer };
-        } catch (error) {
-          if (signal.aborted) throw error;
-          replay = { error };
-        }
-      }
-      // The SDK's way: the first call (the lean call learns from it), and whatever the lean call
-      // did not take — an error, an unexpected answer — as the SDK's first attempt, not sent again.
-      return this.getRecordsBySdk(input, signal, { learn: (request) => lean.learn(request), replay });
+      const lean = await this.connections.lean('GetRecords');
+      // The SDK sends the client's first call (the lean call learns from it), and whatever the lean
+      // call did not take — an error, an unexpected answer — as its first attempt, not sent again.
+      return leanOrSdk(lean, () => JSON.stringify(input), signal, decodeAnswer, (hop) => this.getRecordsBySdk(input, signal, hop));
     });
   }
 

@@ -224,8 +224,28 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     expect([classifyAwsError(lean), classifyAwsError(sdk)]).to.deep.equal(['transient', 'transient']);
   });
 
+  it('a client with middleware of the application\'s: every GetRecords through the SDK, so the middleware sees each', async () => {
+    const watched = localKinesisClient(config(running.endpoint), { endpoint: proxy.endpoint, maxAttempts: 1 });
+    const seen: string[] = [];
+    watched.middlewareStack.add((next, context) => (args) => {
+      seen.push(String(context.commandName));
+      return next(args);
+    }, { step: 'initialize', name: 'applicationTracing' });
+    try {
+      const traced = new KinesisStream(watched, { streamName });
+      const from = proxy.log().length;
+      for (let turn = 0; turn < 3; turn += 1) await firstValueFrom(traced.getRecords(iterator, 10));
+      expect(seen).to.deep.equal(['GetRecordsCommand', 'GetRecordsCommand', 'GetRecordsCommand']);
+      expect(proxy.log().slice(from).map((c) => c.bySdk)).to.deep.equal([true, true, true]);
+    } finally {
+      watched.destroy();
+    }
+  });
+
   it('after the faults, the next call reads normally through the lean path', async () => {
+    const from = proxy.log().length;
     const page = await firstValueFrom(stream.getRecords(iterator, 10));
+    expect(proxy.log().slice(from), 'kinsumer\'s own call').to.deep.equal([{ operation: 'GetRecords', bySdk: false }]);
     expect(page.records).to.deep.equal([]);
     expect(page.nextShardIterator).to.be.a('string');
   });

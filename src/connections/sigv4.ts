@@ -29,11 +29,21 @@ export function plainPath(path: string): boolean {
 // Headers the SDK never signs (proxies may change them).
 const UNSIGNED = new Set(['user-agent', 'authorization', 'expect', 'x-amzn-trace-id', 'connection', 'cache-control', 'transfer-encoding', 'te', 'upgrade', 'via', 'x-forwarded-for']);
 
+// Set by the signer for each request (a given header of these names is replaced).
+const PER_REQUEST = new Set(['content-length', 'x-amz-date', 'x-amz-security-token']);
+
+function canonicalValue(value: string): string {
+  return value.trim().replace(/\s+/g, ' ');
+}
+
 /** Signs JSON POSTs; keeps the last signing key. */
 export class JsonSigner {
   #keyScope = '';
   #keySecret = '';
   #key: Buffer = Buffer.alloc(0);
+  // The canonical form of the last static headers seen (a lean call's template, the same object call after call).
+  #staticOf: Readonly<Record<string, string>> | undefined;
+  #static: ReadonlyArray<readonly [string, string]> = [];
 
   /**
    * The headers to send: `headers` (lower-case names) with `x-amz-date`, the session token if any,
@@ -43,17 +53,30 @@ export class JsonSigner {
     const amzDate = date.toISOString().replace(/[:-]|\.\d{3}/g, '');
     const day = amzDate.slice(0, 8);
     const headers: Record<string, string> = { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)), 'x-amz-date': amzDate };
-    if (credentials.sessionToken !== undefined && credentials.sessionToken !== '') headers['x-amz-security-token'] = credentials.sessionToken;
-    const names = Object.keys(headers).filter((name) => !UNSIGNED.has(name)).sort();
+    const signed = [...this.#canonical(request.headers), ['content-length', headers['content-length'] ?? ''] as const, ['x-amz-date', amzDate] as const];
+    if (credentials.sessionToken !== undefined && credentials.sessionToken !== '') {
+      headers['x-amz-security-token'] = credentials.sessionToken;
+      signed.push(['x-amz-security-token', canonicalValue(credentials.sessionToken)]);
+    }
+    signed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     let canonicalHeaders = '';
-    for (const name of names) canonicalHeaders += `${name}:${(headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`;
-    const signedHeaders = names.join(';');
+    for (const [name, value] of signed) canonicalHeaders += `${name}:${value}\n`;
+    const signedHeaders = signed.map(([name]) => name).join(';');
     const canonical = `POST\n${request.path}\n\n${canonicalHeaders}\n${signedHeaders}\n${sha256(request.body)}`;
     const credentialScope = `${day}/${scope.region}/${scope.service}/aws4_request`;
     const toSign = `AWS4-HMAC-SHA256\n${amzDate}\n${credentialScope}\n${sha256(canonical)}`;
     const signature = createHmac('sha256', this.#signingKey(credentials.secretAccessKey, day, scope)).update(toSign).digest('hex');
     headers.authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${credentialScope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
     return headers;
+  }
+
+  /** The signed ones of `headers` with their canonical values (made once per headers object). */
+  #canonical(headers: Readonly<Record<string, string>>): Array<readonly [string, string]> {
+    if (headers !== this.#staticOf) {
+      this.#static = Object.entries(headers).filter(([name]) => !UNSIGNED.has(name) && !PER_REQUEST.has(name)).map(([name, value]) => [name, canonicalValue(value)] as const);
+      this.#staticOf = headers;
+    }
+    return [...this.#static];
   }
 
   #signingKey(secret: string, day: string, scope: SigningScope): Buffer {

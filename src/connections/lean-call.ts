@@ -1,15 +1,15 @@
-// One Kinesis operation sent the lean way: the SDK builds, signs and sends the first call of the
-// client (its endpoint rules — account-based endpoints, FIPS, a custom endpoint —, its region, its
-// signing scope, its user agent); kinsumer keeps what that request looked like and sends the next
-// ones the same way itself: the JSON body, the client's own credentials and clock offset, SigV4
-// (sigv4.ts), over kinsumer's connections or the client's handler. No middleware stack, no
-// serializer, no per-call endpoint resolution. What goes wrong (an error status, a dropped
-// connection, an answer not as expected) is handed back to the SDK as its own first attempt
-// (kinesis.ts), so errors and retries stay exactly the SDK's.
+// One operation of an AWS JSON service (Kinesis, DynamoDB) sent the lean way: the SDK builds, signs
+// and sends the first call of the client (its endpoint rules — account-based endpoints, FIPS, a
+// custom endpoint —, its region, its signing scope, its user agent); kinsumer keeps what that request
+// looked like and sends the next ones the same way itself: the JSON body, the client's own
+// credentials and clock offset, SigV4 (sigv4.ts), over kinsumer's connections or the client's
+// handler. No middleware stack, no serializer, no per-call endpoint resolution. What goes wrong (an
+// error status, a dropped connection, an answer not as expected) is handed back to the SDK as its
+// own first attempt (leanOrSdk), so errors and retries stay exactly the SDK's.
 //
 // No run-time import of the SDK here: the request it learns from is read by its shape.
-import type { WireRequest } from '../connections/own-connections.js';
-import type { Transport } from '../connections/service-connections.js';
+import type { WireRequest, WireResponse } from './own-connections.js';
+import type { Hop, Replay, Transport } from './service-connections.js';
 import { type SigningCredentials, type SigningScope, JsonSigner, plainPath } from './sigv4.js';
 
 /** The client, as far as signing goes (both SDK v3 clients' resolved config). */
@@ -70,6 +70,9 @@ export class LeanCall {
   // undefined: nothing learned yet; null: this client's requests cannot go the lean way.
   #template: CallTemplate | null | undefined;
   readonly #signer = new JsonSigner();
+  // The client's identity as its provider last gave it, asked again when it expires within five
+  // minutes: when the SDK's own memoized provider would give a new one (it keeps one that never expires).
+  #identity: Identity | undefined;
 
   constructor(private readonly client: SigningClient, private readonly transport: Transport | undefined) {}
 
@@ -84,18 +87,57 @@ export class LeanCall {
   }
 
   /**
-   * Sends `input` as the operation's JSON body, signed now with the client's credentials. Only
+   * Sends `body` (the operation's JSON input), signed now with the client's credentials. Only
    * when {@link ready}. Rejects with what the credentials provider or the connection rejects with.
    */
-  async send(input: unknown, signal: AbortSignal): ReturnType<Transport> {
+  async send(body: string, signal: AbortSignal): ReturnType<Transport> {
     const template = this.#template;
     const transport = this.transport;
     if (template === undefined || template === null || transport === undefined) throw new Error('LeanCall.send before it is ready');
-    const credentials = await (this.client.config.credentials as () => Promise<SigningCredentials>)();
+    const credentials = this.#fresh(this.#identity) ?? (this.#identity = await (this.client.config.credentials as () => Promise<SigningCredentials>)());
     const offset = this.client.config.systemClockOffset;
     const date = new Date(Date.now() + (typeof offset === 'number' ? offset : 0));
-    const body = JSON.stringify(input);
     const headers = this.#signer.sign({ path: template.path, headers: template.headers, body }, template.scope, credentials, date);
     return transport({ protocol: template.protocol, hostname: template.hostname, port: template.port, method: 'POST', path: template.path, headers, body }, signal);
   }
+
+  #fresh(identity: Identity | undefined): SigningCredentials | undefined {
+    if (identity === undefined) return undefined;
+    const expiresAt = identity.expiration?.getTime();
+    return expiresAt === undefined || expiresAt - Date.now() > IDENTITY_REFRESH_MS ? identity : undefined;
+  }
+}
+
+/** An identity as the SDK's credential providers give it. */
+type Identity = SigningCredentials & { readonly expiration?: Date };
+
+/** The SDK refreshes an identity this long before it expires. */
+const IDENTITY_REFRESH_MS = 300_000;
+
+/**
+ * One call the lean way when `lean` is ready: `decode` makes the result of a successful answer
+ * (`undefined` when the answer is not what it expects). Else — not ready yet, an error status, a
+ * dropped connection, an answer `decode` refused — `sdk` sends it the SDK's way, given what to learn
+ * from and the lean attempt's outcome to replay as its first attempt (never sent twice).
+ */
+export async function leanOrSdk<T>(
+  lean: LeanCall,
+  body: () => string,
+  signal: AbortSignal,
+  decode: (answer: WireResponse) => T | undefined,
+  sdk: (hop: Pick<Hop, 'learn' | 'replay'>) => Promise<T>,
+): Promise<T> {
+  let replay: Replay | undefined;
+  if (lean.ready) {
+    try {
+      const answer = await lean.send(body(), signal);
+      const result = decode(answer);
+      if (result !== undefined) return result;
+      replay = { answer };
+    } catch (error) {
+      if (signal.aborted) throw error;
+      replay = { error };
+    }
+  }
+  return sdk({ learn: (request) => lean.learn(request), replay });
 }

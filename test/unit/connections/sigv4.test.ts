@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { expect } from 'chai';
-import { templateOf } from '../../../src/kinesis/lean-call.js';
-import { JsonSigner, plainPath } from '../../../src/kinesis/sigv4.js';
+import { templateOf } from '../../../src/connections/lean-call.js';
+import { JsonSigner, plainPath } from '../../../src/connections/sigv4.js';
 
 // kinsumer's SigV4 for its lean calls, held to the SDK's own signer (@smithy/signature-v4, as a
 // KinesisClient makes it): the same request, the same date, the same Authorization.
