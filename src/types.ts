@@ -1,6 +1,6 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
-import type { ConnectionCounts } from './connections/own-connections.js';
+import type { ConnectionsStatus } from './connections/own-connections.js';
 
 /**
  * Where a shard is read from when it has no checkpoint yet. A stored checkpoint always wins.
@@ -185,7 +185,7 @@ export interface KinsumerStatus {
    * agent, a proxy): those connections are the handler's. Fan-out subscriptions are not counted:
    * each keeps an HTTP/2 session of the Kinesis client's own handler while it lasts.
    */
-  readonly connections: { readonly kinesis?: ConnectionCounts; readonly dynamodb?: ConnectionCounts };
+  readonly connections: ConnectionsStatus;
 }
 
 /** Everything kinsumer reports, as a discriminated union on `type`. */
@@ -445,4 +445,4 @@ export type KinsumerEventType = KinsumerEvent['type'];
 
 // Kept with what uses them: the application's observers, and the connection counts of status().
 export type { Logger, StatReceiver } from './telemetry/observers.js';
-export type { ConnectionCounts } from './connections/own-connections.js';
+export type { ConnectionCounts, ConnectionsStatus } from './connections/own-connections.js';

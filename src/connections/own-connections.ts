@@ -26,6 +26,14 @@ export interface WireResponse {
   readonly chunks: readonly Buffer[];
 }
 
+/** `KinsumerStatus.connections`: per service, what this client's own calls opened. */
+export interface ConnectionsStatus {
+  /** Kinesis: GetRecords, GetShardIterator, ListShards, DescribeStreamSummary and the consumer calls. */
+  readonly kinesis?: ConnectionCounts;
+  /** DynamoDB: every call on the three tables. */
+  readonly dynamodb?: ConnectionCounts;
+}
+
 /** Connections a client's own calls opened to one AWS service (see `KinsumerStatus.connections`). */
 export interface ConnectionCounts {
   /** Connections opened since the client started (each a TCP connection, and its TLS session on `https` endpoints). */

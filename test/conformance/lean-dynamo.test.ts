@@ -7,6 +7,7 @@ import { Dynamo } from '../../src/dynamodb/dynamo.js';
 import { classifyAwsError } from '../../src/errors/aws-error-kind.js';
 import { type LocalAwsConfig, type RunningServer, localDynamoDbClient, startDynalite } from '../../src/testing/index.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { errorShape, failure, watchCommands } from '../support/sdk-calls.js';
 
 // kinsumer sends its DynamoDB reads and writes itself after the client's first call of each
 // operation (src/connections/lean-call.ts, src/dynamodb/json-answer.ts): here, against dynalite
@@ -101,12 +102,6 @@ describe('conformance: lean DynamoDB calls against the SDK (dynalite behind the 
     ]);
   });
 
-  /** What the SDK and kinsumer report of one error: class, name, fault, status, message, classification. */
-  const shape = (error: unknown) => {
-    const e = error as Error & { $fault?: string; $metadata?: { httpStatusCode?: number } };
-    return { constructor: e.constructor, name: e.name, fault: e.$fault, status: e.$metadata?.httpStatusCode, message: e.message, class: classifyAwsError(e) };
-  };
-  const failure = async (call: Promise<unknown>): Promise<unknown> => call.then(() => { throw new Error('expected the call to fail'); }, (error: unknown) => error);
 
   it('a condition that does not hold: the SDK\'s ConditionalCheckFailedException, from one call', async () => {
     const put = { TableName: TABLE, Item: item('c'), ConditionExpression: 'attribute_not_exists(id)' };
@@ -115,7 +110,7 @@ describe('conformance: lean DynamoDB calls against the SDK (dynalite behind the 
     const from = proxy.log().length;
     const lean = await failure(firstValueFrom(dynamo.putItem(put)));
     expect(made(from), 'a lean call, its answer the SDK\'s first attempt').to.deep.equal(['PutItem']);
-    expect(shape(lean)).to.deep.equal(shape(expected));
+    expect(errorShape(lean)).to.deep.equal(errorShape(expected));
     expect((lean as Error).name).to.equal('ConditionalCheckFailedException');
   });
 
@@ -127,7 +122,7 @@ describe('conformance: lean DynamoDB calls against the SDK (dynalite behind the 
       const from = proxy.log().length;
       const lean = await failure(firstValueFrom(dynamo.getItem({ TableName: TABLE, Key: { id: { S: 'a' } } })));
       expect(made(from)).to.deep.equal(['GetItem']);
-      expect(shape(lean)).to.deep.equal(shape(expected));
+      expect(errorShape(lean)).to.deep.equal(errorShape(expected));
     });
   }
 
@@ -137,17 +132,13 @@ describe('conformance: lean DynamoDB calls against the SDK (dynalite behind the 
     const expected = await failure(client.send(new UpdateItemCommand(update)));
     proxy.script('UpdateItem', 1, { kind: 'drop' });
     const lean = await failure(firstValueFrom(dynamo.updateItem(update)));
-    expect(shape(lean).constructor).to.equal(shape(expected).constructor);
+    expect(errorShape(lean).constructor).to.equal(errorShape(expected).constructor);
     expect([classifyAwsError(lean), classifyAwsError(expected)]).to.deep.equal(['transient', 'transient']);
   });
 
   it('a client with middleware of the application\'s: every call through the SDK, so the middleware sees each', async () => {
     const watched = localDynamoDbClient(config(running.endpoint), { endpoint: proxy.endpoint, maxAttempts: 1 });
-    const seen: string[] = [];
-    watched.middlewareStack.add((next, context) => (args) => {
-      seen.push(String(context.commandName));
-      return next(args);
-    }, { step: 'initialize', name: 'applicationTracing' });
+    const seen = watchCommands(watched);
     try {
       const traced = new Dynamo(watched);
       const from = proxy.log().length;

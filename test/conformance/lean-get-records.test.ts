@@ -14,6 +14,7 @@ import {
 import { unpackRecords } from '../../src/reading/unpack-page.js';
 import { WireRecord } from '../../src/kinesis/wire-record.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { errorShape, failure, watchCommands } from '../support/sdk-calls.js';
 import { aggregate } from '../support/kpl-aggregate.js';
 import { uniqueName } from '../support/local.js';
 
@@ -175,20 +176,7 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     await running?.stop();
   });
 
-  const failure = async (call: Promise<unknown>): Promise<unknown> => {
-    try {
-      await call;
-    } catch (error) {
-      return error;
-    }
-    throw new Error('expected the call to fail');
-  };
 
-  /** What the SDK and kinsumer report of one error: class, name, fault, status, message, classification. */
-  const shape = (error: unknown) => {
-    const e = error as Error & { $fault?: string; $metadata?: { httpStatusCode?: number } };
-    return { constructor: e.constructor, name: e.name, fault: e.$fault, status: e.$metadata?.httpStatusCode, message: e.message, class: classifyAwsError(e) };
-  };
 
   for (const error of ['ProvisionedThroughputExceededException', 'ExpiredIteratorException', 'InternalFailure', 'KMSThrottlingException', 'AccessDeniedException']) {
     it(`${error}: the same error class, name, fault, status and message as the SDK's`, async () => {
@@ -199,8 +187,8 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
       proxy.script('GetRecords', 1, { kind: 'error', error });
       const calls = proxy.counts().calls.GetRecords ?? 0;
       const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
-      expect(shape(first)).to.deep.equal(shape(sdk));
-      expect(shape(lean)).to.deep.equal(shape(sdk));
+      expect(errorShape(first)).to.deep.equal(errorShape(sdk));
+      expect(errorShape(lean)).to.deep.equal(errorShape(sdk));
       expect((lean as Error).name).to.equal(error);
       expect(proxy.counts().calls.GetRecords, 'the lean call\'s answer is the SDK\'s attempt: not sent again').to.equal(calls + 1);
     });
@@ -212,7 +200,7 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     proxy.script('GetRecords', 1, { kind: 'error', error: 'ResourceNotFoundException' });
     const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
     expect(lean).to.be.instanceOf(StreamNotFoundError);
-    expect(shape((lean as Error).cause)).to.deep.equal(shape(sdk));
+    expect(errorShape((lean as Error).cause)).to.deep.equal(errorShape(sdk));
   });
 
   it('a dropped connection: the same network error class as the SDK\'s (transient)', async () => {
@@ -220,17 +208,13 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     const sdk = await failure(client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 10 })));
     proxy.script('GetRecords', 1, { kind: 'drop' });
     const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
-    expect(shape(lean).constructor).to.equal(shape(sdk).constructor);
+    expect(errorShape(lean).constructor).to.equal(errorShape(sdk).constructor);
     expect([classifyAwsError(lean), classifyAwsError(sdk)]).to.deep.equal(['transient', 'transient']);
   });
 
   it('a client with middleware of the application\'s: every GetRecords through the SDK, so the middleware sees each', async () => {
     const watched = localKinesisClient(config(running.endpoint), { endpoint: proxy.endpoint, maxAttempts: 1 });
-    const seen: string[] = [];
-    watched.middlewareStack.add((next, context) => (args) => {
-      seen.push(String(context.commandName));
-      return next(args);
-    }, { step: 'initialize', name: 'applicationTracing' });
+    const seen = watchCommands(watched);
     try {
       const traced = new KinesisStream(watched, { streamName });
       const from = proxy.log().length;
