@@ -12,9 +12,9 @@ import type { WireRequest, WireResponse } from './own-connections.js';
 import type { Hop, Replay, Transport } from './service-connections.js';
 import { type SigningCredentials, type SigningScope, JsonSigner, plainPath } from './sigv4.js';
 
-/** The client, as far as signing goes (both SDK v3 clients' resolved config). */
+/** The client, as far as signing goes (both SDK v3 clients' resolved config; a stand-in may have none). */
 export interface SigningClient {
-  readonly config: {
+  readonly config?: {
     /** The client's credentials provider (memoized by the SDK). */
     readonly credentials?: unknown;
     /** What the SDK adds to this host's clock when it signs (it learns it from the service's `Date`). */
@@ -78,7 +78,7 @@ export class LeanCall {
 
   /** `true` once a request of the SDK's was learned and can be sent the lean way. */
   get ready(): boolean {
-    return this.#template !== undefined && this.#template !== null && this.transport !== undefined && typeof this.client.config.credentials === 'function';
+    return this.#template !== undefined && this.#template !== null && this.transport !== undefined && typeof this.client.config?.credentials === 'function';
   }
 
   /** Learns from a signed request of the SDK's for this operation (the first one is enough). */
@@ -94,8 +94,8 @@ export class LeanCall {
     const template = this.#template;
     const transport = this.transport;
     if (template === undefined || template === null || transport === undefined) throw new Error('LeanCall.send before it is ready');
-    const credentials = this.#fresh(this.#identity) ?? (this.#identity = await (this.client.config.credentials as () => Promise<SigningCredentials>)());
-    const offset = this.client.config.systemClockOffset;
+    const credentials = this.#fresh(this.#identity) ?? (this.#identity = await (this.client.config?.credentials as () => Promise<SigningCredentials>)());
+    const offset = this.client.config?.systemClockOffset;
     const date = new Date(Date.now() + (typeof offset === 'number' ? offset : 0));
     const headers = this.#signer.sign({ path: template.path, headers: template.headers, body }, template.scope, credentials, date);
     return transport({ protocol: template.protocol, hostname: template.hostname, port: template.port, method: 'POST', path: template.path, headers, body }, signal);

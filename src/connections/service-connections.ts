@@ -12,7 +12,7 @@ export type Transport = (request: WireRequest, signal: AbortSignal) => Promise<W
 
 /** The client as far as its handler and its signing go (both SDK v3 clients). */
 export interface ClientWithHandler extends SigningClient {
-  readonly config: SigningClient['config'] & { readonly requestHandler?: unknown };
+  readonly config?: SigningClient['config'] & { readonly requestHandler?: unknown };
 }
 
 /** Where one service's calls go, and what kinsumer opened for them. */
@@ -26,7 +26,8 @@ export class ServiceConnections {
 
   /** Decided once, at the first call (or at start, to say its warning). */
   plan(): Promise<ConnectionPlan> {
-    const handler = this.client.config.requestHandler;
+    // A stand-in for a client (a test's wrapper, say) may have no config: its calls go through it.
+    const handler = this.client.config?.requestHandler;
     this.#plan ??= inspectHandler(handler).then((facts) => {
       const plan = planConnections(this.service, facts);
       const own = plan.route === 'own' ? new OwnConnections() : undefined;
