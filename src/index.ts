@@ -28,7 +28,7 @@ export type { Clock } from './ports/clock.js';
 export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
 export type {
   InitialPosition, StartingPosition, KinsumerRecord, AckOptions, ShardLease, CheckpointPosition, KinsumerEvent,
-  KinsumerEventType, Logger, StatReceiver, KinsumerStatus, KinsumerState, ShardStatus,
+  KinsumerEventType, Logger, StatReceiver, KinsumerStatus, KinsumerState, ShardStatus, ConnectionCounts, ConnectionsStatus,
 } from './types.js';
 export { processRecords } from './operators/process-records.js';
 export { processBatches } from './operators/process-batches.js';

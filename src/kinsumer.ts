@@ -1,4 +1,5 @@
 import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
+import { ServiceConnections } from './connections/service-connections.js';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
@@ -75,6 +76,7 @@ export class Kinsumer {
   private metrics: ClientMetrics | undefined;
   /** Logs the events; its summaries of failure runs run on timers, ended when the client stopped. */
   private readonly log: EventLog;
+  private ports: KinsumerPorts | undefined;
 
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
@@ -101,7 +103,9 @@ export class Kinsumer {
       }
       if (this.runtime === undefined) {
         this.state = 'running';
-        const runtime = new ClientRuntime({ ...build(this.options, emit), options: this.options, emit });
+        const ports = build(this.options, emit);
+        this.ports = ports;
+        const runtime = new ClientRuntime({ ...ports, options: this.options, emit });
         this.runtime = runtime;
         if (this.paused) runtime.pause();
         const api = otelApi();
@@ -169,6 +173,7 @@ export class Kinsumer {
       members: runtime?.members ?? 0,
       ...(runtime?.assignment === undefined ? {} : { assignment: runtime.assignment }),
       shards: runtime?.shards ?? [],
+      connections: this.ports?.connections?.() ?? {},
     };
   }
 
@@ -222,15 +227,17 @@ export class Kinsumer {
       const error = new ShutdownTimeoutError(shutdownTimeoutMs, runtime.pending().map((shardId) => `release of ${shardId}`));
       // Also an event: a stop started by the last unsubscribe has nobody awaiting its Promise.
       this.emit({ type: 'error', error });
-      void runtime.stop().finally(() => {
-        this.metrics?.close();
-        this.log.close();
-        this.events.complete();
-      });
+      void runtime.stop().finally(() => this.closed());
       throw error;
     }
+    this.closed();
+  }
+
+  /** The stop is over (releases included): what was kept open for it is closed. */
+  private closed(): void {
     this.metrics?.close();
     this.log.close();
+    this.ports?.close?.();
     this.events.complete();
   }
 }
@@ -239,14 +246,18 @@ export class Kinsumer {
 function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void): KinsumerPorts {
   // Every request bounded: a hung socket is a transient fault, aborted and retried.
   const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
-  const dynamo = new Dynamo(options.dynamodb, bound);
+  // Each service's calls on kinsumer's own keep-alive connections, or through the client's handler.
+  const kinesisConnections = new ServiceConnections('kinesis', options.kinesis);
+  const dynamoConnections = new ServiceConnections('dynamodb', options.dynamodb);
+  const dynamo = new Dynamo(options.dynamodb, bound, dynamoConnections);
   const tables = tableNames(options.applicationName);
-  const stream = new KinesisStream(options.kinesis, options.stream, { bound });
+  const stream = new KinesisStream(options.kinesis, options.stream, { bound, connections: kinesisConnections });
   // The wall clock is only written; every expiry the stores judge is a difference of elapsedNow.
   const common = {
     dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
     now: () => options.clock.wallNow(), elapsedNow: () => options.clock.elapsedNow(),
   };
+  let warned = false;
   return {
     // Rows the coordinator reads but cannot decode are reported, never silently skipped.
     store: new DynamoLeaseStore({ ...common, table: tables.checkpoints, scheduler: options.scheduler, onCorruptRow: (error) => emit({ type: 'error', error, shardId: error.shardId }) }),
@@ -254,10 +265,25 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
     metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
     stream,
     prepare: async () => {
-      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound });
+      // Said once, even when the start is tried again.
+      for (const connections of warned ? [] : [kinesisConnections, dynamoConnections]) {
+        const { warning } = await connections.plan();
+        if (warning !== undefined) emit({ type: 'warning', code: 'connection-per-call', service: connections.service, message: warning });
+      }
+      warned = true;
+      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound, connections: dynamoConnections });
       // Fails fast with StreamNotFoundError rather than at the first read.
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);
+    },
+    connections: () => {
+      const kinesis = kinesisConnections.counts();
+      const dynamodb = dynamoConnections.counts();
+      return { ...(kinesis === undefined ? {} : { kinesis }), ...(dynamodb === undefined ? {} : { dynamodb }) };
+    },
+    close: () => {
+      kinesisConnections.destroy();
+      dynamoConnections.destroy();
     },
   };
 }

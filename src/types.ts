@@ -1,5 +1,6 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
+import type { ConnectionsStatus } from './connections/own-connections.js';
 
 /**
  * Where a shard is read from when it has no checkpoint yet. A stored checkpoint always wins.
@@ -176,6 +177,15 @@ export interface KinsumerStatus {
   readonly assignment?: 'sticky' | 'go';
   /** The shards this client holds, by shard id. */
   readonly shards: readonly ShardStatus[];
+  /**
+   * Connections this client's own calls opened, per service: kinsumer's own keep-alive ones (a
+   * bounded number, never one per call), used when the client's request handler is one of the SDK's
+   * with no connection settings of the application's (`new KinesisClient({})`'s included). Absent
+   * before the first call, and when the calls go through a handler the application configured (an
+   * agent, a proxy): those connections are the handler's. Fan-out subscriptions are not counted:
+   * each keeps an HTTP/2 session of the Kinesis client's own handler while it lasts.
+   */
+  readonly connections: ConnectionsStatus;
 }
 
 /** Everything kinsumer reports, as a discriminated union on `type`. */
@@ -399,6 +409,22 @@ export type KinsumerEvent =
     readonly error: Error;
   }
   /**
+   * Something in the application's setup kinsumer works around at a cost, said once, at start, with
+   * the fix: `'connection-per-call'` — a client's request handler, one the application configured
+   * (its own agent or connect options), opens a connection (a TLS handshake) for every call, and
+   * kinsumer must send its calls through it.
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'warning';
+    /** What it is about. */
+    readonly code: 'connection-per-call';
+    /** The client concerned. */
+    readonly service: 'kinesis' | 'dynamodb';
+    /** What is wrong, and the fix. */
+    readonly message: string;
+  }
+  /**
    * A fault reported rather than retried with backoff: one shard's (an unknown AWS error, a malformed
    * record, a corrupt or unwritable checkpoint: that shard's reading ends and the shard is taken
    * again at the shard-check pace; or its release failed), one coordination round's (tried again at
@@ -417,33 +443,6 @@ export type KinsumerEvent =
 /** The `type` values of {@link KinsumerEvent}. */
 export type KinsumerEventType = KinsumerEvent['type'];
 
-/**
- * A pino-compatible logger: kinsumer calls `logger.warn({ shardId, err }, 'message')`.
- * Record contents and credentials are never logged. Without one, warnings and errors go to stderr.
- */
-export interface Logger {
-  /** Routine detail: checkpoints committed. */
-  debug(obj: object, msg?: string): void;
-  /** Changes worth knowing: leases acquired and released, shards finished, leadership, rebalances, what a stop waits for. */
-  info(obj: object, msg?: string): void;
-  /**
-   * Trouble kinsumer recovers from, or that needs a look: retries, lost leases, undecodable records,
-   * stalled shards, a wait that keeps it from reading anything, a drain that gave up, a start that keeps failing.
-   */
-  warn(obj: object, msg?: string): void;
-  /** Faults that stop a shard or the client. */
-  error(obj: object, msg?: string): void;
-}
-
-/**
- * Metrics callbacks in the style of the Go kinsumer's StatReceiver. Every method is optional;
- * they run synchronously on kinsumer's path, so keep them cheap.
- */
-export interface StatReceiver {
-  /** A checkpoint was written (commit or release) with a position. */
-  checkpoint?(): void;
-  /** A record was emitted: when it entered the stream and when GetRecords returned it. */
-  eventToClient?(inserted: Date, retrieved: Date): void;
-  /** A GetRecords call returned `count` records; `millisBehindLatest` as reported by Kinesis. */
-  eventsFromKinesis?(count: number, shardId: string, millisBehindLatest: number): void;
-}
+// Kept with what uses them: the application's observers, and the connection counts of status().
+export type { Logger, StatReceiver } from './telemetry/observers.js';
+export type { ConnectionCounts, ConnectionsStatus } from './connections/own-connections.js';

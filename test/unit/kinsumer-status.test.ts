@@ -18,7 +18,7 @@ describe('consumer.status() (virtual time)', function () {
       extra: { clientName: 'worker-a' },
       ack: (record) => { receivedAt.set(text(record), group.scheduler.now()); return text(record) !== 'r3'; },
     });
-    expect(member.kinsumer.status()).to.deep.equal({ clientId: 'a', clientName: 'worker-a', state: 'starting', leader: false, members: 0, shards: [] });
+    expect(member.kinsumer.status()).to.deep.equal({ clientId: 'a', clientName: 'worker-a', state: 'starting', leader: false, members: 0, shards: [], connections: {} });
 
     await group.scheduler.until(() => member.received.length === 20, 'every record', 20_000);
     await group.scheduler.advanceBy(2 * FAST.commitFrequencyMs);
