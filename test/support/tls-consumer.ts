@@ -67,7 +67,10 @@ async function run(job: TlsJob): Promise<void> {
     await consumer.stop().catch((error: unknown) => errors.push(String(error)));
     subscription.unsubscribe();
     // The connections it closed at the end of the stop are gone once their sockets say so.
-    const open = () => Object.values(consumer.status().connections).reduce((sum, c) => sum + c.open, 0);
+    const open = (): number => {
+      const { kinesis, dynamodb } = consumer.status().connections;
+      return (kinesis?.open ?? 0) + (dynamodb?.open ?? 0);
+    };
     for (let turn = 0; turn < 1000 && open() > 0; turn += 1) await new Promise((resolve) => setImmediate(resolve));
     report(true);
     break;
