@@ -9,13 +9,17 @@ import { stopsTheClient } from './errors/fault-scope.js';
 import { KinsumerError, ShutdownTimeoutError } from './errors/kinsumer-errors.js';
 import { ClientRuntime, type RuntimeStatus } from './group/client-runtime.js';
 import { KinesisStream } from './kinesis/kinesis.js';
+import { kinesisSource } from './kinesis/kinesis-source.js';
+import { StreamSet } from './kinesis/stream-set.js';
 import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { boundPorts } from './ports/bounded-ports.js';
+import type { StreamPort } from './ports/stream.js';
 import { prepareReadMode } from './reading/read-mode.js';
 import { ClientMetrics } from './telemetry/client-metrics.js';
 import { EventLog } from './telemetry/event-log.js';
-import { streamName } from './telemetry/names.js';
+import { shardStreams, streamName } from './telemetry/names.js';
+import { streamStatuses } from './telemetry/stream-status.js';
 import { otelApi } from './telemetry/otel-api.js';
 import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, ShardLease } from './types.js';
 
@@ -106,7 +110,8 @@ export class Kinsumer {
         if (this.paused) runtime.pause();
         const api = otelApi();
         if (api !== undefined) {
-          this.metrics = new ClientMetrics(api, this.options.meterProvider, streamName(this.options.stream), {
+          const { stream } = this.options;
+          this.metrics = new ClientMetrics(api, this.options.meterProvider, stream === undefined ? undefined : streamName(stream), shardStreams(stream), {
             status: () => this.status(),
             counts: () => runtime.counts(),
           });
@@ -156,11 +161,12 @@ export class Kinsumer {
   /**
    * A synchronous snapshot for health checks and dashboards: this client's identity and state,
    * whether it leads the group, how many clients the group has, and each shard it holds with its
-   * fencing token, stored checkpoint, unacked and pending records, lag behind the tip
-   * (`millisBehindLatest`), last record and last checkpoint.
+   * stream, fencing token, stored checkpoint, unacked and pending records, lag behind the tip
+   * (`millisBehindLatest`), last record and last checkpoint; and the same summed up per stream.
    */
   status(): KinsumerStatus {
     const runtime = this.runtime?.status();
+    const shards = runtime?.shards ?? [];
     return {
       clientId: this.options.clientId,
       clientName: this.options.clientName,
@@ -168,7 +174,8 @@ export class Kinsumer {
       leader: runtime?.leader ?? false,
       members: runtime?.members ?? 0,
       ...(runtime?.assignment === undefined ? {} : { assignment: runtime.assignment }),
-      shards: runtime?.shards ?? [],
+      shards,
+      streams: streamStatuses(shards),
     };
   }
 
@@ -241,7 +248,10 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
   const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
   const dynamo = new Dynamo(options.dynamodb, bound);
   const tables = tableNames(options.applicationName);
-  const stream = new KinesisStream(options.kinesis, options.stream, { bound });
+  const stream: StreamPort = options.stream !== undefined ? new KinesisStream(options.kinesis, options.stream, { bound }) : new StreamSet({
+    streams: options.streams ?? [], streamCheckFrequencyMs: options.streamCheckFrequencyMs, elapsedNow: () => options.clock.elapsedNow(),
+    logger: options.logger, scheduler: options.scheduler, emit, open: (nameOrArn) => kinesisSource(options.kinesis, nameOrArn, bound),
+  });
   // The wall clock is only written; every expiry the stores judge is a difference of elapsedNow.
   const common = {
     dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
@@ -255,7 +265,7 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
     stream,
     prepare: async () => {
       await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound });
-      // Fails fast with StreamNotFoundError rather than at the first read.
+      // Fails fast with StreamNotFoundError rather than at the first read (with streams: lists them, a missing one is not read).
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);
     },
