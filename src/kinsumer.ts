@@ -9,8 +9,7 @@ import { stopsTheClient } from './errors/fault-scope.js';
 import { KinsumerError, ShutdownTimeoutError } from './errors/kinsumer-errors.js';
 import { ClientRuntime, type RuntimeStatus } from './group/client-runtime.js';
 import { KinesisStream } from './kinesis/kinesis.js';
-import { kinesisSource } from './kinesis/kinesis-source.js';
-import { StreamSet } from './kinesis/stream-set.js';
+import { kinesisStreamSet } from './kinesis/kinesis-source.js';
 import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { boundPorts } from './ports/bounded-ports.js';
@@ -248,9 +247,8 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
   const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
   const dynamo = new Dynamo(options.dynamodb, bound);
   const tables = tableNames(options.applicationName);
-  const stream: StreamPort = options.stream !== undefined ? new KinesisStream(options.kinesis, options.stream, { bound }) : new StreamSet({
-    streams: options.streams ?? [], streamCheckFrequencyMs: options.streamCheckFrequencyMs, elapsedNow: () => options.clock.elapsedNow(),
-    logger: options.logger, scheduler: options.scheduler, emit, open: (nameOrArn) => kinesisSource(options.kinesis, nameOrArn, bound),
+  const stream: StreamPort = options.stream !== undefined ? new KinesisStream(options.kinesis, options.stream, { bound }) : kinesisStreamSet(options.kinesis, options.streams ?? [], {
+    bound, streamCheckFrequencyMs: options.streamCheckFrequencyMs, elapsedNow: () => options.clock.elapsedNow(), logger: options.logger, scheduler: options.scheduler, emit,
   });
   // The wall clock is only written; every expiry the stores judge is a difference of elapsedNow.
   const common = {

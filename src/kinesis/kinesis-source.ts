@@ -1,11 +1,13 @@
 // A listed stream of a `streams` group on Kinesis: requests name it as the list did (by name, or by
 // ARN for another account's), and DescribeStreamSummary tells which stream it is now.
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
-import { map } from 'rxjs';
+import { asyncScheduler, map } from 'rxjs';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
+import type { StreamList } from '../options.js';
+import { HOST_CLOCK } from '../ports/clock.js';
 import type { RequestBound } from '../ports/request-timeout.js';
 import { KinesisStream } from './kinesis.js';
-import type { StreamSource } from './stream-set.js';
+import { StreamSet, type StreamSetOptions, type StreamSource } from './stream-set.js';
 
 /** The {@link StreamSource} of a listed name or ARN, through the application's client. */
 export function kinesisSource(client: KinesisClient, nameOrArn: string, bound: RequestBound | undefined): StreamSource {
@@ -19,3 +21,20 @@ export function kinesisSource(client: KinesisClient, nameOrArn: string, bound: R
     })),
   };
 }
+
+/**
+ * A group's `streams` on Kinesis, as the group reads them (the operator tools too: they name each
+ * shard by the group's key). Defaults for a one-shot tool: no bound, the host's clock, a silent
+ * logger, the list looked at again once a minute.
+ */
+export function kinesisStreamSet(
+  client: KinesisClient, streams: StreamList, options: Partial<Omit<StreamSetOptions, 'streams' | 'open'>> & { readonly bound?: RequestBound } = {},
+): StreamSet {
+  const { bound, ...rest } = options;
+  return new StreamSet({
+    streamCheckFrequencyMs: 60_000, elapsedNow: () => HOST_CLOCK.elapsedNow(), logger: SILENT, scheduler: asyncScheduler, emit: () => undefined,
+    ...rest, streams, open: (nameOrArn) => kinesisSource(client, nameOrArn, bound),
+  });
+}
+
+const SILENT = { debug() {}, info() {}, warn() {}, error() {} };

@@ -24,9 +24,9 @@ export function resolveStream(input: Pick<KinsumerOptions, 'streamName' | 'strea
 }
 
 /** What `streams`, `streamName` and `streamArn` resolve to: exactly one stream, or the list. */
-export function resolveSource(input: KinsumerOptions): { stream: StreamRef | undefined; streams: StreamList | undefined } {
-  const { streams } = input as { streams?: unknown };
-  if (streams === undefined) return { stream: resolveStream(input), streams: undefined };
+export function resolveSource(input: { readonly streamName?: unknown; readonly streamArn?: unknown; readonly streams?: unknown }): { stream: StreamRef | undefined; streams: StreamList | undefined } {
+  const { streams } = input;
+  if (streams === undefined) return { stream: resolveStream(input as Pick<KinsumerOptions, 'streamName' | 'streamArn'>), streams: undefined };
   if (input.streamName !== undefined || input.streamArn !== undefined) {
     throw new ConfigError('streams', `give streams or ${input.streamName === undefined ? 'streamArn' : 'streamName'}, not both`);
   }
