@@ -88,6 +88,18 @@ describe('CLI: a group over many streams (kinesalite + dynalite)', function () {
     expect(refusedMany.stderr).to.match(/reads one stream/);
   });
 
+  it('export-kcl --all-streams --dry-run: one plan line per shard of every stream the group has rows of, each under its multi-stream lease key', async () => {
+    const { orders, payments, app, endpoints } = await readGroup();
+    const table = uniqueName('kcl-table');
+    const plan = await cli(['export-kcl', '--all-streams', '--app', app, '--lease-table', table, '--watch-ms', '100', '--dry-run', '--json', ...endpoints]);
+    expect(plan.code, plan.stderr).to.equal(0);
+    const lines = (JSON.parse(plan.stdout) as { shards: { shardId: string; leaseKey: string; action: string }[] }).shards;
+    expect(lines.map((line) => [parseShardKey(line.shardId)?.stream.streamName, line.action])).to.deep.equal([[orders, 'write'], [orders, 'write'], [payments, 'write']]);
+    expect(lines.every((line) => line.leaseKey === line.shardId)).to.equal(true);
+    const usage = await cli(['export-kcl', '--all-streams', '--stream', orders, '--app', app, '--lease-table', table, ...endpoints]);
+    expect(usage.code).to.equal(2);
+  });
+
   it('reset --streams --clear deletes every row of a (dropped) stream, and only those', async () => {
     const { orders, payments, app, endpoints } = await readGroup();
     const usage = await cli(['reset', '--stream', payments, '--app', app, '--clear', ...endpoints]);
