@@ -33,6 +33,7 @@ export interface MemoryStreamSetOptions {
   readonly logger?: Logger;
   /** For fan-out's consumer registration. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
+  /** Where fan-out's consumer registration reports its retries. Default: nowhere. */
   readonly emit?: (event: KinsumerEvent) => void;
 }
 
@@ -48,6 +49,7 @@ const SILENT: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Streams of one account in memory, by name. */
 export class MemoryStreams {
+  /** The account of every stream (see {@link MemoryStreamsOptions.accountId}). */
   readonly accountId: string;
   private readonly region: string;
   private readonly clock: () => number;
