@@ -199,7 +199,8 @@ export type StreamRef =
 /**
  * The streams a group reads: a list of names or ARNs (none twice), or a function the leader calls
  * every `streamCheckFrequencyMs` for the list of now (it may answer an empty list; a failed call
- * keeps the last list and is reported).
+ * keeps the last list and is reported). A stream added at run time, or created again, starts at
+ * `initialPosition` (the KCL's default for it is LATEST); one dropped is no longer read, its rows kept.
  */
 export type StreamList = readonly string[] | (() => Promise<readonly string[]>);
 

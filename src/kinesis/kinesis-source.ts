@@ -17,7 +17,7 @@ export function kinesisSource(client: KinesisClient, nameOrArn: string, bound: R
     identify: () => port.describeSummary().pipe(map((summary) => {
       // The creation time is half of the stream's identity: without it, a stream created again could not be told from the old one.
       if (summary.creationTimestamp === undefined) throw new KinsumerError(`DescribeStreamSummary of ${nameOrArn} did not say when the stream was created: a group that reads streams needs it`);
-      return { streamArn: summary.streamArn, createdAt: summary.creationTimestamp };
+      return { streamArn: summary.streamArn, createdAt: summary.creationTimestamp, status: summary.status };
     })),
   };
 }

@@ -28,8 +28,8 @@ import type { KinsumerEvent, Logger } from '../types.js';
 export interface StreamSource {
   /** Calls naming the stream as listed; "not found" is `StreamNotFoundError`, or an AWS not-found error. */
   readonly port: StreamPort;
-  /** What DescribeStreamSummary says of the stream now; "not found" as the port's. */
-  identify(): Observable<{ readonly streamArn: string; readonly createdAt: Date }>;
+  /** What DescribeStreamSummary says of the stream now (`status`: `CREATING`, `ACTIVE`, ...); "not found" as the port's. */
+  identify(): Observable<{ readonly streamArn: string; readonly createdAt: Date; readonly status: string }>;
 }
 
 /** Options of {@link StreamSet}. */
@@ -56,8 +56,13 @@ export interface SetMember {
   readonly entry: string;
   readonly source: StreamSource;
   readonly identity: StreamIdentity;
-  /** A call answered "not found": its identity is confirmed before it is used again. */
+  /**
+   * A call answered "not found", or the stream was being created or deleted: its identity is
+   * confirmed before it is used again (and its shards listed only once it is neither).
+   */
   stale: boolean;
+  /** `CREATING` or `DELETING` when last identified: it has no shards to read yet, or any more. */
+  changing: boolean;
   /** Not read any more: not found, or superseded by a new stream of its name. */
   gone: boolean;
   /** Its fan-out, as a port of its own: a consumer registration belongs to one stream, not to its name. */
@@ -203,7 +208,7 @@ export class StreamSet implements StreamPort {
     const known = this.known.get(entry);
     const member$ = check || known === undefined || known === null || known.stale ? this.identify(entry) : of(known);
     return member$.pipe(
-      concatMap((member) => (member === null ? of([]) : member.source.port.listShards().pipe(
+      concatMap((member) => (member === null || member.changing ? of([]) : member.source.port.listShards().pipe(
         map((shards) => shards.map((shard) => keyed(member.identity, shard))),
         catchError((error: unknown) => {
           if (!notFound(error)) return throwError(() => error);
@@ -221,7 +226,14 @@ export class StreamSet implements StreamPort {
     if (shared === undefined) {
       const source = this.source(entry);
       shared = source.identify().pipe(
-        map(({ streamArn, createdAt }): Known => this.learn(entry, source, streamIdentity(accountOfArn(streamArn) ?? '', nameOf(streamArn), createdAt))),
+        map(({ streamArn, createdAt, status }): Known => {
+          const known = this.learn(entry, source, streamIdentity(accountOfArn(streamArn) ?? '', nameOf(streamArn), createdAt));
+          if (known !== null) {
+            known.changing = status === 'CREATING' || status === 'DELETING';
+            known.stale = known.changing;
+          }
+          return known;
+        }),
         catchError((error: unknown) => (notFound(error) ? of(this.learn(entry, source, undefined)) : throwError(() => error))),
         finalize(() => this.identifying.delete(entry)),
         shareReplay({ bufferSize: 1, refCount: true }),
@@ -244,7 +256,7 @@ export class StreamSet implements StreamPort {
       this.known.set(entry, null);
       return null;
     }
-    const member: SetMember = { entry, source, identity, stale: false, gone: false };
+    const member: SetMember = { entry, source, identity, stale: false, changing: false, gone: false };
     this.known.set(entry, member);
     // A listed name may still be reading this identity under another entry (a name and its ARN).
     const other = this.byIdentity.get(identity.serialized);

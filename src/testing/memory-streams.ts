@@ -100,7 +100,7 @@ export class MemoryStreams {
       port,
       identify: () => defer(() => {
         const found = this.incarnation(streamName);
-        return of({ streamArn: this.arn(streamName), createdAt: new Date(found.createdAtMs) });
+        return of({ streamArn: this.arn(streamName), createdAt: new Date(found.createdAtMs), status: 'ACTIVE' });
       }),
     };
   }

@@ -1,13 +1,16 @@
 // The stream set (kinesis/stream-set.ts) on in-memory streams: several streams behind one StreamPort
 // whose shard ids are keys, every call routed to the stream its key names and to no other.
 import { expect } from 'chai';
-import { firstValueFrom } from 'rxjs';
+import { asyncScheduler, firstValueFrom, of, throwError } from 'rxjs';
 import { KinsumerError, StreamGoneError, StreamNotFoundError } from '../../../src/errors/kinsumer-errors.js';
 import { stopsTheClient } from '../../../src/errors/fault-scope.js';
 import { parseShardKey } from '../../../src/ports/stream-key.js';
 import type { StreamPort } from '../../../src/ports/stream.js';
 import { MemoryFanOut } from '../../../src/testing/memory-fan-out.js';
+import { StreamSet } from '../../../src/kinesis/stream-set.js';
+import { awsError } from '../../../src/testing/memory-stream.js';
 import { MemoryStreams } from '../../../src/testing/memory-streams.js';
+import { QUIET } from '../../support/memory-group.js';
 import { SteppedScheduler } from '../../support/stepped-scheduler.js';
 
 const decoder = new TextDecoder();
@@ -221,6 +224,35 @@ describe('a stream set: the group\'s streams behind one StreamPort (design §9.2
     for (const name of ['orders', 'payments']) {
       expect(await firstValueFrom((streams.get(name).fanOut as MemoryFanOut).describeConsumer('app')), name).to.have.property('status', 'ACTIVE');
     }
+  });
+
+  it('a stream being created (or deleted) has no shards, and does not fail the listing of the others; listed once ACTIVE', async () => {
+    // A hand-made source: a stream that stays CREATING is what no local server keeps (they take 50 ms).
+    const w = world();
+    const orders = w.streams.create('orders');
+    let status = 'CREATING';
+    let listed = 0;
+    const set = new StreamSet({
+      streams: ['orders', 'fresh'], streamCheckFrequencyMs: 60_000, elapsedNow: () => 0, logger: QUIET, scheduler: asyncScheduler, emit: () => undefined,
+      open: (entry) => (entry === 'orders' ? { port: orders, identify: () => of({ streamArn: w.streams.arn('orders'), createdAt: new Date(CREATED_MS), status: 'ACTIVE' }) } : {
+        port: {
+          streamLabel: 'fresh',
+          getShardIterator: (shardId, start) => orders.getShardIterator(shardId, start),
+          getRecords: (iterator, limit) => orders.getRecords(iterator, limit),
+          listShards: () => {
+            listed += 1;
+            return status === 'ACTIVE' ? orders.listShards() : throwError(() => awsError('ResourceInUseException'));
+          },
+        },
+        identify: () => of({ streamArn: w.streams.arn('fresh'), createdAt: new Date(CREATED_MS), status }),
+      }),
+    });
+    const names = async () => (await firstValueFrom(set.listShards())).map((s) => parseShardKey(s.shardId)?.stream.streamName);
+    expect(await names()).to.deep.equal(['orders']);
+    expect(await names()).to.deep.equal(['orders']);
+    expect(listed).to.equal(0);
+    status = 'ACTIVE';
+    expect(await names()).to.deep.equal(['orders', 'fresh']);
   });
 
   it('StreamGoneError is a fault of its shard, StreamNotFoundError one of the group', () => {
