@@ -25,7 +25,7 @@ import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, Shar
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
 
 /**
- * One member of a consumer group reading one Kinesis stream. Shards are leased through DynamoDB;
+ * One member of a consumer group reading one Kinesis stream (or several: `streams`). Shards are leased through DynamoDB;
  * records flow through {@link Kinsumer.records$}; the application acks each record, and each
  * shard's checkpoint follows the acks.
  *

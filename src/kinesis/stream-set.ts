@@ -147,6 +147,9 @@ export class StreamSet implements StreamPort {
       switchMap((member) => {
         if (member === undefined) return throwError(() => new StreamGoneError(parseStreamIdentifier(serialized)?.streamName ?? serialized, shardId));
         return call(member).pipe(catchError((error: unknown) => {
+          // A position or an iterator the stream refuses may be another stream's: one created again
+          // under the name since. Looked at again before the next use; the error stays the shard's.
+          if (MAYBE_ANOTHER_STREAM.has((error as { name?: unknown }).name as string)) member.stale = true;
           if (!notFound(error)) return throwError(() => error);
           member.stale = true;
           return throwError(() => new StreamGoneError(member.entry, shardId, { cause: error }));
@@ -332,6 +335,9 @@ function keyedPull(pull: ShardEventPull, identity: StreamIdentity): ShardEventPu
 function keyed(identity: StreamIdentity, shard: ShardInfo): ShardInfo {
   return { ...shard, shardId: shardKey(identity, shard.shardId), parentShardIds: shard.parentShardIds.map((parent) => shardKey(identity, parent)) };
 }
+
+/** Errors a stream created again under its name answers to the old one's positions and iterators. */
+const MAYBE_ANOTHER_STREAM: ReadonlySet<string> = new Set(['InvalidArgumentException', 'ExpiredIteratorException']);
 
 function notFound(error: unknown): boolean {
   return error instanceof StreamNotFoundError || classifyAwsError(error) === 'not-found';

@@ -151,6 +151,20 @@ describe('a stream set: the group\'s streams behind one StreamPort (design §9.2
     expect(await read(set, newKey)).to.deep.equal(['new']);
   });
 
+  it('a position the stream refuses (InvalidArgumentException: perhaps another stream\'s) makes the set look again at the next use: a stream created again is then gone for the old key', async () => {
+    const w = world();
+    w.streams.create('orders');
+    const set = w.set(['orders'], 60_000);
+    const [oldKey = ''] = (await firstValueFrom(set.listShards())).map((s) => s.shardId);
+    w.streams.delete('orders');
+    w.advance(30_000);
+    // Kinesis refuses the old stream's sequence numbers on the new one; the in-memory stream is told to.
+    w.streams.create('orders').failNext('getShardIterator', 1, awsError('InvalidArgumentException'));
+    const start = { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: '49590000000000000000000000000000000000000000000000001024' } as const;
+    expect((await failure(firstValueFrom(set.getShardIterator(oldKey, start))))).to.have.property('name', 'InvalidArgumentException');
+    expect(await failure(firstValueFrom(set.getShardIterator(oldKey, { type: 'TRIM_HORIZON' })))).to.be.instanceOf(StreamGoneError);
+  });
+
   it('the stream check finds a stream created again even when no call of this process met the gap', async () => {
     const w = world();
     w.streams.create('orders');
