@@ -116,17 +116,23 @@ describe('one group over many streams (kinesalite + dynalite)', function () {
     const [stream, other] = [uniqueName('recreated'), uniqueName('steady')];
     const app = await setup([stream, 1], [other, 1]);
     const client = new Client({ streams: [stream, other], applicationName: app, clientId: 'c1' });
-    await putRecords(local().kinesis, stream, records('old', 20));
+    const lastOld = (await putRecords(local().kinesis, stream, records('old', 20))).at(-1)?.sequenceNumber;
     await eventually(() => client.data(stream).length === 20, 'the old stream', 20_000);
     const oldEpoch = await creationEpoch(stream);
     const oldKey = `${[...(await rows(app)).keys()].find((key) => parseShardKey(key)?.stream.streamName === stream)}`;
-    await eventually(async () => (await rows(app)).get(oldKey)?.SequenceNumber?.S !== undefined, 'the old stream checkpointed', 10_000);
+    await eventually(async () => (await rows(app)).get(oldKey)?.SequenceNumber?.S === lastOld, 'the old stream checkpointed at its last record', 10_000);
 
     await deleteStream(local().kinesis, stream);
     await eventually(() => !client.kinsumer.status().shards.some((s) => s.streamName === stream), 'the deleted stream given up', 20_000);
-    // Creation times are in whole seconds: the new stream must be created in a later second than the old one.
-    await eventually(() => BigInt(Math.floor(Date.now() / 1000)) > oldEpoch, 'a later second', 2_000);
-    await createStream(local().kinesis, stream, 1);
+    // Creation times are in whole seconds (kinesalite's 2 s in the past): a stream created again in
+    // the old one's second is, by its identity, the old one. Kinesis takes longer than that to
+    // delete and create; here it is created again until it is another stream.
+    await eventually(async () => {
+      await createStream(local().kinesis, stream, 1);
+      if (await creationEpoch(stream) > oldEpoch) return true;
+      await deleteStream(local().kinesis, stream);
+      return false;
+    }, 'a stream created in a later second than the old one', 10_000, 100);
     await putRecords(local().kinesis, stream, records('new', 7));
     await putRecords(local().kinesis, other, records('other', 3));
     await eventually(() => client.data(stream).filter((d) => d.startsWith('new-')).length === 7, 'every record of the new stream', 20_000);
@@ -139,9 +145,10 @@ describe('one group over many streams (kinesalite + dynalite)', function () {
     const after = await rows(app);
     const keys = [...after.keys()].filter((key) => parseShardKey(key)?.stream.streamName === stream);
     expect(keys.map((key) => parseShardKey(key)?.stream.creationEpoch).sort()).to.deep.equal([oldEpoch, await creationEpoch(stream)].sort());
-    // The old stream's row is kept as it was left: its checkpoint, no owner.
-    expect(after.get(oldKey)?.SequenceNumber?.S).to.be.a('string');
-    expect(after.get(oldKey)?.OwnerID).to.equal(undefined);
+    // The old stream's row is kept with its checkpoint. (Its owner is not asserted: a capture of the
+    // old key in flight when the key left the shard list may have landed, and is then not released
+    // but left to expire — the lease manager's, not the streams'.)
+    expect(after.get(oldKey)?.SequenceNumber?.S).to.equal(lastOld);
   });
 
   it('a stream dropped from the list stops being read (its leases given up gracefully) and keeps its rows; listed again, it resumes from them', async () => {
