@@ -10,20 +10,23 @@ import { stopsTheClient } from './errors/fault-scope.js';
 import { KinsumerError, ShutdownTimeoutError } from './errors/kinsumer-errors.js';
 import { ClientRuntime, type RuntimeStatus } from './group/client-runtime.js';
 import { KinesisStream } from './kinesis/kinesis.js';
+import { kinesisStreamSet } from './kinesis/kinesis-source.js';
 import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { boundPorts } from './ports/bounded-ports.js';
+import type { StreamPort } from './ports/stream.js';
 import { prepareReadMode } from './reading/read-mode.js';
 import { ClientMetrics } from './telemetry/client-metrics.js';
 import { EventLog } from './telemetry/event-log.js';
-import { streamName } from './telemetry/names.js';
+import { shardStreams, streamName } from './telemetry/names.js';
+import { streamStatuses } from './telemetry/stream-status.js';
 import { otelApi } from './telemetry/otel-api.js';
 import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, ShardLease } from './types.js';
 
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
 
 /**
- * One member of a consumer group reading one Kinesis stream. Shards are leased through DynamoDB;
+ * One member of a consumer group reading one Kinesis stream (or several: `streams`). Shards are leased through DynamoDB;
  * records flow through {@link Kinsumer.records$}; the application acks each record, and each
  * shard's checkpoint follows the acks.
  *
@@ -110,7 +113,8 @@ export class Kinsumer {
         if (this.paused) runtime.pause();
         const api = otelApi();
         if (api !== undefined) {
-          this.metrics = new ClientMetrics(api, this.options.meterProvider, streamName(this.options.stream), {
+          const { stream } = this.options;
+          this.metrics = new ClientMetrics(api, this.options.meterProvider, stream === undefined ? undefined : streamName(stream), shardStreams(stream), {
             status: () => this.status(),
             counts: () => runtime.counts(),
           });
@@ -160,11 +164,12 @@ export class Kinsumer {
   /**
    * A synchronous snapshot for health checks and dashboards: this client's identity and state,
    * whether it leads the group, how many clients the group has, and each shard it holds with its
-   * fencing token, stored checkpoint, unacked and pending records, lag behind the tip
-   * (`millisBehindLatest`), last record and last checkpoint.
+   * stream, fencing token, stored checkpoint, unacked and pending records, lag behind the tip
+   * (`millisBehindLatest`), last record and last checkpoint; and the same summed up per stream.
    */
   status(): KinsumerStatus {
     const runtime = this.runtime?.status();
+    const shards = runtime?.shards ?? [];
     return {
       clientId: this.options.clientId,
       clientName: this.options.clientName,
@@ -172,7 +177,8 @@ export class Kinsumer {
       leader: runtime?.leader ?? false,
       members: runtime?.members ?? 0,
       ...(runtime?.assignment === undefined ? {} : { assignment: runtime.assignment }),
-      shards: runtime?.shards ?? [],
+      shards,
+      streams: streamStatuses(shards),
       connections: this.ports?.connections?.() ?? {},
     };
   }
@@ -251,7 +257,11 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
   const dynamoConnections = new ServiceConnections('dynamodb', options.dynamodb);
   const dynamo = new Dynamo(options.dynamodb, bound, dynamoConnections);
   const tables = tableNames(options.applicationName);
-  const stream = new KinesisStream(options.kinesis, options.stream, { bound, connections: kinesisConnections });
+  const stream: StreamPort = options.stream !== undefined
+    ? new KinesisStream(options.kinesis, options.stream, { bound, connections: kinesisConnections })
+    : kinesisStreamSet(options.kinesis, options.streams ?? [], {
+      bound, connections: kinesisConnections, streamCheckFrequencyMs: options.streamCheckFrequencyMs, elapsedNow: () => options.clock.elapsedNow(), logger: options.logger, scheduler: options.scheduler, emit,
+    });
   // The wall clock is only written; every expiry the stores judge is a difference of elapsedNow.
   const common = {
     dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
@@ -272,7 +282,7 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
       }
       warned = true;
       await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound, connections: dynamoConnections });
-      // Fails fast with StreamNotFoundError rather than at the first read.
+      // Fails fast with StreamNotFoundError rather than at the first read (with streams: lists them, a missing one is not read).
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);
     },

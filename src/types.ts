@@ -1,6 +1,9 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
 import type { ConnectionsStatus } from './connections/own-connections.js';
+import type { StreamStatus } from './telemetry/stream-status.js';
+
+export type { StreamStatus } from './telemetry/stream-status.js';
 
 /**
  * Where a shard is read from when it has no checkpoint yet. A stored checkpoint always wins.
@@ -52,8 +55,10 @@ export interface KinsumerRecord {
   readonly id: string;
   /** Its lease's {@link ShardLease.fencingToken}: a store refusing lower tokens than it has seen never takes a fenced owner's write. */
   readonly fencingToken: number;
-  /** The shard the record was read from. */
+  /** The shard the record was read from (with `streams`, its key `<account>:<stream>:<creationEpoch>:<shardId>`). */
   readonly shardId: string;
+  /** The name of the stream the record was read from. */
+  readonly streamName: string;
   /** Kinesis sequence number: a decimal string beyond 2^53, compare with `BigInt`. */
   readonly sequenceNumber: string;
   /** Position inside a KPL aggregate; `undefined` for a plain record. */
@@ -95,8 +100,10 @@ export interface KinsumerRecord {
 
 /** A shard this client holds. */
 export interface ShardLease {
-  /** The leased shard, such as `shardId-000000000003`. */
+  /** The leased shard, such as `shardId-000000000003` (with `streams`, its key `<account>:<stream>:<creationEpoch>:<shardId>`). */
   readonly shardId: string;
+  /** The name of the shard's stream. */
+  readonly streamName: string;
   /** `ParentShardId` and `AdjacentParentShardId` of the shard, when it came from a reshard. */
   readonly parentShardIds: readonly string[];
   /** Where reading this shard started under this lease (its checkpoint, or the initial position). */
@@ -139,6 +146,8 @@ export type KinsumerState = 'starting' | 'running' | 'paused' | 'stopping' | 'st
 export interface ShardStatus {
   /** The shard. */
   readonly shardId: string;
+  /** The name of the shard's stream. */
+  readonly streamName: string;
   /** The lease's {@link ShardLease.fencingToken}. */
   readonly fencingToken: number;
   /**
@@ -186,6 +195,8 @@ export interface KinsumerStatus {
    * each keeps an HTTP/2 session of the Kinesis client's own handler while it lasts.
    */
   readonly connections: ConnectionsStatus;
+  /** Per stream of the shards it holds (one entry in a one-stream group that holds any). */
+  readonly streams: readonly StreamStatus[];
 }
 
 /** Everything kinsumer reports, as a discriminated union on `type`. */
