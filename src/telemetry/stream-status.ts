@@ -1,5 +1,5 @@
 // `status()` per stream: the held shards of each stream summed up. Pure.
-import type { ShardStatus } from '../types.js';
+import type { ShardStatus } from './status.js';
 
 /** One stream in `KinsumerStatus.streams`: what this client holds of it. */
 export interface StreamStatus {
