@@ -50,6 +50,24 @@ export class StreamNotFoundError extends KinsumerError {
   }
 }
 
+/**
+ * In a group that reads `streams`: a shard's stream is no longer the one its key names — deleted,
+ * created again under its name (a new stream, with other keys), or dropped from the list. A fault
+ * of that shard only: the shard is not read, its row is kept, the rest of the group reads on.
+ */
+export class StreamGoneError extends KinsumerError {
+  /** The stream, by the name (or ARN) the list gave. */
+  readonly stream: string;
+  /** The shard's key in the group (`<account>:<stream>:<creationEpoch>:<shardId>`). */
+  readonly shardId: string;
+
+  constructor(stream: string, shardId: string, options: { cause?: unknown } = {}) {
+    super(`Kinesis stream ${stream} is gone (deleted, created again, or no longer listed): shard ${shardId} is not read; its row is kept`, options);
+    this.stream = stream;
+    this.shardId = shardId;
+  }
+}
+
 /** One of the application's DynamoDB tables is missing. */
 export class TableNotFoundError extends KinsumerError {
   /** The missing table's full name, such as `myapp_checkpoints`. */

@@ -40,6 +40,7 @@ export function testRecord(name: string, options: TestRecordOptions = {}): TestR
     fencingToken: 1,
     deliveryCount: options.deliveryCount ?? 1,
     shardId,
+    streamName: 'test-stream',
     sequenceNumber,
     subSequenceNumber: undefined,
     partitionKey: options.partitionKey ?? name,
