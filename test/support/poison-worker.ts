@@ -16,6 +16,8 @@ export interface PoisonWorkerConfig {
   /** `exit`: process.exit(1) in the handler; `hang`: the handler waits, for the test to SIGKILL the process. */
   readonly onPoison: 'exit' | 'hang';
   readonly maxDeliveries: number;
+  /** A table (hash key `record`) onFailure dead-letters into: `{ writes }` adding 1 to the record's item, committed with the checkpoint (design §9.3). */
+  readonly deadLetters?: string;
   readonly timings: Readonly<Record<string, number>>;
 }
 
@@ -46,6 +48,15 @@ kinsumer.records$.pipe(processRecords(async (record) => {
   maxDeliveries: config.maxDeliveries,
   onFailure: async ({ record, error }) => {
     await report({ type: 'dead-letter', data: text(record), deliveryCount: record.deliveryCount, error: error instanceof Error ? error.name : String(error) });
+    if (config.deadLetters === undefined) return undefined;
+    return {
+      writes: [{
+        Update: {
+          TableName: config.deadLetters, Key: { record: { S: text(record) } }, UpdateExpression: 'ADD written :one',
+          ExpressionAttributeValues: { ':one': { N: '1' } },
+        },
+      }],
+    };
   },
 })).subscribe();
 process.on('message', (message) => {
