@@ -29,8 +29,19 @@ export interface PipelineHooks {
   called(records: readonly KinsumerRecord[], attempt: number): () => void;
   /** The operator emitted these records as settled (processed or dead-lettered, and acked). */
   settled(records: readonly KinsumerRecord[]): void;
+  /** onFailure returned `record`'s writes as its dead letter: the operator must ack it with them. */
+  readonly deadLettered?: (record: KinsumerRecord) => void;
+  /** A call on `records` kills the process (the `poison` kind): the call never returns. */
+  readonly kills?: (records: readonly KinsumerRecord[]) => boolean;
   /** With effects: the writes a successful call returns for `records` (calm or not), committed with their checkpoint. */
   readonly writes?: (records: readonly KinsumerRecord[]) => TransactWriteItem[];
+}
+
+/** Whether the record with this id is poison for a handler with `permille` (the same answer in every process). */
+export function isPoisonRecord(id: string, permille: number): boolean {
+  let hash = 2166136261;
+  for (let i = 0; i < id.length; i += 1) hash = Math.imul(hash ^ id.charCodeAt(i), 16777619) >>> 0;
+  return hash % 1000 < permille;
 }
 
 /** processRecords or processBatches as `spec` says, reporting to `hooks`. */
@@ -39,7 +50,18 @@ export function operatorPipeline(spec: RecordsHandler | BatchesHandler, hooks: P
     retry: { maxAttempts: spec.maxAttempts, initialDelayMs: spec.retryDelayMs, maxDelayMs: Math.max(spec.retryDelayMs, 2000) },
     scheduler: hooks.clock,
     random: hooks.random,
-    ...(spec.onFailure ? { onFailure: () => undefined } : {}),
+    // A poison record's way out is onFailure; with effects the dead letter is the record's own
+    // writes, committed with the checkpoint that passes it (design §9.3): effects-once checks it.
+    ...(spec.onFailure || spec.poisonPermille > 0
+      ? {
+        onFailure: ({ record }: { readonly record: KinsumerRecord }) => {
+          if (hooks.writes === undefined) return undefined;
+          hooks.deadLettered?.(record);
+          return { writes: hooks.writes([record]) };
+        },
+      }
+      : {}),
+    ...(spec.poisonPermille > 0 ? { maxDeliveries: spec.maxDeliveries } : {}),
   };
   if (spec.mode === 'records') {
     const handler = (record: KinsumerRecord, ctx: ProcessContext) => call(spec, hooks, [record], ctx, () => {
@@ -75,6 +97,8 @@ export function operatorPipeline(spec: RecordsHandler | BatchesHandler, hooks: P
 function call<T>(spec: RecordsHandler | BatchesHandler, hooks: PipelineHooks, records: readonly KinsumerRecord[], ctx: ProcessContext, outcome: () => T): Observable<T> {
   return new Observable<T>((subscriber) => {
     const end = hooks.called(records, ctx.attempt);
+    // process.exit() in the handler: nothing of this call returns.
+    if (hooks.kills?.(records) === true) return end;
     const calm = hooks.calm();
     const delayMs = calm ? 0 : Math.floor(hooks.random() * (spec.maxDelayMs + 1));
     const decide = calm ? () => undefined as T : outcome;
