@@ -37,13 +37,6 @@ export interface PipelineHooks {
   readonly writes?: (records: readonly KinsumerRecord[]) => TransactWriteItem[];
 }
 
-/** Whether the record with this id is poison for a handler with `permille` (the same answer in every process). */
-export function isPoisonRecord(id: string, permille: number): boolean {
-  let hash = 2166136261;
-  for (let i = 0; i < id.length; i += 1) hash = Math.imul(hash ^ id.charCodeAt(i), 16777619) >>> 0;
-  return hash % 1000 < permille;
-}
-
 /** processRecords or processBatches as `spec` says, reporting to `hooks`. */
 export function operatorPipeline(spec: RecordsHandler | BatchesHandler, hooks: PipelineHooks): OperatorFunction<KinsumerRecord, unknown> {
   const common = {

@@ -17,7 +17,8 @@ import { EFFECTS_TABLE, type EffectsLedger, effectWrites } from './effects-table
 import type { CallOrdering } from './handler-rules.js';
 import type { MemoryProbe } from './memory-probe.js';
 import { dateHeaderStream } from './date-header.js';
-import { HandlerFailure, isPoisonRecord, operatorPipeline } from './operator-pipeline.js';
+import { isPoison } from '../../examples/demo/poison.js';
+import { HandlerFailure, operatorPipeline } from './operator-pipeline.js';
 import { leakyStream, unfencedStore, unfencedTransactions } from './sabotage.js';
 import { type CallerState, type FaultPlan, faultyFanOut, faultyPort } from './faults.js';
 import type { HandlerSpec, SimConfig } from './schedule.js';
@@ -164,7 +165,7 @@ export class SimProcess implements ProcessView, CallerState {
         deadLettered: (record: KinsumerRecord) => this.#deadLetters.add(record),
         ...(handler.poisonPermille === 0 ? {} : {
           kills: (records: readonly KinsumerRecord[]) => {
-            const poison = records.filter((record) => isPoisonRecord(record.id, handler.poisonPermille));
+            const poison = records.filter((record) => isPoison(record.id, handler.poisonPermille));
             if (poison.length === 0) return false;
             this.crash();
             this.deps.onPoisoned(this, poison.map((record) => ({ id: record.id, shardId: record.shardId, deliveryCount: record.deliveryCount, batch: records.length })), handler.maxDeliveries);

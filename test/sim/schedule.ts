@@ -84,7 +84,7 @@ export interface OperatorCalls {
   readonly onFailure: boolean;
   /** The handler stops early when its `signal` aborts (a real handler may or may not). */
   readonly honoursSignal: boolean;
-  /** Poison records, in a thousand (see `isPoisonRecord`): a call on one kills the process. 0 without the `poison` kind. */
+  /** Poison records, in a thousand (see `isPoison`, examples/demo/poison.ts): a call on one kills the process. 0 without the `poison` kind. */
   readonly poisonPermille: number;
   /** The operator's `maxDeliveries` (5, its default, without the `poison` kind). */
   readonly maxDeliveries: number;
