@@ -15,11 +15,13 @@
 //   (a crash within commitFrequencyMs of their acks). Paced records are a prefix of the lease's
 //   records (entries reach every record up to their position).
 // - The others are delivered in bulk. What this session tracked (emitted) by the time a write is
-//   built is recorded by that write (this session's own entry). The records tracked before this
-//   session's first such write landed — its first run at capture, or the records waiting behind
-//   the paced ones — are handed to handlers only once it has: a process that dies on one of them
-//   has its delivery counted. Later records go straight to handlers; a record emitted after its
-//   session's last write and killing it is counted from its next delivery on.
+//   built is recorded by that write (this session's own entry), and every record is handed to a
+//   handler only once a write recording it has landed: a process that dies on one has its delivery
+//   counted. One write per burst of records (a page), not per record, sent at once (not throttled
+//   by commitFrequencyMs). An earlier version let records tracked after the session's first write
+//   go straight to handlers; a new session can meet the poison record after its first write every
+//   time, and its count then never grows (simulator, seed 10 --only poison: six processes killed
+//   at maxDeliveries 3, four of them at deliveryCount 1).
 // - A graceful release writes no entry of its own: nothing died.
 import type { DeliveredThrough, StoredCheckpoint } from '../ports/lease-store.js';
 import type { Position } from '../ports/position.js';
@@ -51,9 +53,6 @@ export class DeliveryLedger {
   // The counts of the paced records (the others' is 1), from #first on.
   readonly #pacedCounts: number[] = [];
   #last: LedgerRecord | undefined;
-  // Tickets below it were tracked before a write recording this session's bulk deliveries landed.
-  #unrecordedEnd = 0;
-  #bulkLanded = false;
   #recordedThrough = -1;
   #pacedRecorded = -1;
   #releasing = false;
@@ -76,7 +75,6 @@ export class DeliveryLedger {
       this.#pacedEnd = ticket + 1;
       this.#pacedCounts[ticket - this.#first] = 1 + this.#reaching;
     }
-    if (!this.#bulkLanded) this.#unrecordedEnd = ticket + 1;
     this.#last = { ticket, position };
     return 1 + this.#reaching;
   }
@@ -121,7 +119,6 @@ export class DeliveryLedger {
     if (own.paced) {
       this.#pacedRecorded = Math.max(this.#pacedRecorded, own.ticket);
     } else {
-      this.#bulkLanded = true;
       this.#recordedThrough = Math.max(this.#recordedThrough, own.ticket);
     }
     for (const [ticket, waiters] of [...this.#waiting]) {
@@ -159,7 +156,7 @@ export class DeliveryLedger {
 
   #recorded(ticket: number): boolean {
     if (this.paced(ticket)) return ticket <= this.#pacedRecorded;
-    return ticket >= this.#unrecordedEnd || ticket <= this.#recordedThrough || (this.#first !== undefined && ticket < this.#first);
+    return ticket <= this.#recordedThrough || (this.#first !== undefined && ticket < this.#first);
   }
 
   #own(next: LedgerRecord | undefined): (LedgerRecord & { readonly paced: boolean }) | undefined {

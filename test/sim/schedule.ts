@@ -38,9 +38,9 @@ export const ALL_KINDS = Object.keys(FAULT_KINDS) as FaultKind[];
 
 /**
  * The kinds a run has without `--only`: every kind but `poison`, which is asked for by name while
- * its findings are open (issue 32: poison-bound on seed 10 `--only poison`; processes poison kills
- * after the calm, restarted with their clientId, wait out their old leases: unowned-shard and
- * read-stall). Its seeds are in docs/simulation.md.
+ * its findings are open (issue 32: processes poison kills after the calm, restarted with their
+ * clientId, wait out their own leases: unowned-shard, read-stall, unbalanced — static membership,
+ * item 1, is on another branch). Its seeds are in docs/simulation.md.
  */
 export const DEFAULT_KINDS: readonly FaultKind[] = ALL_KINDS.filter((kind) => kind !== 'poison');
 

@@ -276,8 +276,8 @@ export class World {
   /** poison-bound: handler calls on each poison record, against the largest maxDeliveries of the handlers it killed. */
   #checkPoison(): void {
     for (const [id, { shardId, calls, maxDeliveries }] of this.#poisonCalls) {
-      if (calls > maxDeliveries + 1 && !this.#resetShards.has(shardId)) {
-        this.checker.fail('poison-bound', this.scheduler.now(), `${shardId}: poison record ${id} killed ${calls} processes, more than maxDeliveries (${maxDeliveries}) + 1`);
+      if (calls > maxDeliveries && !this.#resetShards.has(shardId)) {
+        this.checker.fail('poison-bound', this.scheduler.now(), `${shardId}: poison record ${id} killed ${calls} processes, more than maxDeliveries (${maxDeliveries})`);
       }
     }
   }

@@ -75,12 +75,12 @@ describe('the delivery ledger of a lease (§9.3)', () => {
     expect(bulk.own).to.deep.include({ ticket: 2, paced: false });
     ledger.landed(bulk);
     expect(told).to.deep.equal([0, 1, 2]);
-    // Tracked after that write landed: needs no recording.
+    // Tracked after that write landed: waits for the next (a session may meet its poison there).
     ledger.track(3, at(5));
-    expect(ledger.recorded(3)).to.equal(true);
+    expect(ledger.recorded(3)).to.equal(false);
   });
 
-  it('the first run of a session is recorded by one write; what is tracked while it is out waits for the next', () => {
+  it('the first run of a session is recorded by one write; what is tracked while it is out, or after it landed, waits for the next', () => {
     const ledger = new DeliveryLedger(undefined, undefined);
     for (let t = 0; t < 3; t += 1) ledger.track(t, at(t + 1));
     expect([0, 1, 2].map((t) => ledger.recorded(t))).to.deep.equal([false, false, false]);
@@ -92,7 +92,11 @@ describe('the delivery ledger of a lease (§9.3)', () => {
     ledger.landed(write);
     expect([0, 1, 2, 3].map((t) => ledger.recorded(t))).to.deep.equal([true, true, true, false]);
     ledger.track(4, at(5));
-    expect(ledger.recorded(4)).to.equal(true);
+    expect(ledger.recorded(4)).to.equal(false);
+    ledger.whenRecorded(4, () => undefined);
+    expect(ledger.owes({ ticket: 0, position: at(1) }), 'a write is owed at once').to.equal(true);
+    ledger.landed(ledger.mark(undefined, { ticket: 0, position: at(1) }));
+    expect([3, 4].map((t) => ledger.recorded(t))).to.deep.equal([true, true]);
   });
 
   it('a graceful release writes no entry of its own and tells nobody', () => {
