@@ -1,4 +1,4 @@
-import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
+import { EMPTY, Observable, Subject, type Subscription, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
@@ -13,6 +13,8 @@ import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './op
 import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { boundPorts } from './ports/bounded-ports.js';
 import { prepareReadMode } from './reading/read-mode.js';
+import { describeStream } from './reading/stream-limits.js';
+import type { StreamLimits } from './ports/stream.js';
 import { ClientMetrics } from './telemetry/client-metrics.js';
 import { EventLog } from './telemetry/event-log.js';
 import { streamName } from './telemetry/names.js';
@@ -75,6 +77,9 @@ export class Kinsumer {
   private metrics: ClientMetrics | undefined;
   /** Logs the events; its summaries of failure runs run on timers, ended when the client stopped. */
   private readonly log: EventLog;
+  // The stream's summary (status().maxRecordSizeKiB), asked when the client starts.
+  private streamLimits: StreamLimits | undefined;
+  private describing: Subscription | undefined;
 
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
@@ -101,7 +106,10 @@ export class Kinsumer {
       }
       if (this.runtime === undefined) {
         this.state = 'running';
-        const runtime = new ClientRuntime({ ...build(this.options, emit), options: this.options, emit });
+        const ports = build(this.options, emit);
+        const { scheduler, logger } = this.options;
+        this.describing = describeStream(ports.stream, { scheduler, emit, logger, described: (limits) => { this.streamLimits = limits; } });
+        const runtime = new ClientRuntime({ ...ports, options: this.options, emit });
         this.runtime = runtime;
         if (this.paused) runtime.pause();
         const api = otelApi();
@@ -169,6 +177,7 @@ export class Kinsumer {
       members: runtime?.members ?? 0,
       ...(runtime?.assignment === undefined ? {} : { assignment: runtime.assignment }),
       shards: runtime?.shards ?? [],
+      ...(this.streamLimits === undefined ? {} : { maxRecordSizeKiB: this.streamLimits.maxRecordSizeKiB }),
     };
   }
 
@@ -206,6 +215,7 @@ export class Kinsumer {
   private async runStop(): Promise<void> {
     const runtime = this.runtime;
     this.state = 'stopping';
+    this.describing?.unsubscribe();
     if (runtime === undefined) {
       this.state = 'stopped';
       this.events.complete();

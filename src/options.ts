@@ -49,6 +49,21 @@ export interface KinsumerSettings {
    * unacked one) before reading pauses. Default 10000.
    */
   readonly maxInFlightRecords?: number;
+  // ---- memory in bytes, data loss (design §9.1)
+  /**
+   * Per client: payload bytes of records fetched and not yet under a checkpoint (a page waiting for
+   * room counts from its GetRecords), shared by the client's shards: each fetches while it holds less
+   * than its fair share, and each may always hold one record, so a record larger than this is
+   * delivered alone. Default 268435456 (256 MiB).
+   */
+  readonly maxInFlightBytes?: number;
+  /**
+   * A shard whose checkpoint lies behind the stream's trim horizon, or whose next records expired
+   * while it was read, emits `data-lost` and logs an error. `'continue'` reads on from the oldest
+   * record kept; `'stop-shard'` ends that shard's records with `DataLostError`, leaves its checkpoint
+   * as it is and keeps its lease unread (until a reset, or the client stops). Default `'continue'`.
+   */
+  readonly onDataLoss?: 'continue' | 'stop-shard';
   /**
    * A shard whose checkpoint has not moved for this long while records are pending is reported
    * (`shard-stalled` event, a warning in the log), and again every time this much longer. Default 60000.
@@ -132,6 +147,10 @@ export interface ResolvedOptions {
   readonly leaseTtlMs: number;
   /** Records per shard; see {@link KinsumerOptions.maxInFlightRecords}. */
   readonly maxInFlightRecords: number;
+  /** Payload bytes per client; see {@link KinsumerOptions.maxInFlightBytes}. */
+  readonly maxInFlightBytes: number;
+  /** See {@link KinsumerOptions.onDataLoss}; default `'continue'`. */
+  readonly onDataLoss: 'continue' | 'stop-shard';
   /** Milliseconds; see {@link KinsumerOptions.shutdownTimeoutMs}. */
   readonly shutdownTimeoutMs: number;
   /** Milliseconds; see {@link KinsumerOptions.stallWarningMs}. */
@@ -191,6 +210,10 @@ export const DEFAULTS = {
   leaseTtlMs: 15000,
   /** Reading a shard pauses at 10000 emitted records not yet under its checkpoint. */
   maxInFlightRecords: 10000,
+  /** A client holds at most 256 MiB of payload for records not yet under a checkpoint (and one record more per shard). */
+  maxInFlightBytes: 268_435_456,
+  /** A shard whose next records expired says so (`data-lost`) and reads on from the oldest record kept. */
+  onDataLoss: 'continue',
   /** A checkpoint stuck for 60000 ms with records pending is reported as a stalled shard. */
   stallWarningMs: DEFAULT_STALL_WARNING_MS,
   /** `stop()` gives up after 30000 ms. */
@@ -212,7 +235,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'streamName', 'streamArn', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
   'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
-  'requestTimeoutMs', 'startTimeoutMs',
+  'requestTimeoutMs', 'startTimeoutMs', 'maxInFlightBytes', 'onDataLoss',
   'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler', 'clock',
 ]);
 
@@ -260,6 +283,9 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
     throw new ConfigError('leaseTtlMs', 'must be longer than throttleDelayMs');
   }
   const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
+  const maxInFlightBytes = positiveInteger(input, 'maxInFlightBytes', DEFAULTS.maxInFlightBytes);
+  const onDataLoss = input.onDataLoss ?? DEFAULTS.onDataLoss;
+  if (onDataLoss !== 'continue' && onDataLoss !== 'stop-shard') throw new ConfigError('onDataLoss', "must be 'continue' or 'stop-shard'");
   const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
   const stallWarningMs = duration(input, 'stallWarningMs', DEFAULTS.stallWarningMs);
   const requestTimeoutMs = duration(input, 'requestTimeoutMs', DEFAULTS.requestTimeoutMs);
@@ -280,6 +306,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
     stream, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
     throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
     maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, requestTimeoutMs, startTimeoutMs, readMode, consumerName, createTables,
+    maxInFlightBytes, onDataLoss,
     logger: resolveLogger(input.logger),
     stats: resolveStats(input.stats),
     meterProvider: resolveProvider(input.meterProvider, 'meterProvider', 'getMeter'),
@@ -351,7 +378,7 @@ function duration(input: KinsumerOptions, option: DurationOption, fallback: numb
   return value;
 }
 
-function positiveInteger(input: KinsumerOptions, option: 'maxInFlightRecords', fallback: number): number {
+function positiveInteger(input: KinsumerOptions, option: 'maxInFlightRecords' | 'maxInFlightBytes', fallback: number): number {
   const value: unknown = input[option];
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {

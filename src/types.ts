@@ -176,6 +176,8 @@ export interface KinsumerStatus {
   readonly assignment?: 'sticky' | 'go';
   /** The shards this client holds, by shard id. */
   readonly shards: readonly ShardStatus[];
+  /** The stream's largest record in KiB (DescribeStreamSummary's `MaxRecordSizeInKiB`: 1024 to 10240); absent until the client asked, or when it may not. */
+  readonly maxRecordSizeKiB?: number;
 }
 
 /** Everything kinsumer reports, as a discriminated union on `type`. */
@@ -435,15 +437,4 @@ export interface Logger {
   error(obj: object, msg?: string): void;
 }
 
-/**
- * Metrics callbacks in the style of the Go kinsumer's StatReceiver. Every method is optional;
- * they run synchronously on kinsumer's path, so keep them cheap.
- */
-export interface StatReceiver {
-  /** A checkpoint was written (commit or release) with a position. */
-  checkpoint?(): void;
-  /** A record was emitted: when it entered the stream and when GetRecords returned it. */
-  eventToClient?(inserted: Date, retrieved: Date): void;
-  /** A GetRecords call returned `count` records; `millisBehindLatest` as reported by Kinesis. */
-  eventsFromKinesis?(count: number, shardId: string, millisBehindLatest: number): void;
-}
+export type { StatReceiver } from './telemetry/stat-receiver.js';

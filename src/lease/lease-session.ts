@@ -11,6 +11,7 @@ import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
 import { DATE_HEADER_RESOLUTION_MS } from '../ports/server-date.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { StreamPort } from '../ports/stream.js';
+import type { ByteBudget } from '../reading/byte-budget.js';
 import { Multicast } from '../reading/multicast.js';
 import { readerFor } from '../reading/read-mode.js';
 import { planStart, startToKeep } from '../reading/start-position.js';
@@ -35,6 +36,8 @@ export interface SessionDeps {
   readonly unwatched$?: Observable<boolean>;
   /** The client's running totals of a shard (records delivered, acked). Absent: counted for nobody. */
   readonly tally?: (shardId: string) => ShardTally;
+  /** The client's byte budget (`maxInFlightBytes`), shared by its leases. Absent: bounded by count only. */
+  readonly bytes?: ByteBudget;
 }
 
 /** Whether the client reads (`pause()` / `resume()`): what every lease's reader waits on. */
@@ -150,6 +153,7 @@ export class LeaseSession {
         onDelivered: () => { this.lastRecordAtMs = options.clock.wallNow(); },
         leaseSignal: this.leaseEnd.signal,
         tally: this.tally,
+        ...(deps.bytes === undefined ? {} : { bytes: deps.bytes }),
       }).pipe(
         takeUntil(this.stopReading),
         // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the

@@ -129,6 +129,11 @@ export interface StreamPort {
   listShards(): Observable<ShardInfo[]>;
   /** DescribeStreamSummary, where the adapter offers it. */
   describeSummary?(): Observable<StreamLimits>;
+  /**
+   * The read rate the server allows each shard's GetRecords, in payload bytes per second: a reader
+   * paces itself by it. Absent: Kinesis's, 2 MiB/s (`Infinity`: a server that never throttles).
+   */
+  readonly readBytesPerSecond?: number;
   /** Enhanced fan-out (`readMode: 'fan-out'`), where the adapter offers it. */
   readonly fanOut?: FanOutPort;
 }

@@ -54,6 +54,7 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
   const renewAfterMs = options.renewAfterMs ?? DEFAULT_RENEW_AFTER_MS;
   const delivery = new ShardDelivery({
     shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
+    bytes: options.bytes === undefined ? undefined : { budget: options.bytes, scheduler },
   }, subscriber);
   const origin: IteratorPlan = options.skipThrough === undefined
     ? { iteratorStart: options.start }
@@ -104,7 +105,7 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
   const pump = (events: ShardEventPull): Observable<Step> => {
     // Events name no time: the stream's clock at the subscription's answer, carried on.
     const streamClock = streamClockAt(events.streamTime, clock);
-    const pull$ = delivery.roomFreed$.pipe(switchMap(() => events.next()), map((event): Step => {
+    const pull$ = delivery.fetchRoom$.pipe(switchMap(() => events.next()), map((event): Step => {
       if (event === undefined) return 'renew';
       absorb(event, streamClock);
       delivery.deliver();

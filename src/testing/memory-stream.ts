@@ -116,7 +116,8 @@ export class MemoryStream implements StreamPort {
   private readonly faults: Record<StreamOperation, Fault[]> = { getShardIterator: [], getRecords: [], listShards: [], describeSummary: [] };
   private maxRecordSizeKiB: number;
   private readonly retentionMs: number;
-  private readonly readBytesPerSecond: number;
+  /** Each shard's read budget (the `readBytesPerSecond` option): `Infinity` unless given. */
+  readonly readBytesPerSecond: number;
   private readonly listeners = new Set<(call: StreamCall) => void>();
   private counter = 0;
   private deleted = false;
