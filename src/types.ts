@@ -1,5 +1,6 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
+import type { DataLostEvent } from './reading/data-loss.js';
 
 /**
  * Where a shard is read from when it has no checkpoint yet. A stored checkpoint always wins.
@@ -155,6 +156,8 @@ export interface ShardStatus {
   readonly lastRecordAt?: Date;
   /** When a checkpoint of the shard was last written by this client (this client's clock). */
   readonly lastCheckpointAt?: Date;
+  /** Set when the shard is held and not read: `'data-lost'` (`onDataLoss: 'stop-shard'`, see the `data-lost` event). */
+  readonly stopped?: 'data-lost';
 }
 
 /** What `consumer.status()` returns: a synchronous snapshot, cheap enough for every health probe. */
@@ -414,7 +417,8 @@ export type KinsumerEvent =
     readonly error: Error;
     /** The shard concerned, when the fault is one shard's. */
     readonly shardId?: string;
-  };
+  }
+  | DataLostEvent;
 
 /** The `type` values of {@link KinsumerEvent}. */
 export type KinsumerEventType = KinsumerEvent['type'];

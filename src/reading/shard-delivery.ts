@@ -11,9 +11,11 @@ import type { Position } from '../ports/position.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { RawRecord } from '../ports/stream.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
+import { DataLostError } from '../errors/kinsumer-errors.js';
 import type { BudgetShare, ByteBudget } from './byte-budget.js';
+import { type CheckpointGap, DataLossWatch, type OnDataLoss } from './data-loss.js';
 import { HeldBytes } from './held-bytes.js';
-import type { Delivered } from './start-position.js';
+import type { Delivered, IteratorPlan } from './start-position.js';
 import type { StreamClock } from './stream-clock.js';
 import { MAX_BYTES_PER_CALL } from './read-budget.js';
 import { PageCursor, rawPayloadBytes } from './unpack-page.js';
@@ -39,6 +41,8 @@ export interface ShardDeliveryOptions {
   readonly tally?: { delivered: number } | undefined;
   /** The client's byte budget (`maxInFlightBytes`), with the scheduler its re-checks run on. Absent: records are bounded by count only. */
   readonly bytes?: { readonly budget: ByteBudget; readonly scheduler: SchedulerLike } | undefined;
+  /** Where the reader started, checked against the first records (data-loss.ts), and what a gap does. Absent: not checked. */
+  readonly dataLoss?: { readonly origin: IteratorPlan; readonly onDataLoss: OnDataLoss } | undefined;
 }
 
 /** The records of one fetch on their way to the application, gated on acks. */
@@ -61,10 +65,12 @@ export class ShardDelivery {
   private readonly held: HeldBytes | undefined;
   private readonly share: BudgetShare | undefined;
   private bytesPerRecord: number | undefined;
+  private readonly watch: DataLossWatch | undefined;
 
   constructor(private readonly options: ShardDeliveryOptions, private readonly subscriber: Subscriber<KinsumerRecord>) {
     this.skipThrough = options.skipThrough;
     const { tracker, bytes } = options;
+    if (options.dataLoss !== undefined) this.watch = new DataLossWatch(options.dataLoss.origin);
     const wakes = [tracker.acks$];
     if (tracker.confirmed$ !== undefined) wakes.push(tracker.confirmed$);
     if (bytes !== undefined) {
@@ -114,9 +120,13 @@ export class ShardDelivery {
    * Takes the raw records of one fetch (replacing what was left of the previous one): KPL
    * aggregates are split, consumed sub-records skipped, corrupt aggregates reported as they are
    * emitted. `streamClock`: the stream's clock as the fetch's answer told it (records' ages).
+   * Returns the page's payload bytes. Throws `DataLostError` when the page shows the start behind
+   * the trim horizon and the shard stops on data loss.
    */
   load(records: readonly RawRecord[], retrievedAt: Date, streamClock: StreamClock): number {
     const { shardId, emit } = this.options;
+    const gap = this.watch?.page(records);
+    if (gap !== undefined) this.dataLost(gap);
     this.retrievedAt = retrievedAt;
     const origin = { shardId, leaseSignal: this.options.leaseSignal, streamClock };
     const pending = new PageCursor(records, this.skipThrough, origin, ({ sequenceNumber, error }) => emit({ type: 'record-undecodable', shardId, sequenceNumber, error }));
@@ -176,6 +186,16 @@ export class ShardDelivery {
     if (!this.hasPending()) this.discardPending();
     else if (held !== undefined) this.share?.set(held.total);
     if (emitted) onDelivered?.();
+  }
+
+  // Says the gap (an error in the log); stops the shard if it must, before anything of the page goes out.
+  private dataLost({ checkpoint, resumedAt }: CheckpointGap): void {
+    const { shardId, emit, dataLoss } = this.options;
+    const onDataLoss = dataLoss?.onDataLoss ?? 'continue';
+    const { sequenceNumber, subSequenceNumber } = checkpoint;
+    const position = subSequenceNumber === undefined ? { sequenceNumber } : { sequenceNumber, subSequenceNumber };
+    emit({ type: 'data-lost', shardId, checkpoint: position, resumedAt: resumedAt.sequenceNumber, resumedArrivedAt: resumedAt.approximateArrivalTimestamp, onDataLoss });
+    if (onDataLoss === 'stop-shard') throw new DataLostError(shardId, position, resumedAt.sequenceNumber);
   }
 
   // Emission: room in count, and (with a byte budget) for the next record's bytes.

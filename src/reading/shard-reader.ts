@@ -15,6 +15,7 @@ import {
 } from './poll-plan.js';
 import { checkpointRejected, isRetriableReadError as isRetriable, readError } from './read-errors.js';
 import type { ByteBudget } from './byte-budget.js';
+import type { OnDataLoss } from './data-loss.js';
 import { ReadBudget } from './read-budget.js';
 import { ShardDelivery } from './shard-delivery.js';
 import { streamClockAt } from './stream-clock.js';
@@ -67,6 +68,8 @@ export interface ReadShardOptions {
   readonly random?: () => number;
   /** The client's byte budget (`maxInFlightBytes`), shared by its shards. Absent: reading is bounded by count only. */
   readonly bytes?: ByteBudget;
+  /** A start from a checkpoint whose record the stream no longer keeps: read on (default), or stop with `DataLostError` (data-loss.ts). */
+  readonly onDataLoss?: OnDataLoss;
 }
 
 /**
@@ -103,6 +106,7 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   const delivery = new ShardDelivery({
     shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
     bytes: options.bytes === undefined ? undefined : { budget: options.bytes, scheduler },
+    dataLoss: { origin, onDataLoss: options.onDataLoss ?? 'continue' },
   }, subscriber);
   const { roomFreed$, fetchRoom$ } = delivery;
   // A large page spends the shard's read budget: the next call waits for it (pacing, not a retry).
