@@ -3,16 +3,9 @@ import { type Observable, concatMap, map, tap, timer } from 'rxjs';
 import type { KinsumerPorts } from '../../../src/ports/backend.js';
 import type { RecordsPage, StreamPort } from '../../../src/ports/stream.js';
 import type { KinsumerRecord } from '../../../src/types.js';
-import { MemoryGroup, type Member } from '../../support/memory-group.js';
+import { MemoryGroup } from '../../support/memory-group.js';
 
 const KiB = 1024;
-
-/** stop() waits for acks: let virtual time run meanwhile. */
-async function stopOnVirtualTime(group: MemoryGroup, member: Member): Promise<void> {
-  let stopped = false;
-  void member.kinsumer.stop().then(() => { stopped = true; });
-  await group.scheduler.until(() => stopped, 'stop() to resolve', 60_000);
-}
 
 /**
  * What a client holds, seen from outside it: the payload bytes its GetRecords calls returned, less
@@ -83,7 +76,7 @@ describe('maxInFlightBytes: memory per client bounded in bytes (virtual time, wh
     await group.scheduler.until(() => a.received.length === 300, 'every record delivered', 60_000);
     expect(holdings.max, `held at most ${holdings.max} bytes`).to.be.at.most(budget + recordBytes);
     expect(holdings.max, 'the budget is used, not left idle').to.be.at.least(budget / 2);
-    await stopOnVirtualTime(group, a);
+    await group.stop(a, 60_000);
   });
 
   it('a record larger than the budget is delivered alone, and every one of them is delivered (no deadlock)', async () => {
@@ -114,7 +107,7 @@ describe('maxInFlightBytes: memory per client bounded in bytes (virtual time, wh
     await group.scheduler.until(() => a.received.length === 10, 'all ten records', 60_000);
     expect(company).to.deep.equal(Array.from({ length: 10 }, () => 0));
     expect(holdings.max, 'each shard holds one record at most').to.be.at.most(2 * 40 * KiB);
-    await stopOnVirtualTime(group, a);
+    await group.stop(a, 60_000);
   });
 
   it('no starvation: a shard whose records are never acked fills the budget, and the other shard is still read to its end', async () => {
@@ -129,6 +122,6 @@ describe('maxInFlightBytes: memory per client bounded in bytes (virtual time, wh
     group.stream.putRecords(Array.from({ length: 20 }, (_, i) => ({ partitionKey: 'k', data: new Uint8Array(recordBytes).fill(i) })), { shardId: other });
     await group.scheduler.until(() => a.received.filter((r) => r.shardId === other).length === 20, 'the other shard read to its end', 60_000);
     expect(a.received.filter((r) => r.shardId === stuck).length, 'the stuck shard holds the budget, and no more').to.equal(16);
-    await stopOnVirtualTime(group, a);
+    await group.stop(a, 60_000);
   });
 });

@@ -1,15 +1,9 @@
 import { expect } from 'chai';
 import type { KinsumerEvent } from '../../../src/types.js';
-import { MemoryGroup, type Member } from '../../support/memory-group.js';
+import { MemoryGroup } from '../../support/memory-group.js';
 
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
 const RETENTION_MS = 60_000;
-
-async function stopOnVirtualTime(group: MemoryGroup, member: Member): Promise<void> {
-  let stopped = false;
-  void member.kinsumer.stop().then(() => { stopped = true; });
-  await group.scheduler.until(() => stopped, 'stop() to resolve', 20_000);
-}
 
 /**
  * A group that read r0..r4 and checkpointed r4, then stopped for longer than the stream's retention
@@ -20,7 +14,7 @@ async function expiredCheckpoint(): Promise<{ group: MemoryGroup; checkpoint: st
   const put = group.stream.putRecords(Array.from({ length: 5 }, (_, i) => ({ partitionKey: 'k', data: `r${i}` })));
   const first = group.join('first');
   await group.scheduler.until(() => group.checkpoints.rows()[0]?.checkpoint?.type === 'position', 'r4 checkpointed', 10_000);
-  await stopOnVirtualTime(group, first);
+  await group.stop(first, 60_000);
   await group.scheduler.advanceBy(30_000);
   group.stream.putRecords(['lost-1', 'lost-2', 'lost-3'].map((data) => ({ partitionKey: 'k', data })));
   await group.scheduler.advanceBy(50_000);
@@ -51,7 +45,7 @@ describe('data loss, said: a checkpoint behind the trim horizon (virtual time, w
     }]);
     expect(errors.map(([, msg]) => msg)).to.have.length(1);
     expect(errors[0]?.[1]).to.match(/checkpoint lies behind the trim horizon .* reading on from the oldest record kept/);
-    await stopOnVirtualTime(group, second);
+    await group.stop(second, 60_000);
   });
 
   it("'stop-shard': the shard's records$ errors with DataLostError, nothing of it is emitted, its checkpoint stays, and the lease is kept unread (not captured again at every check)", async () => {
@@ -71,7 +65,7 @@ describe('data loss, said: a checkpoint behind the trim horizon (virtual time, w
     const row = group.checkpoints.rows()[0];
     expect([row?.ownerId, row?.checkpoint]).to.deep.equal(['second', { type: 'position', position: { sequenceNumber: checkpoint } }]);
     expect(second.kinsumer.status().shards.map((s) => s.stopped)).to.deep.equal(['data-lost']);
-    await stopOnVirtualTime(group, second);
+    await group.stop(second, 60_000);
     expect(group.checkpoints.rows()[0]?.checkpoint, 'released as it was').to.deep.equal({ type: 'position', position: { sequenceNumber: checkpoint } });
   });
 
@@ -80,13 +74,13 @@ describe('data loss, said: a checkpoint behind the trim horizon (virtual time, w
     group.stream.putRecords(Array.from({ length: 3 }, (_, i) => ({ partitionKey: 'k', data: `r${i}` })));
     const first = group.join('first');
     await group.scheduler.until(() => group.checkpoints.rows()[0]?.checkpoint?.type === 'position', 'r2 checkpointed', 10_000);
-    await stopOnVirtualTime(group, first);
+    await group.stop(first, 60_000);
     group.stream.putRecords([{ partitionKey: 'k', data: 'r3' }]);
     const second = group.join('second');
     await group.scheduler.until(() => second.received.length === 1, 'r3', 10_000);
     await group.scheduler.advanceBy(2_000);
     expect(second.received.map((r) => text(r.data))).to.deep.equal(['r3']);
     expect(dataLost(second.events)).to.deep.equal([]);
-    await stopOnVirtualTime(group, second);
+    await group.stop(second, 60_000);
   });
 });

@@ -1,15 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { type StreamCall, awsError } from '../../../src/testing/memory-stream.js';
-import { MemoryGroup, type Member } from '../../support/memory-group.js';
+import { MemoryGroup } from '../../support/memory-group.js';
 
 const MiB = 1024 * 1024;
-
-async function stopOnVirtualTime(group: MemoryGroup, member: Member): Promise<void> {
-  let stopped = false;
-  void member.kinsumer.stop().then(() => { stopped = true; });
-  await group.scheduler.until(() => stopped, 'stop() to resolve', 20_000);
-}
 
 // Records up to 10 MiB (UpdateMaxRecordSize, design §9.1) on the in-memory stream, which enforces
 // the shard's 2 MiB/s read budget here as Kinesis does (ProvisionedThroughputExceededException).
@@ -32,7 +26,7 @@ describe('10 MiB records (virtual time, whole client, a read budget of 2 MiB/s p
     const gapMs = (calls[1]?.atMs ?? 0) - (calls[0]?.atMs ?? 0);
     expect(gapMs, 'the next call waits for the budget the 10 MiB page spent').to.be.within(4_990, 5_300);
     expect(a.events.filter((e) => e.type === 'retrying'), 'pacing, not a fault').to.deep.equal([]);
-    await stopOnVirtualTime(group, a);
+    await group.stop(a, 60_000);
   });
 
   it('throttled anyway (another reader spent the budget): a retry, and reading goes on (the failed call\'s reserved bytes are let go)', async () => {
@@ -47,7 +41,7 @@ describe('10 MiB records (virtual time, whole client, a read budget of 2 MiB/s p
     const a = group.join('a');
     await group.scheduler.until(() => a.received.length === 2, 'both records', 20_000);
     expect(a.events.filter((e) => e.type === 'retrying').map((e) => e.type === 'retrying' && e.operation)).to.deep.equal(['GetRecords']);
-    await stopOnVirtualTime(group, a);
+    await group.stop(a, 60_000);
   });
 
   it('status() shows the stream\'s maxRecordSizeKiB (DescribeStreamSummary)', async () => {
@@ -55,6 +49,6 @@ describe('10 MiB records (virtual time, whole client, a read budget of 2 MiB/s p
     const a = group.join('a');
     await group.scheduler.until(() => a.kinsumer.status().maxRecordSizeKiB !== undefined, 'the stream described', 10_000);
     expect(a.kinsumer.status().maxRecordSizeKiB).to.equal(10240);
-    await stopOnVirtualTime(group, a);
+    await group.stop(a, 60_000);
   });
 });
