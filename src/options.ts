@@ -58,8 +58,9 @@ export interface KinsumerSettings {
    */
   readonly maxInFlightBytes?: number;
   /**
-   * A shard whose checkpoint lies behind the stream's trim horizon, or whose next records expired
-   * while it was read, emits `data-lost` and logs an error. `'continue'` reads on from the oldest
+   * A lease whose stored checkpoint lies behind the stream's trim horizon (the stream no longer keeps
+   * the checkpoint's record: checked when the lease starts, docs/data-loss.md) emits `data-lost` and
+   * logs an error. `'continue'` reads on from the oldest
    * record kept; `'stop-shard'` ends that shard's records with `DataLostError`, leaves its checkpoint
    * as it is and keeps its lease unread (until a reset, or the client stops). Default `'continue'`.
    */
@@ -284,7 +285,8 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   }
   const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
   const maxInFlightBytes = positiveInteger(input, 'maxInFlightBytes', DEFAULTS.maxInFlightBytes);
-  const onDataLoss = input.onDataLoss ?? DEFAULTS.onDataLoss;
+  // null is not "unset": only undefined takes the default, as for every other option.
+  const onDataLoss: unknown = input.onDataLoss === undefined ? DEFAULTS.onDataLoss : input.onDataLoss;
   if (onDataLoss !== 'continue' && onDataLoss !== 'stop-shard') throw new ConfigError('onDataLoss', "must be 'continue' or 'stop-shard'");
   const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
   const stallWarningMs = duration(input, 'stallWarningMs', DEFAULTS.stallWarningMs);
