@@ -15,7 +15,7 @@ export type { KclPlan, KclPlanLine, KclPlanCheckpoint, KclPlanStart } from './kc
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
   RequestTimeoutError, StartTimeoutError,
-  CorruptCheckpointError,
+  CorruptCheckpointError, StreamGoneError,
   DataLostError,
 } from './errors/kinsumer-errors.js';
 export type { DataLostEvent, OnDataLoss } from './reading/data-loss.js';
@@ -27,10 +27,12 @@ export { ShardReadError } from './reading/read-errors.js';
 export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';
 export type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 export type { Clock } from './ports/clock.js';
-export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
+export {
+  DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef, type StreamsRef, type StreamList,
+} from './options.js';
 export type {
   InitialPosition, StartingPosition, KinsumerRecord, AckOptions, ShardLease, CheckpointPosition, KinsumerEvent,
-  KinsumerEventType, Logger, StatReceiver, KinsumerStatus, KinsumerState, ShardStatus,
+  KinsumerEventType, Logger, StatReceiver, KinsumerStatus, KinsumerState, ShardStatus, ConnectionCounts, ConnectionsStatus, StreamStatus,
 } from './types.js';
 export { processRecords } from './operators/process-records.js';
 export { processBatches } from './operators/process-batches.js';

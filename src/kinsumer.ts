@@ -1,4 +1,5 @@
 import { EMPTY, Observable, Subject, type Subscription, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
+import { ServiceConnections } from './connections/service-connections.js';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
@@ -9,22 +10,24 @@ import { stopsTheClient } from './errors/fault-scope.js';
 import { KinsumerError, ShutdownTimeoutError } from './errors/kinsumer-errors.js';
 import { ClientRuntime, type RuntimeStatus } from './group/client-runtime.js';
 import { KinesisStream } from './kinesis/kinesis.js';
+import { kinesisStreamSet } from './kinesis/kinesis-source.js';
 import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { boundPorts } from './ports/bounded-ports.js';
+import type { StreamLimits, StreamPort } from './ports/stream.js';
 import { prepareReadMode } from './reading/read-mode.js';
 import { describeStream } from './reading/stream-limits.js';
-import type { StreamLimits } from './ports/stream.js';
 import { ClientMetrics } from './telemetry/client-metrics.js';
 import { EventLog } from './telemetry/event-log.js';
-import { streamName } from './telemetry/names.js';
+import { shardStreams, streamName } from './telemetry/names.js';
+import { streamStatuses } from './telemetry/stream-status.js';
 import { otelApi } from './telemetry/otel-api.js';
 import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, ShardLease } from './types.js';
 
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
 
 /**
- * One member of a consumer group reading one Kinesis stream. Shards are leased through DynamoDB;
+ * One member of a consumer group reading one Kinesis stream (or several: `streams`). Shards are leased through DynamoDB;
  * records flow through {@link Kinsumer.records$}; the application acks each record, and each
  * shard's checkpoint follows the acks.
  *
@@ -80,6 +83,7 @@ export class Kinsumer {
   // The stream's summary (status().maxRecordSizeKiB), asked when the client starts.
   private streamLimits: StreamLimits | undefined;
   private describing: Subscription | undefined;
+  private ports: KinsumerPorts | undefined;
 
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
@@ -107,6 +111,7 @@ export class Kinsumer {
       if (this.runtime === undefined) {
         this.state = 'running';
         const ports = build(this.options, emit);
+        this.ports = ports;
         const { scheduler, logger } = this.options;
         this.describing = describeStream(ports.stream, { scheduler, emit, logger, described: (limits) => { this.streamLimits = limits; } });
         const runtime = new ClientRuntime({ ...ports, options: this.options, emit });
@@ -114,7 +119,8 @@ export class Kinsumer {
         if (this.paused) runtime.pause();
         const api = otelApi();
         if (api !== undefined) {
-          this.metrics = new ClientMetrics(api, this.options.meterProvider, streamName(this.options.stream), {
+          const { stream } = this.options;
+          this.metrics = new ClientMetrics(api, this.options.meterProvider, stream === undefined ? undefined : streamName(stream), shardStreams(stream), {
             status: () => this.status(),
             counts: () => runtime.counts(),
           });
@@ -164,11 +170,12 @@ export class Kinsumer {
   /**
    * A synchronous snapshot for health checks and dashboards: this client's identity and state,
    * whether it leads the group, how many clients the group has, and each shard it holds with its
-   * fencing token, stored checkpoint, unacked and pending records, lag behind the tip
-   * (`millisBehindLatest`), last record and last checkpoint.
+   * stream, fencing token, stored checkpoint, unacked and pending records, lag behind the tip
+   * (`millisBehindLatest`), last record and last checkpoint; and the same summed up per stream.
    */
   status(): KinsumerStatus {
     const runtime = this.runtime?.status();
+    const shards = runtime?.shards ?? [];
     return {
       clientId: this.options.clientId,
       clientName: this.options.clientName,
@@ -176,7 +183,9 @@ export class Kinsumer {
       leader: runtime?.leader ?? false,
       members: runtime?.members ?? 0,
       ...(runtime?.assignment === undefined ? {} : { assignment: runtime.assignment }),
-      shards: runtime?.shards ?? [],
+      shards,
+      streams: streamStatuses(shards),
+      connections: this.ports?.connections?.() ?? {},
       ...(this.streamLimits === undefined ? {} : { maxRecordSizeKiB: this.streamLimits.maxRecordSizeKiB }),
     };
   }
@@ -232,15 +241,17 @@ export class Kinsumer {
       const error = new ShutdownTimeoutError(shutdownTimeoutMs, runtime.pending().map((shardId) => `release of ${shardId}`));
       // Also an event: a stop started by the last unsubscribe has nobody awaiting its Promise.
       this.emit({ type: 'error', error });
-      void runtime.stop().finally(() => {
-        this.metrics?.close();
-        this.log.close();
-        this.events.complete();
-      });
+      void runtime.stop().finally(() => this.closed());
       throw error;
     }
+    this.closed();
+  }
+
+  /** The stop is over (releases included): what was kept open for it is closed. */
+  private closed(): void {
     this.metrics?.close();
     this.log.close();
+    this.ports?.close?.();
     this.events.complete();
   }
 }
@@ -249,14 +260,22 @@ export class Kinsumer {
 function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void): KinsumerPorts {
   // Every request bounded: a hung socket is a transient fault, aborted and retried.
   const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
-  const dynamo = new Dynamo(options.dynamodb, bound);
+  // Each service's calls on kinsumer's own keep-alive connections, or through the client's handler.
+  const kinesisConnections = new ServiceConnections('kinesis', options.kinesis);
+  const dynamoConnections = new ServiceConnections('dynamodb', options.dynamodb);
+  const dynamo = new Dynamo(options.dynamodb, bound, dynamoConnections);
   const tables = tableNames(options.applicationName);
-  const stream = new KinesisStream(options.kinesis, options.stream, { bound });
+  const stream: StreamPort = options.stream !== undefined
+    ? new KinesisStream(options.kinesis, options.stream, { bound, connections: kinesisConnections })
+    : kinesisStreamSet(options.kinesis, options.streams ?? [], {
+      bound, connections: kinesisConnections, streamCheckFrequencyMs: options.streamCheckFrequencyMs, elapsedNow: () => options.clock.elapsedNow(), logger: options.logger, scheduler: options.scheduler, emit,
+    });
   // The wall clock is only written; every expiry the stores judge is a difference of elapsedNow.
   const common = {
     dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
     now: () => options.clock.wallNow(), elapsedNow: () => options.clock.elapsedNow(),
   };
+  let warned = false;
   return {
     // Rows the coordinator reads but cannot decode are reported, never silently skipped.
     store: new DynamoLeaseStore({ ...common, table: tables.checkpoints, scheduler: options.scheduler, onCorruptRow: (error) => emit({ type: 'error', error, shardId: error.shardId }) }),
@@ -264,10 +283,25 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
     metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
     stream,
     prepare: async () => {
-      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound });
-      // Fails fast with StreamNotFoundError rather than at the first read.
+      // Said once, even when the start is tried again.
+      for (const connections of warned ? [] : [kinesisConnections, dynamoConnections]) {
+        const { warning } = await connections.plan();
+        if (warning !== undefined) emit({ type: 'warning', code: 'connection-per-call', service: connections.service, message: warning });
+      }
+      warned = true;
+      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound, connections: dynamoConnections });
+      // Fails fast with StreamNotFoundError rather than at the first read (with streams: lists them, a missing one is not read).
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);
+    },
+    connections: () => {
+      const kinesis = kinesisConnections.counts();
+      const dynamodb = dynamoConnections.counts();
+      return { ...(kinesis === undefined ? {} : { kinesis }), ...(dynamodb === undefined ? {} : { dynamodb }) };
+    },
+    close: () => {
+      kinesisConnections.destroy();
+      dynamoConnections.destroy();
     },
   };
 }

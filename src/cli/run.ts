@@ -107,8 +107,9 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
       io.stdout.write(commandHelp(command, width));
       return EXIT.ok;
     }
-    const missing = command.required.filter((option) => values[option] === undefined);
-    if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}`);
+    // `a|b`: one of them.
+    const missing = command.required.filter((option) => option.split('|').every((one) => values[one] === undefined));
+    if (missing.length > 0) throw new UsageError(`missing ${missing.map(missingText).join(', ')}`);
   } catch (error) {
     io.stderr.write(`kinsumer ${command.name}: ${parseProblem(error, command)}\n\n${commandHelp(command, errorWidth)}`);
     return EXIT.usage;
@@ -123,6 +124,12 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
     io.stderr.write(`kinsumer ${command.name}: ${describeError(error)}\n`);
     return EXIT.failure;
   }
+}
+
+/** `--to`, or for one of several `--to (or --clear)`. */
+function missingText(required: string): string {
+  const [first, ...others] = required.split('|');
+  return others.length === 0 ? `--${first}` : `--${first} (or ${others.map((o) => `--${o}`).join(', ')})`;
 }
 
 function describeError(error: unknown): string {

@@ -1,3 +1,4 @@
+import type { CheckpointPosition } from '../types.js';
 import { type ErrorJson, errorJson } from './error-json.js';
 
 /**
@@ -47,6 +48,24 @@ export class StreamNotFoundError extends KinsumerError {
   constructor(stream: string, options: { cause?: unknown } = {}) {
     super(`Kinesis stream ${stream} not found`, options);
     this.stream = stream;
+  }
+}
+
+/**
+ * In a group that reads `streams`: a shard's stream is no longer the one its key names — deleted,
+ * created again under its name (a new stream, with other keys), or dropped from the list. A fault
+ * of that shard only: the shard is not read, its row is kept, the rest of the group reads on.
+ */
+export class StreamGoneError extends KinsumerError {
+  /** The stream, by the name (or ARN) the list gave. */
+  readonly stream: string;
+  /** The shard's key in the group (`<account>:<stream>:<creationEpoch>:<shardId>`). */
+  readonly shardId: string;
+
+  constructor(stream: string, shardId: string, options: { cause?: unknown } = {}) {
+    super(`Kinesis stream ${stream} is gone (deleted, created again, or no longer listed): shard ${shardId} is not read; its row is kept`, options);
+    this.stream = stream;
+    this.shardId = shardId;
   }
 }
 
@@ -239,11 +258,11 @@ export class DataLostError extends KinsumerError {
   /** The shard. */
   readonly shardId: string;
   /** The checkpoint the lease started from. */
-  readonly checkpoint: { readonly sequenceNumber: string; readonly subSequenceNumber?: number };
+  readonly checkpoint: CheckpointPosition;
   /** The sequence number of the oldest record the stream keeps after it. */
   readonly resumedAt: string;
 
-  constructor(shardId: string, checkpoint: { readonly sequenceNumber: string; readonly subSequenceNumber?: number }, resumedAt: string) {
+  constructor(shardId: string, checkpoint: CheckpointPosition, resumedAt: string) {
     super(`shard ${shardId}: the stream no longer keeps the record of its checkpoint ${checkpoint.sequenceNumber} (retention); `
       + `the oldest record it keeps after it is ${resumedAt}, and records between may have expired unread`);
     this.shardId = shardId;

@@ -22,6 +22,14 @@ export interface RecordOrigin {
   readonly streamClock?: StreamClock | undefined;
 }
 
+// The stream of each lease session's records, by the session's signal: one entry per lease, nothing per record.
+const leaseStreams = new WeakMap<AbortSignal, string>();
+
+/** Records read under the lease of `signal` are records of `streamName`. */
+export function nameLeaseStream(signal: AbortSignal, streamName: string): void {
+  leaseStreams.set(signal, streamName);
+}
+
 /** A record on its way to the application (see the module comment). */
 export class StreamRecord implements KinsumerRecord {
   readonly shardId: string;
@@ -115,6 +123,12 @@ export class StreamRecord implements KinsumerRecord {
   track(tracker: ShardTracker): void {
     this.#ticket = tracker.track(this);
     this.#tracker = tracker;
+  }
+
+  /** The stream's name, as its lease session named it (`''` for a record read outside one). */
+  get streamName(): string {
+    const signal = this[LEASE_SIGNAL];
+    return signal === undefined ? '' : leaseStreams.get(signal) ?? '';
   }
 
   /** `<shardId>/<sequenceNumber>`, and `/<subSequenceNumber>` for a KPL sub-record: the same at every delivery. */

@@ -1,7 +1,8 @@
 // A shard's read budget (design §9.1): Kinesis serves each shard 2 MiB/s to GetRecords. A page of
 // 10 MiB spends five seconds of it, and a GetRecords sent before they are over is throttled. The
-// next call waits for them instead — pacing, not a fault: no `retrying`, no backoff growth. Pure:
-// times come in (the reader's monotonic clock), nothing is scheduled here.
+// next call waits for them instead — pacing, not a fault: no `retrying`, no backoff growth
+// (poll-plan.ts `pollDelayMs` decides the wait). Pure: times come in (the reader's monotonic
+// clock), nothing is scheduled here.
 
 /** What Kinesis serves one shard to GetRecords, in payload bytes per second (shared by all its readers). */
 export const SHARD_READ_BYTES_PER_SECOND = 2 * 1024 * 1024;
@@ -25,8 +26,8 @@ export class ReadBudget {
     this.#readyAtMs = Math.max(this.#readyAtMs, atMs) + (bytes * 1000) / this.bytesPerSecond;
   }
 
-  /** Milliseconds until the next GetRecords may go out without being throttled (0: now). */
-  waitMs(nowMs: number): number {
-    return Math.max(0, Math.ceil(this.#readyAtMs - nowMs));
+  /** From when the next GetRecords may go out without being throttled (monotonic ms; −∞: nothing owed). */
+  get readyAtMs(): number {
+    return this.#readyAtMs;
   }
 }

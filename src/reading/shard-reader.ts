@@ -119,6 +119,8 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   let childShardIds: readonly string[] | undefined;
   let recentCallsMs: number[] = [];
   let behind = false;
+  // The last answer was empty and not behind: the next call waits the idle pace (poll-plan.ts).
+  let idle = false;
 
   const iterator$ = defer(() => {
     if (iterator !== undefined && !iteratorTooOld(clock.elapsedNow(), iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
@@ -147,10 +149,9 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   // One attempt: wait for the call budget, get an iterator if needed, call. Retries come back
   // through the wait, so a retry never breaks the spacing between calls. Room is asked for again
   // after the wait: a lease paused (or left unconfirmed) meanwhile sends nothing.
-  const attempt$ = defer(() => {
-    const nowMs = clock.elapsedNow();
-    return timer(Math.max(pollDelayMs({ nowMs, recentCallsMs, throttleDelayMs, behind }), readBudget.waitMs(nowMs)), scheduler);
-  }).pipe(
+  const attempt$ = defer(() => timer(pollDelayMs({
+    nowMs: clock.elapsedNow(), recentCallsMs, throttleDelayMs, behind, idle, readReadyAtMs: readBudget.readyAtMs,
+  }), scheduler)).pipe(
     switchMap(() => fetchRoom$),
     switchMap(() => iterator$),
     switchMap((current) => {
@@ -171,6 +172,7 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
 
   const absorb = (page: RecordsPage): void => {
     behind = (page.millisBehindLatest ?? 0) > 0;
+    idle = page.records.length === 0 && !behind;
     stats?.eventsFromKinesis?.(page.records.length, shardId, page.millisBehindLatest ?? 0);
     options.onFetch?.({ records: page.records.length, millisBehindLatest: page.millisBehindLatest });
     iterator = page.nextShardIterator;

@@ -89,6 +89,9 @@ export function logEvent(logger: Logger, event: KinsumerEvent): void {
     case 'record-undecodable':
       logger.warn({ shardId: event.shardId, sequenceNumber: event.sequenceNumber, err: event.error }, 'kinsumer: KPL aggregate could not be decoded; delivered as the raw record');
       return;
+    case 'warning':
+      logger.warn({ code: event.code, service: event.service }, `kinsumer: ${event.message}`);
+      return;
     case 'error':
       logger.error({ shardId: event.shardId, err: event.error }, 'kinsumer: error');
       return;

@@ -2,11 +2,12 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { NodeHttp2Handler } from '@smithy/node-http-handler';
 import { expect } from 'chai';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { EndpointError, Kinsumer, KinsumerError, createTables, type KinsumerEvent } from '../../src/index.js';
 import { Dynamo } from '../../src/dynamodb/dynamo.js';
-import { createStream } from '../../src/testing/index.js';
+import { createStream, putRecords } from '../../src/testing/index.js';
 import { startDynalite } from '../../src/testing/servers.js';
 import { cli } from '../support/cli.js';
 import { BARE_AWS_ENV, withEnv } from '../support/env.js';
@@ -45,13 +46,34 @@ describe('first errors that explain themselves (kinesalite + dynalite)', functio
   this.timeout(60_000);
   const local = useLocalAws();
 
-  it("the application's own KinesisClient (HTTP/2) against kinesalite: an EndpointError saying what to pass, the HTTP/2 error as cause", async () => {
+  it('the SDK\'s default KinesisClient (HTTP/2) against kinesalite (HTTP/1.1 only): kinsumer reads on its own HTTP/1.1 connections', async () => {
     const stream = uniqueName('h2');
     const app = uniqueName('h2-app');
     await createStream(local().kinesis, stream, 1);
     await createTables({ dynamodb: local().dynamodb, applicationName: app });
+    await putRecords(local().kinesis, stream, [{ partitionKey: 'k', data: 'read with a default client' }]);
     // What a newcomer writes first: the SDK's default request handler, which speaks HTTP/2 to Kinesis.
     const kinesis = new KinesisClient({ endpoint: local().endpoints.kinesis, region: local().region, credentials: local().credentials });
+    const consumer = new Kinsumer({ streamName: stream, applicationName: app, kinesis, dynamodb: local().dynamodb, logger: QUIET, initialPosition: 'TRIM_HORIZON' });
+    try {
+      const record = await firstValueFrom(consumer.records$);
+      expect(record.text()).to.equal('read with a default client');
+      record.ack();
+      expect(consumer.status().connections.kinesis?.opened).to.be.at.least(1);
+    } finally {
+      await consumer.stop();
+      kinesis.destroy();
+    }
+  });
+
+  it("a KinesisClient with an HTTP/2 handler of the application's own against kinesalite: an EndpointError saying what to pass, the HTTP/2 error as cause", async () => {
+    const stream = uniqueName('h2');
+    const app = uniqueName('h2-app');
+    await createStream(local().kinesis, stream, 1);
+    await createTables({ dynamodb: local().dynamodb, applicationName: app });
+    // Connect options make the handler the application's: kinsumer sends through it as it is.
+    const requestHandler = new NodeHttp2Handler({ nodeHttp2ConnectOptions: {} });
+    const kinesis = new KinesisClient({ endpoint: local().endpoints.kinesis, region: local().region, credentials: local().credentials, requestHandler });
     const consumer = new Kinsumer({ streamName: stream, applicationName: app, kinesis, dynamodb: local().dynamodb, logger: QUIET });
     try {
       const error = await firstValueFrom(consumer.records$).then(() => undefined, (e: unknown) => e);

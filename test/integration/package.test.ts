@@ -198,7 +198,7 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
     const NOT_API: Readonly<Record<string, string>> = {
       throttleDelay: 'the README\'s own example of a misspelt option',
       true: 'a JavaScript value', new: 'a JavaScript keyword', require: 'Node\'s CommonJS loader', backend: 'a placeholder argument',
-      requestHandler: 'an AWS SDK client option',
+      requestHandler: 'an AWS SDK client option', disableConcurrentStreams: 'an AWS SDK HTTP/2 handler option',
       MillisBehindLatest: 'a Kinesis response field', NextToken: 'a Kinesis request field', ChildShards: 'a Kinesis response field',
       StreamARN: 'a Kinesis request field',
       Infinity: 'a JavaScript value',

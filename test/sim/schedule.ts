@@ -41,6 +41,12 @@ export const ALL_KINDS = Object.keys(FAULT_KINDS) as FaultKind[];
  */
 export const KINDS_OF_ISSUE_24: readonly FaultKind[] = ALL_KINDS.filter((kind) => kind !== 'reset-finished');
 
+/** Every kind there was after issue 30 (a seed found with every kind then replays with these). */
+export const KINDS_OF_ISSUE_30: readonly FaultKind[] = [
+  'membership', 'crash', 'pause', 'skew', 'reset', 'reshard', 'fault', 'hang', 'slow', 'ooo-ack', 'never-ack', 'fail', 'latest', 'timestamp',
+  'dup-id', 'process-records', 'process-batches', 'kpl', 'fan-out', 'step', 'quiet', 'memory', 'effects', 'reset-finished',
+];
+
 /** How a client's handler treats the records it receives. */
 export type HandlerSpec =
   | { readonly mode: 'sync' }

@@ -14,13 +14,15 @@ import type { KclPlan } from '../../kcl/plan.js';
 import type { InitialPosition } from '../../types.js';
 import { clientSettings, dynamodbClient, kinesisClient } from '../clients.js';
 import { EXIT, type CliIo, type Command, type ExitCode, type OptionValues, UsageError } from '../command.js';
-import { applicationOption, integerOption, parseTimestamp, streamOption, textOption } from '../common-options.js';
+import { STREAMS_HELP, STREAMS_OPTION, applicationOption, groupStreamsOption, integerOption, parseTimestamp, textOption } from '../common-options.js';
 import { counted } from '../format.js';
 import { outputWidth, reportLines } from '../wrap.js';
 import { ignoredLines, planView, shortNumbers, writtenShards } from './kcl-view.js';
 import { tableExists } from './tables.js';
 
 const SHARED_OPTIONS = {
+  ...STREAMS_OPTION,
+  'all-streams': { type: 'boolean' },
   'lease-table': { type: 'string' },
   'watch-ms': { type: 'string' },
   'dry-run': { type: 'boolean' },
@@ -30,6 +32,7 @@ const SHARED_OPTIONS = {
 } as const;
 
 const SHARED_HELP = {
+  streams: `${STREAMS_HELP}; its rows are keyed by stream, as the KCL's multi-stream leases are`,
   'lease-table': 'the KCL application\'s lease table (the KCL names it after its applicationName)',
   'dry-run': 'print the plan, write nothing (not even a missing table)',
   json: 'print the plan as JSON ({ shards: [{ shardId, kcl, start, action, reason?, forced? }], written, refused, ... })',
@@ -38,10 +41,13 @@ const SHARED_HELP = {
 
 /** The options both commands read alike. */
 function moveOptions(values: OptionValues) {
-  const stream = streamOption(values);
+  const all = values['all-streams'] === true;
+  if (all && (values.stream !== undefined || values.streams !== undefined)) throw new UsageError('give --all-streams, --streams or --stream, one of them');
+  const group = all ? undefined : groupStreamsOption(values);
+  const stream = group?.stream;
   return {
     applicationName: applicationOption(values),
-    ...(stream.streamArn === undefined ? { streamName: stream.streamName } : { streamArn: stream.streamArn }),
+    ...(stream === undefined ? { streams: group?.streams ?? ('all' as const) } : stream.streamArn === undefined ? { streamName: stream.streamName } : { streamArn: stream.streamArn }),
     leaseTable: String(textOption(values, 'lease-table')),
     watchMs: integerOption(values, 'watch-ms', DEFAULT_KCL_WATCH_MS),
     dryRun: values['dry-run'] === true,
@@ -103,6 +109,8 @@ export const importKclCommand: Command = {
   options: { ...SHARED_OPTIONS, timestamp: { type: 'string' } },
   optionHelp: {
     'lease-table': SHARED_HELP['lease-table'],
+    streams: SHARED_HELP.streams,
+    'all-streams': 'into a group that reads several streams: every stream the KCL table has multi-stream leases of (by name; a stream of another account needs its ARN in --streams)',
     'watch-ms': `watch the KCL leases (and kinsumer's owned rows) this long first: a leaseCounter that moves means the KCL fleet still runs, and the import is refused; make it longer than the fleet's failoverTimeMillis / 3 (default ${DEFAULT_KCL_WATCH_MS})`,
     timestamp: 'the AT_TIMESTAMP time the KCL application is configured with (an ISO 8601 time); without it, AT_TIMESTAMP leases are refused',
     'dry-run': SHARED_HELP['dry-run'],
@@ -111,7 +119,7 @@ export const importKclCommand: Command = {
     wide: SHARED_HELP.wide,
   },
   exitCodes: EXIT_CODES('imported (with --dry-run: planned)', 'refused: the KCL fleet is alive, or a shard is refused (see its line); nothing was written'),
-  required: ['lease-table', 'stream', 'app'],
+  required: ['lease-table', 'stream|streams|all-streams', 'app'],
   async run(values, io) {
     const options = moveOptions(values);
     const { applicationName, leaseTable, dryRun } = options;
@@ -160,6 +168,8 @@ export const exportKclCommand: Command = {
   options: { ...SHARED_OPTIONS, 'initial-position': { type: 'string' } },
   optionHelp: {
     'lease-table': `${SHARED_HELP['lease-table']}; created (hash key leaseKey) when missing`,
+    streams: SHARED_HELP.streams,
+    'all-streams': 'from a group that reads several streams: every stream it has rows of (by name), into a multi-stream table',
     'initial-position': 'LATEST, TRIM_HORIZON or an ISO 8601 time: the group\'s initialPosition, for shards kinsumer never read and whose parents say nothing (default TRIM_HORIZON)',
     'watch-ms': `watch kinsumer's clients and owned rows this long first: a row that moves means a live kinsumer client, and the export is refused (default ${DEFAULT_KCL_WATCH_MS})`,
     'dry-run': SHARED_HELP['dry-run'],
@@ -168,7 +178,7 @@ export const exportKclCommand: Command = {
     wide: SHARED_HELP.wide,
   },
   exitCodes: EXIT_CODES('exported (with --dry-run: planned)', 'refused: live kinsumer clients, or a shard is refused (see its line); nothing was written'),
-  required: ['lease-table', 'stream', 'app'],
+  required: ['lease-table', 'stream|streams|all-streams', 'app'],
   async run(values, io) {
     const options = moveOptions(values);
     const { applicationName, leaseTable, dryRun } = options;

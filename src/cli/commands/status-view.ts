@@ -151,6 +151,8 @@ function shardNotes(statuses: readonly ShardStatus[], leaseTtlMs: number): strin
 export function statusHeader(view: {
   readonly stream: string; readonly app: string; readonly shards: readonly ShardStatus[]; readonly members: readonly MemberStatus[];
   readonly leader: { readonly text: string; readonly live: boolean } | undefined; readonly assignment: 'sticky' | 'go';
+  /** `stream` names several streams (`--streams`). */
+  readonly many?: boolean;
 }): readonly [string, string] {
   const open = view.shards.filter((s) => s.shard.open).length;
   const held = view.shards.filter((s) => s.ownerLive).length;
@@ -158,7 +160,7 @@ export function statusHeader(view: {
   const leader = view.leader === undefined ? 'no leader' : `leader ${view.leader.text}${view.leader.live ? '' : ' [expired]'}`;
   const assignment = view.assignment === 'go' ? 'Go kinsumer assignment (a Go client is live)' : 'sticky assignment';
   return [
-    `stream ${view.stream}, app ${view.app}: ${counted(view.shards.length, 'shard')} (${open} open), ${held} leased by live clients;`,
+    `${view.many === true ? 'streams' : 'stream'} ${view.stream}, app ${view.app}: ${counted(view.shards.length, 'shard')} (${open} open), ${held} leased by live clients;`,
     `${counted(live, 'live member')}, ${leader}, ${assignment}`,
   ];
 }

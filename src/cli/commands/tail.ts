@@ -55,7 +55,7 @@ export function shardsToRead(listed: readonly ShardInfo[], seen: ReadonlySet<str
 }
 
 /** What tail prints of a record. */
-export type PrintedRecord = Omit<KinsumerRecord, 'ack' | 'text' | 'json' | 'id' | 'fencingToken'>;
+export type PrintedRecord = Omit<KinsumerRecord, 'ack' | 'text' | 'json' | 'id' | 'fencingToken' | 'streamName'>;
 
 /**
  * One record as a line of text or of JSON. Text is tab-separated and whole (for a pipe), or, with
