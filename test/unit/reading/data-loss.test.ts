@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { MemoryFanOut } from '../../../src/testing/memory-fan-out.js';
 import type { KinsumerEvent } from '../../../src/types.js';
 import { MemoryGroup } from '../../support/memory-group.js';
 
@@ -45,6 +46,16 @@ describe('data loss, said: a checkpoint behind the trim horizon (virtual time, w
     }]);
     expect(errors.map(([, msg]) => msg)).to.have.length(1);
     expect(errors[0]?.[1]).to.match(/checkpoint lies behind the trim horizon .* reading on from the oldest record kept/);
+    await group.stop(second, 60_000);
+  });
+
+  it('fan-out: a subscription from the expired checkpoint says it too (the same check on the first event)', async () => {
+    const { group, checkpoint, kept } = await expiredCheckpoint();
+    group.stream.fanOut = new MemoryFanOut(group.stream, { scheduler: group.scheduler });
+    const second = group.join('second', { extra: { readMode: 'fan-out' } });
+    await group.scheduler.until(() => second.received.length === 1, 'the oldest record kept', 20_000);
+    expect(second.received.map((r) => text(r.data))).to.deep.equal(['kept']);
+    expect(dataLost(second.events).map((e) => e.type === 'data-lost' && [e.checkpoint.sequenceNumber, e.resumedAt])).to.deep.equal([[checkpoint, kept]]);
     await group.stop(second, 60_000);
   });
 
