@@ -36,6 +36,8 @@ export interface ShardStatus {
   readonly lastRecordAt?: Date;
   /** When a checkpoint of the shard was last written by this client (this client's clock). */
   readonly lastCheckpointAt?: Date;
+  /** Set when the shard is held and not read: `'data-lost'` (`onDataLoss: 'stop-shard'`, see the `data-lost` event). */
+  readonly stopped?: 'data-lost';
 }
 
 /** What `consumer.status()` returns: a synchronous snapshot, cheap enough for every health probe. */
@@ -68,4 +70,10 @@ export interface KinsumerStatus {
   readonly connections: ConnectionsStatus;
   /** Per stream of the shards it holds (one entry in a one-stream group that holds any). */
   readonly streams: readonly StreamStatus[];
+  /**
+   * The stream's largest record in KiB (DescribeStreamSummary's `MaxRecordSizeInKiB`: 1024 to
+   * 10240), in a one-stream group; absent until the client asked, when it may not, and in a group
+   * that reads `streams`.
+   */
+  readonly maxRecordSizeKiB?: number;
 }
