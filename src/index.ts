@@ -37,7 +37,8 @@ export type {
 export { processRecords } from './operators/process-records.js';
 export { processBatches } from './operators/process-batches.js';
 export { RecordTooOldError } from './operators/record-retry.js';
+export { TooManyDeliveriesError } from './operators/delivery-limit.js';
 export type {
-  RecordOrdering, RetryOptions, ProcessContext, FailedRecord, HandlerResult, RecordHandler, RecordResult, FailureHandler, ProcessedRecord,
+  RecordOrdering, RetryOptions, ProcessContext, FailedRecord, HandlerResult, RecordHandler, RecordResult, FailureHandler, FailureResult, ProcessedRecord,
   ProcessRecordsOptions, BatchResult, BatchHandler, ProcessedBatch, ProcessBatchesOptions, RetryPredicate,
 } from './operators/process-types.js';

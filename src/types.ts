@@ -86,6 +86,8 @@ export interface KinsumerRecord {
   json<T = unknown>(): T;
   /** When Kinesis accepted the record (for KPL sub-records, the aggregate's arrival). */
   readonly approximateArrivalTimestamp: Date;
+  /** 1 on a first delivery; 1 plus the deliveries whose lease ended without a graceful release, as its checkpoint row counts them (design §9.3). */
+  readonly deliveryCount: number;
   /**
    * Marks the record done. The shard's checkpoint moves to the highest record that has been
    * acked together with every record before it. Idempotent; acks may come in any order. With `{ writes }`

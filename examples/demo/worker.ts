@@ -2,10 +2,12 @@
 // reports its events to the parent over IPC. Configuration: JSON in argv[2] (see WorkerConfig).
 // 'stop' over IPC (or SIGTERM) stops it gracefully.
 import { join } from 'node:path';
-import { concatMap, mergeMap, tap } from 'rxjs';
-import { Kinsumer, type KinsumerEvent, type KinsumerRecord, type KinsumerSettings, type StreamRef } from '../../src/index.js';
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { type OperatorFunction, concatMap, mergeMap, tap } from 'rxjs';
+import { Kinsumer, type KinsumerEvent, type KinsumerRecord, type KinsumerSettings, type StreamRef, processRecords } from '../../src/index.js';
 import { localDynamoDbClient, localKinesisClient, type LocalAwsConfig } from '../../src/testing/index.js';
 import { AckWriter } from './ack-log.js';
+import { POISON_EXIT, isPoison } from './poison.js';
 import { amountOf } from './producer.js';
 
 /** What a worker is told at start. */
@@ -33,6 +35,14 @@ export interface WorkerConfig {
    * its checkpoint. Default: plain acks.
    */
   readonly effects?: { readonly table: string };
+  /**
+   * Poison that crashes the process (design §9.3; with `effects`): the records {@link isPoison}
+   * picks make the handler `process.exit(POISON_EXIT)`, every time; `processRecords` with
+   * `maxDeliveries` sends them to `onFailure`, which dead-letters each — a write adding 1 to its
+   * item in this table (hash key `record`: the record's data) — and adds its amount to its key's
+   * total, both committed with the checkpoint that passes it.
+   */
+  readonly poison?: { readonly deadLetters: string; readonly permille: number; readonly maxDeliveries: number };
 }
 
 /** What a worker tells its parent. */
@@ -75,29 +85,53 @@ function main(): void {
   let received = 0;
   // When kinsumer emitted each record (with concurrency or a slow handler, handling starts later).
   const emittedAt = new WeakMap<KinsumerRecord, number>();
-  const handle = async (record: KinsumerRecord) => {
-    const e = Date.now();
-    const i = received++;
-    if (processingMs > 0) await new Promise((resolve) => setTimeout(resolve, processingMs));
+  const logAck = (record: KinsumerRecord, e: number, i: number) => {
     log.write({
       e, r: emittedAt.get(record) ?? e, i, t: Date.now(), w: config.id, shardId: record.shardId, seq: record.sequenceNumber,
       ...(record.subSequenceNumber === undefined ? {} : { sub: record.subSequenceNumber }),
       key: record.partitionKey, data: decoder.decode(record.data),
     });
-    const data = decoder.decode(record.data);
-    const { effects } = config;
-    record.ack(effects === undefined ? undefined : {
-      writes: [{
-        Update: {
-          TableName: effects.table, Key: { account: { S: record.partitionKey } }, UpdateExpression: 'ADD amount :a',
-          ExpressionAttributeValues: { ':a': { N: String(amountOf(data)) } },
-        },
-      }],
-    });
     acked += 1;
   };
+  const { effects, poison } = config;
+  const addAmount = (table: string, record: KinsumerRecord): TransactWriteItem => ({
+    Update: {
+      TableName: table, Key: { account: { S: record.partitionKey } }, UpdateExpression: 'ADD amount :a',
+      ExpressionAttributeValues: { ':a': { N: String(amountOf(decoder.decode(record.data))) } },
+    },
+  });
+  const handle = async (record: KinsumerRecord) => {
+    const e = Date.now();
+    const i = received++;
+    if (processingMs > 0) await new Promise((resolve) => setTimeout(resolve, processingMs));
+    logAck(record, e, i);
+    record.ack(effects === undefined ? undefined : { writes: [addAmount(effects.table, record)] });
+  };
+  const processing: OperatorFunction<KinsumerRecord, unknown> = effects === undefined || poison === undefined
+    ? (concurrency === 1 ? concatMap(handle) : mergeMap(handle, concurrency))
+    : processRecords(async (record) => {
+      const e = Date.now();
+      const i = received++;
+      if (processingMs > 0) await new Promise((resolve) => setTimeout(resolve, processingMs));
+      if (isPoison(decoder.decode(record.data), poison.permille)) process.exit(POISON_EXIT);
+      logAck(record, e, i);
+      return { writes: [addAmount(effects.table, record)] };
+    }, {
+      // As concatMap or mergeMap above: in order, or any order.
+      ...(concurrency === 1 ? {} : { ordering: 'none' as const, concurrency }), maxDeliveries: poison.maxDeliveries,
+      onFailure: ({ record }) => {
+        logAck(record, Date.now(), received++);
+        const letter: TransactWriteItem = {
+          Update: {
+            TableName: poison.deadLetters, Key: { record: { S: decoder.decode(record.data) } }, UpdateExpression: 'ADD written :one',
+            ExpressionAttributeValues: { ':one': { N: '1' } },
+          },
+        };
+        return { writes: [addAmount(effects.table, record), letter] };
+      },
+    });
   kinsumer.records$
-    .pipe(tap((record) => emittedAt.set(record, Date.now())), concurrency === 1 ? concatMap(handle) : mergeMap(handle, concurrency))
+    .pipe(tap((record) => emittedAt.set(record, Date.now())), processing)
     .subscribe({
       error: (error: unknown) => {
         report({ type: 'failed', at: Date.now(), error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });

@@ -14,7 +14,8 @@
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { AckedRange, StoredCheckpoint } from '../ports/lease-store.js';
 import { type Position } from '../ports/position.js';
-import { comparePositions, isSequenceNumber } from './sequence-number.js';
+import { baseSequence, encodeBase, encodePosition, fromBase36, position } from './position-text.js';
+import { comparePositions } from './sequence-number.js';
 
 /**
  * The largest `AckedRanges` value written, in bytes (ASCII: one byte a character, as DynamoDB
@@ -46,7 +47,7 @@ export function encodeAckedRanges(
 ): EncodedRanges | undefined {
   let text = `${VERSION};${encodeBase(checkpoint)};`;
   const base = checkpoint?.type === 'position' ? checkpoint.position : undefined;
-  let previous = base === undefined ? 0n : BigInt(base.sequenceNumber);
+  let previous = baseSequence(checkpoint);
   let last: Position | undefined;
   let kept = 0;
   for (const range of ranges) {
@@ -104,7 +105,7 @@ export function capAckedRanges(
   }
   // The text is a header plus, per range, its distance from the one before: adding a range
   // between two kept ones costs its own part, and changes the next kept one's.
-  const base = checkpoint?.type === 'position' ? BigInt(checkpoint.position.sequenceNumber) : 0n;
+  const base = baseSequence(checkpoint);
   const partLength = (range: AckedRange, previousEnd: bigint): number => rangePart(range, previousEnd).length + 1;
   const ends = ranges.map((range) => BigInt(range.to.sequenceNumber));
   const nextKept: number[] = [];
@@ -166,7 +167,7 @@ export function decodeAckedRanges(text: unknown, checkpoint: StoredCheckpoint | 
   if (version !== VERSION || list === undefined || rest.length > 0) return undefined;
   if (writtenWith !== encodeBase(checkpoint)) return undefined;
   const base = checkpoint?.type === 'position' ? checkpoint.position : undefined;
-  let previous = base === undefined ? 0n : BigInt(base.sequenceNumber);
+  let previous = baseSequence(checkpoint);
   let last: Position | undefined;
   const ranges: AckedRange[] = [];
   for (const part of list.split(',')) {
@@ -184,41 +185,4 @@ export function decodeAckedRanges(text: unknown, checkpoint: StoredCheckpoint | 
     last = to;
   }
   return ranges;
-}
-
-/** The checkpoint as the attribute names it. */
-function encodeBase(checkpoint: StoredCheckpoint | undefined): string {
-  if (checkpoint === undefined) return '';
-  switch (checkpoint.type) {
-    case 'LATEST': return 'L';
-    case 'TRIM_HORIZON': return 'T';
-    case 'AT_TIMESTAMP': return `@${checkpoint.timestamp.getTime().toString(36)}`;
-    case 'position': {
-      const { sequenceNumber, subSequenceNumber } = checkpoint.position;
-      // A checkpoint that is not a number (a corrupt row decodes to none of these) never matches.
-      return isSequenceNumber(sequenceNumber) ? encodePosition(BigInt(sequenceNumber), subSequenceNumber) : '?';
-    }
-  }
-}
-
-function encodePosition(sequence: bigint, sub: number | undefined): string {
-  return sub === undefined ? sequence.toString(36) : `${sequence.toString(36)}.${sub.toString(36)}`;
-}
-
-function position(sequence: bigint, sub: string | undefined): Position | undefined {
-  const sequenceNumber = sequence.toString();
-  if (!isSequenceNumber(sequenceNumber)) return undefined;
-  if (sub === undefined) return { sequenceNumber };
-  const subSequenceNumber = Number.parseInt(sub, 36);
-  return Number.isSafeInteger(subSequenceNumber) ? { sequenceNumber, subSequenceNumber } : undefined;
-}
-
-/** BigInt reads only bases 2, 8, 10 and 16: base 36 ten digits at a time (36^10 < 2^53). */
-function fromBase36(text: string): bigint {
-  let value = 0n;
-  for (let i = 0; i < text.length; i += 10) {
-    const chunk = text.slice(i, i + 10);
-    value = value * 36n ** BigInt(chunk.length) + BigInt(Number.parseInt(chunk, 36));
-  }
-  return value;
 }

@@ -1,12 +1,14 @@
 // The checkpoint of one leased shard, as pure state: no I/O, no RxJS, no clock. The checkpointer
 // feeds it acks and asks it what to write; tests drive it directly.
-import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
+import type { AckedRange, CheckpointWrite, DeliveredThrough, StoredCheckpoint } from '../ports/lease-store.js';
 import { type Position } from '../ports/position.js';
 import { Ack, ackRuns, isAcked, plainPosition } from './ack-runs.js';
 import { ACKED_RANGES_HARD_MAX_BYTES, ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from './acked-ranges.js';
 import { advances } from './checkpoint-advance.js';
+import type { DeliveryLedger, LedgerMark } from './delivery-ledger.js';
 import { InheritedRanges } from './inherited-ranges.js';
-import { WHOLE, checkedSequenceKey, compareKeyed, comparePositions, describePosition, sequenceKey } from './sequence-number.js';
+import { WHOLE, checkedSequenceKey, comparePositions } from './sequence-number.js';
+import { TrackOrder } from './track-order.js';
 
 /**
  * A record registered with {@link CheckpointState.track}: a ticket, the record's place in the
@@ -27,12 +29,9 @@ export interface CommitDecision {
    * `ACKED_RANGES_MAX_BYTES`. When not, the records must wait for the watermark.
    */
   readonly covers?: boolean;
+  /** What the write records of the lease's deliveries (§9.3), for {@link CheckpointState.committed}. */
+  readonly mark?: LedgerMark;
 }
-
-// A sequence number is checked in full when its prefix (all but these last digits) differs from
-// the last one checked; the next records of a shard usually share it (see CheckpointState#follows).
-const BLOCK_DIGITS = 16;
-const NINES = '9'.repeat(BLOCK_DIGITS);
 
 /**
  * A shard's checkpoint: the contiguous-ack watermark, the records acked beyond it, `dirty` and the
@@ -64,12 +63,8 @@ export class CheckpointState {
   #head = 0;
   #offset = 0;
   #unacked = 0;
-  // The last record tracked (or skipped): its position, canonical sequence number and sub-sequence number.
-  #last: Position | undefined;
-  #lastSequence = '';
-  #lastSub = WHOLE;
-  // The highest sequence number sharing the last fully checked one's prefix (see #follows).
-  #ceiling = '';
+  // The last record tracked (or skipped), and the order the next must follow.
+  #order: TrackOrder;
   #finished = false;
   #final: Position | undefined;
   #finishedWritten = false;
@@ -77,6 +72,8 @@ export class CheckpointState {
   #inherited: InheritedRanges;
   // What the row holds: the last write that succeeded, or the row as captured.
   #written: CheckpointWrite;
+  // The delivery count (§9.3): written with every write, told of every write that landed.
+  readonly #ledger: DeliveryLedger | undefined;
 
   /**
    * @param initial the checkpoint stored at capture.
@@ -86,12 +83,15 @@ export class CheckpointState {
    * @param options.finished the row is `Finished` already: it is never written again.
    * @param options.acked the ranges stored with `initial` (acked by a previous owner): their records
    * are skipped, and written again until the watermark passes them.
+   * @param options.ledger the lease's delivery count: what every write records of its deliveries.
    * @throws RangeError when `initial` is a position that is not a sequence number.
    */
   constructor(initial: StoredCheckpoint | undefined, options: {
     readonly start?: StoredCheckpoint | undefined; readonly finished?: boolean; readonly acked?: readonly AckedRange[] | undefined;
+    readonly ledger?: DeliveryLedger;
   } = {}) {
     const { start, finished = false, acked = [] } = options;
+    this.#ledger = options.ledger;
     this.#finishedWritten = finished;
     this.#written = acked.length === 0 ? { checkpoint: initial, finished } : { checkpoint: initial, finished, acked };
     this.#initial = initial;
@@ -105,6 +105,7 @@ export class CheckpointState {
     }
     const position = this.#initial?.type === 'position' ? this.#initial.position : undefined;
     this.#inherited = new InheritedRanges(acked, position === undefined || this.#sequence === undefined ? undefined : { position, sequence: this.#sequence, sub: this.#sub });
+    this.#order = new TrackOrder(this.#sequence === undefined ? undefined : { sequence: this.#sequence, sub: this.#sub });
   }
 
   /** The checkpoint to store: the watermark, or the initial checkpoint until something was acked. */
@@ -158,6 +159,12 @@ export class CheckpointState {
     return oldest === undefined ? undefined : plainPosition(oldest);
   }
 
+  /** The oldest record beyond the watermark as the delivery ledger names it (`#head`, or `head` given), `undefined` when none. */
+  next(head = this.#head): { readonly ticket: TrackedRecord; readonly position: Position } | undefined {
+    const position = this.#queue[head];
+    return position === undefined ? undefined : { ticket: this.#offset + head, position };
+  }
+
   /**
    * The first record about to be delivered since the capture narrows a start kept as a timestamp:
    * to its arrival time (the stream's own clock), with a floor just below it (records before it
@@ -166,7 +173,7 @@ export class CheckpointState {
    * next owner never begins before what this one delivered. Returns `true` when it changed the start.
    */
   narrowStart(first: Position, arrivedAt: Date): boolean {
-    if (this.#last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
+    if (this.#order.last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
     const after = { sequenceNumber: (BigInt(first.sequenceNumber) - 1n).toString() };
     const current = this.#initial;
     if (current.timestamp.getTime() === arrivedAt.getTime() && current.after?.sequenceNumber === after.sequenceNumber) return false;
@@ -183,7 +190,7 @@ export class CheckpointState {
    * stored before a record is emitted. Returns `true` when it changed the start.
    */
   raiseStart(streamTime: Date): boolean {
-    if (this.#last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
+    if (this.#order.last !== undefined || this.#watermark !== undefined || this.#initial?.type !== 'AT_TIMESTAMP') return false;
     if (this.#initial.timestamp.getTime() >= streamTime.getTime()) return false;
     this.#initial = { ...this.#initial, timestamp: streamTime };
     this.#version += 1;
@@ -205,25 +212,8 @@ export class CheckpointState {
    */
   track(position: Position & { readonly approximateArrivalTimestamp?: Date }, arrivedAt?: Date): TrackedRecord {
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
-    const sub = position.subSequenceNumber ?? WHOLE;
-    if (sub !== WHOLE && !(Number.isSafeInteger(sub) && sub >= 0)) throw new RangeError(`not a sub-sequence number: ${sub}`);
-    const raw = position.sequenceNumber;
-    let sequence: string;
-    if (this.#follows(raw)) {
-      // Checked by #follows: digits, in the block of the last record, and after it.
-      sequence = raw;
-    } else if (this.#last !== undefined && raw === this.#last.sequenceNumber) {
-      // The next sub-record of the same aggregate: only the sub-sequence number has to grow.
-      sequence = this.#lastSequence;
-      this.#checkOrder(position, sequence, sub);
-    } else {
-      const key = sequenceKey(raw);
-      if (key === undefined) throw new RangeError(`not a sequence number: ${String(raw)}`);
-      this.#checkOrder(position, key, sub);
-      sequence = key;
-      this.#enterBlock(key);
-    }
-    if (this.#last === undefined && this.#watermark === undefined && this.#initial?.type === 'AT_TIMESTAMP') {
+    const keyed = this.#order.next(position);
+    if (this.#order.last === undefined && this.#watermark === undefined && this.#initial?.type === 'AT_TIMESTAMP') {
       const arrival = arrivedAt ?? position.approximateArrivalTimestamp;
       if (arrival !== undefined && this.#initial.timestamp.getTime() !== arrival.getTime()) {
         this.#initial = { ...this.#initial, timestamp: arrival };
@@ -231,14 +221,12 @@ export class CheckpointState {
       }
     }
     // A record inside an inherited range that is tracked rather than skipped: the rest of that range is dropped.
-    if (this.#inherited.ahead) this.#inherited.pass(sequence, sub, true);
+    if (this.#inherited.ahead) this.#inherited.pass(keyed.sequence, keyed.sub, true);
     const ticket = this.#offset + this.#queue.length;
     this.#queue.push(position);
     this.#acked.push(Ack.None);
     this.#unacked += 1;
-    this.#last = position;
-    this.#lastSequence = sequence;
-    this.#lastSub = sub;
+    this.#order.passed(position, keyed);
     return ticket;
   }
 
@@ -253,15 +241,13 @@ export class CheckpointState {
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
     const sequence = checkedSequenceKey(position);
     const sub = position.subSequenceNumber ?? WHOLE;
-    this.#checkOrder(position, sequence, sub);
+    this.#order.check(position, sequence, sub);
     if (!this.#inherited.pass(sequence, sub, false)) return false;
-    this.#enterBlock(sequence);
+    this.#order.enterBlock(sequence);
     this.#queue.push(position);
     // Kept: the previous owner may have committed writes with it (§8.1), so its range is never dropped.
     this.#acked.push(Ack.Kept);
-    this.#last = position;
-    this.#lastSequence = sequence;
-    this.#lastSub = sub;
+    this.#order.passed(position, { sequence, sub });
     if (this.#queue.length - 1 === this.#head) this.#advance();
     return true;
   }
@@ -305,7 +291,9 @@ export class CheckpointState {
     const finished = this.#finishableAt(head, position) && !this.#finishedWritten;
     const runs = this.#runs(head, extra);
     const acked = capAckedRanges(position, runs.ranges, undefined, runs.kept);
-    const write: CheckpointWrite = acked.length === 0 ? { checkpoint: position, finished } : { checkpoint: position, finished, acked };
+    const next = this.next(head);
+    const mark = this.#ledger?.mark(position, next);
+    const write = checkpointWrite(position, finished, acked, mark?.entries);
     // Only ranges that must be kept go beyond the cap: made within it, plain acks may grow them
     // (a kept `1.z` becomes `1.z-0.10`) past the hard cap, which no store cuts.
     const bytes = runs.kept.includes(true) ? (encodeAckedRanges(position, acked, Number.POSITIVE_INFINITY)?.text.length ?? 0) : 0;
@@ -313,11 +301,11 @@ export class CheckpointState {
     if (extra === undefined) {
       // Held back until the watermark shrinks them: the last write holds every range to keep.
       if (!fits) return { write: this.#written, changed: false, version: this.#committedVersion };
-      return { write, changed: this.dirty || finished, version: this.#version };
+      return { write, changed: this.dirty || finished || this.#ledger?.owes(next) === true, version: this.#version, ...(mark === undefined ? {} : { mark }) };
     }
     // A held record beyond the watermark needs its range: kept ones fit in the cap when they are made.
     const covers = fits && (![...extra].some((index) => index >= head) || bytes <= ACKED_RANGES_MAX_BYTES);
-    return { write, changed: true, version: this.#version, covers };
+    return { write, changed: true, version: this.#version, covers, ...(mark === undefined ? {} : { mark }) };
   }
 
   /**
@@ -366,7 +354,8 @@ export class CheckpointState {
 
   /** The ranges beyond entry `head`, `extra` entries counted as kept acks. */
   #runs(head: number, extra: ReadonlySet<number> | undefined) {
-    const last = this.#last === undefined ? undefined : { sequence: this.#lastSequence, sub: this.#lastSub, position: this.#last };
+    const order = this.#order;
+    const last = order.last === undefined ? undefined : { sequence: order.lastSequence, sub: order.lastSub, position: order.last };
     return ackRuns({ queue: this.#queue, acked: this.#acked, head, including: extra, inherited: this.#inherited.remaining(), last });
   }
 
@@ -380,6 +369,7 @@ export class CheckpointState {
   /** A write of `decision` succeeded: clears `dirty` only if the position did not move since the snapshot. */
   committed(decision: CommitDecision): void {
     this.#written = decision.write;
+    this.#ledger?.landed(decision.mark);
     if (decision.version > this.#committedVersion) this.#committedVersion = decision.version;
     if (decision.write.finished) this.#finishedWritten = true;
   }
@@ -413,36 +403,10 @@ export class CheckpointState {
     this.#stored = undefined;
     this.#version += 1;
   }
+}
 
-  /**
-   * `raw` is a sequence number after the last one tracked and in its block: canonical digits of
-   * the same length, between it and the block's ceiling (so it shares the block's prefix, checked
-   * when the block was entered), its last {@link BLOCK_DIGITS} digits checked here. The usual
-   * next record of a shard, checked without a look at its first forty digits.
-   */
-  #follows(raw: unknown): raw is string {
-    if (typeof raw !== 'string' || this.#last === undefined) return false;
-    const last = this.#lastSequence;
-    const { length } = raw;
-    if (length !== last.length || !(raw > last) || !(raw <= this.#ceiling)) return false;
-    for (let i = length - BLOCK_DIGITS; i < length; i += 1) {
-      const code = raw.charCodeAt(i);
-      if (code < 48 || code > 57) return false;
-    }
-    return true;
-  }
-
-  /** A sequence number checked in full: the block its successors are checked against. */
-  #enterBlock(sequence: string): void {
-    this.#ceiling = sequence.length > BLOCK_DIGITS ? sequence.slice(0, sequence.length - BLOCK_DIGITS) + NINES : '';
-  }
-
-  #checkOrder(position: Position, sequence: string, sub: number): void {
-    const tracked = this.#last !== undefined;
-    const beforeSequence = tracked ? this.#lastSequence : this.#sequence;
-    if (beforeSequence === undefined) return;
-    if (compareKeyed(sequence, sub, beforeSequence, tracked ? this.#lastSub : this.#sub) <= 0) {
-      throw new RangeError(`record ${describePosition(position)} is not after ${tracked ? 'the previous record' : 'the checkpoint'}`);
-    }
-  }
+/** A write's checkpoint part; empty acked ranges and deliveries are left out (they remove the stored ones). */
+function checkpointWrite(checkpoint: StoredCheckpoint | undefined, finished: boolean, acked: readonly AckedRange[], deliveries: readonly DeliveredThrough[] | undefined): CheckpointWrite {
+  const write: CheckpointWrite = acked.length === 0 ? { checkpoint, finished } : { checkpoint, finished, acked };
+  return deliveries === undefined || deliveries.length === 0 ? write : { ...write, deliveries };
 }

@@ -18,6 +18,7 @@ import type { Position } from '../ports/position.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { CheckpointPosition, KinsumerEvent, StatReceiver } from '../types.js';
 import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
+import { DeliveryLedger } from './delivery-ledger.js';
 import { EffectsLane } from './effects-lane.js';
 import { DEFAULT_STALL_WARNING_MS, StallClock } from './stall-clock.js';
 import { weighWrites } from './transact-writes.js';
@@ -80,6 +81,9 @@ export interface Checkpointer extends ShardTracker {
    * lease last wrote one (`clock.wallNow()`, `undefined` before its first). For `status()`.
    */
   stored(): { readonly checkpoint: CheckpointPosition | undefined; readonly atMs: number | undefined };
+  deliveryCount(ticket: number): number;
+  recording$(ticket: number): Observable<void> | undefined;
+  paced(ticket: number): boolean;
 }
 
 /** Where the lease stands: the one state machine of the lane, close() and finish(). */
@@ -106,7 +110,9 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
   const { shardId } = lease;
   const clock = options.clock ?? schedulerClock(scheduler);
-  const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished, acked: lease.acked });
+  // The delivery count (§9.3): what the row says of earlier deliveries, and what this lease records of its own.
+  const ledger = new DeliveryLedger(lease.deliveries, lease.checkpoint);
+  const state = new CheckpointState(lease.checkpoint, { start: options.start, finished: lease.finished, acked: lease.acked, ledger });
   const phase = new BehaviorSubject<Phase>({ kind: 'open' });
   // Each ack that changed something, for whoever waits on acks$ (a reader out of room, a drain).
   // Passed on only while someone listens: a Subject's next() makes garbage, at an ack's rate.
@@ -125,6 +131,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   const acked = (): void => {
     wantCommit();
     if (acks.observed) acks.next();
+    recordIfOwed();
   };
   // Each write that confirmed the lease: restarts the renewal clock, wakes a reader held back by leaseConfirmed().
   const confirmed = new Subject<void>();
@@ -148,6 +155,18 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // Asks the lane for a turn at once (not throttled): records whose writes wait are committed as
   // soon as the lane is free, so each transaction takes what was acked while the last one was out.
   const laneWanted = new Subject<void>();
+  // A handler waits for its record's delivery to be recorded (§9.3): a turn of the lane, not throttled
+  // by commitFrequencyMs — after the synchronous burst that emitted it, so that one write records
+  // every record of the burst.
+  let recordScheduled = false;
+  const recordIfOwed = (): void => {
+    if (recordScheduled || ledger.idle) return;
+    recordScheduled = true;
+    scheduler.schedule(() => {
+      recordScheduled = false;
+      if (ledger.owes(state.next())) laneWanted.next();
+    });
+  };
   const effects = new EffectsLane({
     store, lease, state, scheduler, clock, emit,
     committed: (decision, sentAtMs) => {
@@ -156,6 +175,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       committed(decision);
       // The watermark went beyond what the transaction wrote (records skipped meanwhile): a commit is owed.
       if (state.dirty) wantCommit();
+      recordIfOwed();
       if (state.pending > 0) progress.progressed();
       if (acks.observed) acks.next();
       confirmed.next();
@@ -165,6 +185,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
 
   // Writes still waiting when the lease is over are not applied: their records go to the next owner.
   phase.subscribe((p) => {
+    if (p.kind !== 'open') ledger.release();
     if (p.kind === 'lost' || p.kind === 'failed') effects.abandon(p.error);
     else if (p.kind === 'closed') effects.abandon(new KinsumerError(`the lease on ${shardId} was given up before these writes were committed`));
   });
@@ -207,6 +228,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
 
   const committed = (decision: CommitDecision): void => {
     state.committed(decision);
+    recordIfOwed();
     const checkpoint = checkpointPosition(decision.write.checkpoint);
     wrote(checkpoint);
     // A commit that only stored the kept start is, for the application, a renewal.
@@ -319,6 +341,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     track(record: Position & { readonly approximateArrivalTimestamp?: Date }): number {
       const wasDirty = state.dirty;
       const ticket = state.track(record);
+      ledger.track(ticket, record);
       if (state.pending === 1) progress.progressed();
       // The first record narrowed a kept start: worth storing before any ack.
       if (!wasDirty && state.dirty) commitWanted.next();
@@ -379,6 +402,19 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     checkpoint: () => state.position,
     finishedWritten: () => state.finishedWritten,
     stored: () => stored,
+    deliveryCount: (ticket) => ledger.count(ticket),
+    paced: (ticket) => ledger.paced(ticket),
+    recording$: (ticket) => (ledger.recorded(ticket) ? undefined : new Observable<void>((subscriber) => {
+      let waiting = true;
+      const done = (): void => {
+        if (!waiting) return;
+        waiting = false;
+        subscriber.next();
+        subscriber.complete();
+      };
+      if (phase.value.kind === 'open' && ledger.whenRecorded(ticket, done)) recordIfOwed();
+      return () => { waiting = false; };
+    })),
   };
 }
 

@@ -2,6 +2,7 @@
 // or absent empties, nanosecond timestamps beyond 2^53, the magic `LATEST`; and the attributes only
 // this library writes (sub-sequence numbers, lease counter, floors, acked ranges).
 import { decodeAckedRanges, encodeWrittenRanges } from '../checkpoint/acked-ranges.js';
+import { decodeDeliveries, encodeDeliveries } from '../checkpoint/deliveries.js';
 import { isSequenceNumber } from '../checkpoint/sequence-number.js';
 import { CorruptCheckpointError } from '../errors/kinsumer-errors.js';
 import type { CheckpointRow, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
@@ -10,7 +11,7 @@ import { AttributeFormatError, readInteger, readString } from './codec.js';
 import type { Item } from './dynamo.js';
 import type { UpdateExpression } from './update-expression.js';
 
-/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`, `AckedRanges`, `CheckpointUpdate`. */
+/** Attribute names of `<app>_checkpoints`: the Go kinsumer's, plus `SubSequenceNumber`, `LeaseCounter`, `LastOwnerID`, `AckedRanges`, `CheckpointUpdate`, `TransactionToken`, `Deliveries`. */
 export const CHECKPOINT_ATTRIBUTES = {
   shard: 'Shard',
   sequenceNumber: 'SequenceNumber',
@@ -42,6 +43,13 @@ export const CHECKPOINT_ATTRIBUTES = {
    * condition if sent again, whenever that is. The Go kinsumer ignores it.
    */
   transactionToken: 'TransactionToken',
+  /**
+   * How often the records after the checkpoint were delivered by sessions that ended without a
+   * graceful release (§9.3, `record.deliveryCount`), one string, see deliveries.ts; written with
+   * the checkpoint, so one that moves the checkpoint resets it. The Go kinsumer ignores it (and its
+   * full-row writes drop it: the counts start again).
+   */
+  deliveries: 'Deliveries',
 } as const;
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -66,6 +74,8 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
     const acked = decodeAckedRanges(item[A.ackedRanges]?.S, checkpoint);
     const checkpointUpdateNs = informational(() => readInteger(item, A.checkpointUpdate));
     const transactionToken = informational(() => readString(item, A.transactionToken));
+    // Never corrupt either: counts that cannot be trusted are left out, which only counts fewer deliveries.
+    const deliveries = decodeDeliveries(item[A.deliveries]?.S, checkpoint);
     return {
       shardId,
       checkpoint,
@@ -78,6 +88,7 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
       ...(checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs }),
       ...(acked === undefined ? {} : { acked }),
       ...(transactionToken === undefined ? {} : { transactionToken }),
+      ...(deliveries === undefined ? {} : { deliveries }),
     };
   });
 }
@@ -221,6 +232,13 @@ export function setAckedRanges(update: UpdateExpression, write: CheckpointWrite)
   const text = encodeWrittenRanges(write.checkpoint, write.acked ?? []);
   if (text === undefined) update.remove(A.ackedRanges);
   else update.set(A.ackedRanges, { S: text });
+}
+
+// The deliveries replace the stored ones, tagged with the checkpoint this write leaves (see deliveries.ts).
+export function setDeliveries(update: UpdateExpression, write: CheckpointWrite): void {
+  const text = encodeDeliveries(write.checkpoint, write.deliveries ?? []);
+  if (text === undefined) update.remove(A.deliveries);
+  else update.set(A.deliveries, { S: text });
 }
 
 // A start instead of a position: SequenceNumber NULL, as the Go kinsumer writes "nothing read".

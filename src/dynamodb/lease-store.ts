@@ -20,7 +20,7 @@ import { LeaseObservations } from '../lease/lease-observations.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { resetMomentOf, withResetFloor } from '../reading/start-position.js';
 import {
-  CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCheckpoint, readableCounter, setAckedRanges, setCheckpoint, wronglyTyped,
+  CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCheckpoint, readableCounter, setAckedRanges, setCheckpoint, setDeliveries, wronglyTyped,
 } from './checkpoint-row.js';
 import { stringOrNull } from './codec.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
@@ -175,7 +175,7 @@ export class DynamoLeaseStore implements LeaseStore {
                 ...(serverDate === undefined ? {} : { capturedAt: serverDate }),
                 ...(held.transactionToken === undefined ? {} : { transactionToken: held.transactionToken }),
               };
-              return held.acked === undefined ? lease : { ...lease, acked: held.acked };
+              return withDeliveries(held.acked === undefined ? lease : { ...lease, acked: held.acked }, held);
             }),
             catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
           );
@@ -191,6 +191,7 @@ export class DynamoLeaseStore implements LeaseStore {
       setCheckpoint(update, write.checkpoint);
       if (moved) update.setTimestamp(A.checkpointUpdate, nowMs);
       setAckedRanges(update, write);
+      setDeliveries(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
     }).pipe(tap(() => this.#wrote(lease, write)));
   }
@@ -207,6 +208,7 @@ export class DynamoLeaseStore implements LeaseStore {
     setCheckpoint(update, write.checkpoint);
     if (this.#advances(lease, write)) update.setTimestamp(A.checkpointUpdate, nowMs);
     setAckedRanges(update, write);
+    setDeliveries(update, write);
     if (write.finished) update.setTimestamp(A.finished, nowMs);
     update.set(A.transactionToken, { S: transaction.token });
     update.condition(`${update.name(A.ownerId)} = ${update.value('me', { S: lease.ownerId })}`);
@@ -265,8 +267,9 @@ export class DynamoLeaseStore implements LeaseStore {
       } else {
         setCheckpoint(update, withResetFloor(checkpoint, item === undefined ? undefined : readableCheckpoint(item, shardId), resetAt));
       }
-      // A reset means "read again from here": nothing beyond it counts as acked any more.
+      // A reset means "read again from here": nothing beyond it counts as acked, or as delivered, any more.
       update.remove(A.ackedRanges);
+      update.remove(A.deliveries);
       // Every reset is a fence: the owner goes and the counter moves, so whoever held the lease
       // (live, or expired but still running: a GC pause, SIGSTOP, a partition) can never write
       // over the reset; it, or another client, captures again and reads from the new checkpoint.
@@ -302,6 +305,7 @@ export class DynamoLeaseStore implements LeaseStore {
       setCheckpoint(update, write.checkpoint);
       if (moved) update.setTimestamp(A.checkpointUpdate, nowMs);
       setAckedRanges(update, write);
+      setDeliveries(update, write);
       if (write.finished) update.setTimestamp(A.finished, nowMs);
       update.set(A.lastOwnerId, { S: this.#options.clientId });
       update.remove(A.ownerId);
@@ -414,4 +418,9 @@ export class DynamoLeaseStore implements LeaseStore {
     );
   }
 
+}
+
+/** The deliveries the captured row records (§9.3), carried by the held lease. */
+export function withDeliveries(lease: HeldLease, row: CheckpointRow): HeldLease {
+  return row.deliveries === undefined ? lease : { ...lease, deliveries: row.deliveries };
 }

@@ -10,17 +10,22 @@ export type HandlerOperator = 'processRecords' | 'processBatches';
  * object with a key the result does not have (`write` for `writes`), `writes` or `failed` that is
  * not an array, or a value that is neither nothing nor an object. Nothing of that result was
  * applied. It fails the record (or the batch's records) and is never retried (`retriable: false`):
- * they go to `onFailure` at once; without it, the operator's output errors with it.
+ * they go to `onFailure` at once; without it, the operator's output errors with it. When
+ * `onFailure` itself returned it (`callback: 'onFailure'`: only `{ writes }` is its result), the
+ * output errors with it and the record is not acked.
  */
 export class HandlerResultError extends KinsumerError {
   /** The operator whose handler returned it. */
   readonly operator: HandlerOperator;
   /** The offending key (`write`, `writes`, `failed`, ...), or `undefined` when the result is not an object. */
   readonly key: string | undefined;
+  /** Which callback returned it: the handler, or `onFailure`. */
+  readonly callback: 'handler' | 'onFailure';
 
-  constructor(operator: HandlerOperator, key: string | undefined, problem: string) {
-    super(`the ${operator} handler returned ${problem}: nothing of it was applied`, { retriable: false });
+  constructor(operator: HandlerOperator, key: string | undefined, problem: string, callback: 'handler' | 'onFailure' = 'handler') {
+    super(`the ${operator} ${callback} returned ${problem}: nothing of it was applied`, { retriable: false });
     this.operator = operator;
     this.key = key;
+    this.callback = callback;
   }
 }

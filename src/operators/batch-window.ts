@@ -1,6 +1,8 @@
 // One shard's records waiting for their batch, as pure state: a batch is cut when it is full
-// (maxSize), when it cannot grow any more (the next record came under another lease), or when its
-// first record has waited maxWaitMs — Lambda's BatchSize and MaximumBatchingWindowInSeconds.
+// (maxSize), when it cannot grow any more (the next record came under another lease, or must be
+// handled alone), or when its first record has waited maxWaitMs — Lambda's BatchSize and
+// MaximumBatchingWindowInSeconds. A record that must be handled alone (an earlier session
+// delivered it: §9.3) is a batch of its own.
 import { Fifo } from './fifo.js';
 
 /** What to do with a window while no batch of its shard runs. */
@@ -12,6 +14,7 @@ export type BatchDecision<T> =
 interface Waiting<T> {
   readonly item: T;
   readonly atMs: number;
+  readonly alone: boolean;
 }
 
 interface Segment {
@@ -25,11 +28,17 @@ export class BatchWindow<T> {
   // Runs of consecutive items of one group: a batch never spans two.
   private readonly segments = new Fifo<Segment>();
   private last: Segment | undefined;
+  // Items waiting that must be handled alone (none, usually: the window is not scanned for them then).
+  private aloneWaiting = 0;
 
   /**
    * @param groupOf - Items of different groups (records of different leases) never share a batch.
+   * @param alone - Items that must be handled alone: each is a batch of its own.
    */
-  constructor(private readonly maxSize: number, private readonly maxWaitMs: number, private readonly groupOf: (item: T) => unknown = () => undefined) {}
+  constructor(
+    private readonly maxSize: number, private readonly maxWaitMs: number,
+    private readonly groupOf: (item: T) => unknown = () => undefined, private readonly alone: (item: T) => boolean = () => false,
+  ) {}
 
   /** Items waiting. */
   get length(): number {
@@ -37,7 +46,9 @@ export class BatchWindow<T> {
   }
 
   push(item: T, atMs: number): void {
-    this.waiting.push({ item, atMs });
+    const alone = this.alone(item);
+    if (alone) this.aloneWaiting += 1;
+    this.waiting.push({ item, atMs, alone });
     const group = this.groupOf(item);
     if (this.last !== undefined && this.last.count > 0 && this.last.group === group) {
       this.last.count += 1;
@@ -52,12 +63,21 @@ export class BatchWindow<T> {
     const head = this.waiting.peek();
     const segment = this.segments.peek();
     if (head === undefined || segment === undefined) return { kind: 'idle' };
-    const size = Math.min(segment.count, this.maxSize);
-    const full = size === this.maxSize || this.segments.length > 1;
+    let size = Math.min(segment.count, this.maxSize);
+    let full = size === this.maxSize || this.segments.length > 1;
+    for (let i = 0; this.aloneWaiting > 0 && i < size; i += 1) {
+      if (!(this.waiting.at(i) as Waiting<T>).alone) continue;
+      size = Math.max(1, i);
+      full = true;
+    }
     const dueMs = head.atMs + this.maxWaitMs;
     if (!full && nowMs < dueMs) return { kind: 'wait', untilMs: dueMs };
     const items: T[] = [];
-    for (let i = 0; i < size; i += 1) items.push((this.waiting.shift() as Waiting<T>).item);
+    for (let i = 0; i < size; i += 1) {
+      const taken = this.waiting.shift() as Waiting<T>;
+      if (taken.alone) this.aloneWaiting -= 1;
+      items.push(taken.item);
+    }
     segment.count -= size;
     if (segment.count === 0) this.segments.shift();
     return { kind: 'take', items };

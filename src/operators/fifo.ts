@@ -17,6 +17,11 @@ export class Fifo<T> {
     return this.items[this.head];
   }
 
+  /** The item `index` places after the first (0: the first), without taking it. */
+  at(index: number): T | undefined {
+    return this.items[this.head + index];
+  }
+
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined;
     const item = this.items[this.head] as T;

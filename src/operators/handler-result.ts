@@ -4,7 +4,7 @@
 // `{ write: [...] }` would be acked as "nothing to write", its effect silently lost.
 import { didYouMean } from '../errors/did-you-mean.js';
 import { type HandlerOperator, HandlerResultError } from '../errors/handler-result-error.js';
-import type { BatchResult, RecordResult } from './process-types.js';
+import type { BatchResult, FailureResult, RecordResult } from './process-types.js';
 
 /** The keys each operator's result may have; the first names what a result is, in messages. */
 const RESULT_KEYS: Readonly<Record<HandlerOperator, readonly string[]>> = {
@@ -12,30 +12,35 @@ const RESULT_KEYS: Readonly<Record<HandlerOperator, readonly string[]>> = {
   processBatches: ['failed', 'writes'],
 };
 
+/** `result` as what `onFailure` returned (nothing or `{ writes }`); throws a `HandlerResultError` when it is not one. */
+export function failureResultOf(operator: HandlerOperator, result: unknown): FailureResult | undefined {
+  return checkedResult(operator, result, ['writes'], 'onFailure');
+}
+
 /** `result` as a record handler's result; throws a `HandlerResultError` when it is not one. */
 export function recordResultOf(result: unknown): RecordResult | undefined {
-  return checkedResult('processRecords', result);
+  return checkedResult('processRecords', result, RESULT_KEYS.processRecords);
 }
 
 /** `result` as a batch handler's result; throws a `HandlerResultError` when it is not one. */
 export function batchResultOf(result: unknown): BatchResult | undefined {
-  return checkedResult('processBatches', result);
+  return checkedResult('processBatches', result, RESULT_KEYS.processBatches);
 }
 
-function checkedResult(operator: HandlerOperator, result: unknown): Record<string, unknown> | undefined {
+function checkedResult(operator: HandlerOperator, result: unknown, keys: readonly string[], callback: 'handler' | 'onFailure' = 'handler'): Record<string, unknown> | undefined {
   if (result === undefined) return undefined;
-  const keys = RESULT_KEYS[operator];
-  if (!isPlainObject(result)) throw new HandlerResultError(operator, undefined, `${kindOf(result)}, not nothing or { ${keys.join(', ')} }`);
+  const refuse = (key: string | undefined, problem: string) => new HandlerResultError(operator, key, problem, callback);
+  if (!isPlainObject(result)) throw refuse(undefined, `${kindOf(result)}, not nothing or { ${keys.join(', ')} }`);
   for (const key of Object.keys(result)) {
-    if (!keys.includes(key)) throw new HandlerResultError(operator, key, `an object with the key '${key}'${didYouMean(key, keys)}, not one of { ${keys.join(', ')} }`);
+    if (!keys.includes(key)) throw refuse(key, `an object with the key '${key}'${didYouMean(key, keys)}, not one of { ${keys.join(', ')} }`);
   }
   for (const key of keys) {
     const value = result[key];
     if (value === undefined) continue;
-    if (!Array.isArray(value)) throw new HandlerResultError(operator, key, `${key} that is not an array (${kindOf(value)})`);
+    if (!Array.isArray(value)) throw refuse(key, `${key} that is not an array (${kindOf(value)})`);
     if (key !== 'writes') continue;
     const index = value.findIndex((write) => !isPlainObject(write));
-    if (index >= 0) throw new HandlerResultError(operator, key, `writes[${index}] that is not an object (${kindOf(value[index])})`);
+    if (index >= 0) throw refuse(key, `writes[${index}] that is not an object (${kindOf(value[index])})`);
   }
   return result;
 }

@@ -1,6 +1,7 @@
 // processBatches: the RxJS composition around the pure batch window (when a shard's next batch is
 // cut) and the per-batch settle loop. One batch at a time per shard, shards in parallel.
 import { Observable, type OperatorFunction, type Subscription } from 'rxjs';
+import { StreamRecord } from '../reading/delivered-record.js';
 import { leaseSignalOf } from '../reading/lease-signal.js';
 import type { KinsumerRecord } from '../types.js';
 import { BatchWindow } from './batch-window.js';
@@ -53,7 +54,7 @@ export function processBatches(handler: BatchHandler, options?: ProcessBatchesOp
 
   return (source) => new Observable<ProcessedBatch>((subscriber) => {
     const shards = new ShardWorks<ShardBatches>(subscriber, () => ({
-      window: new BatchWindow(maxSize, maxWaitMs, leaseSignalOf), loop: new LoopGuard(), running: false, timer: undefined, timerAtMs: 0,
+      window: new BatchWindow(maxSize, maxWaitMs, leaseSignalOf, (record: KinsumerRecord) => StreamRecord.paced(record)), loop: new LoopGuard(), running: false, timer: undefined, timerAtMs: 0,
     }));
 
     // Cuts and starts the shard's next batch when one is due, else arms the window's timer. A

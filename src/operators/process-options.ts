@@ -5,6 +5,7 @@ import { didYouMean } from '../errors/did-you-mean.js';
 import { ConfigError } from '../errors/kinsumer-errors.js';
 import { schedulerClock } from '../ports/clock.js';
 import type { FailureHandler, ProcessBatchesOptions, ProcessRecordsOptions, RecordOrdering, RetryOptions, RetryPredicate } from './process-types.js';
+import { DEFAULT_MAX_DELIVERIES } from './delivery-limit.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './record-retry.js';
 
 /** What both operators share once resolved. */
@@ -12,6 +13,7 @@ export interface ResolvedFailurePolicy {
   readonly retry: RetryPolicy;
   readonly maxRecordAgeMs: number | undefined;
   readonly onFailure: FailureHandler | undefined;
+  readonly maxDeliveries: number;
   readonly retryIf: RetryPredicate | undefined;
   readonly scheduler: SchedulerLike;
   /** How long a batch has waited is a difference of this (monotonic, or the given scheduler's `now()`). */
@@ -39,7 +41,7 @@ const DEFAULT_BATCH_SIZE = 100;
 // setTimeout clamps anything above 2^31-1 ms to 1 ms.
 const MAX_TIMER_MS = 2_147_483_647;
 const ORDERINGS: readonly RecordOrdering[] = ['shard', 'partitionKey', 'none'];
-const FAILURE_KEYS = ['retry', 'retryIf', 'maxRecordAgeMs', 'onFailure', 'scheduler', 'random'];
+const FAILURE_KEYS = ['retry', 'retryIf', 'maxRecordAgeMs', 'onFailure', 'maxDeliveries', 'scheduler', 'random'];
 const RECORDS_KEYS = new Set(['ordering', 'concurrency', ...FAILURE_KEYS]);
 const BATCHES_KEYS = new Set(['maxSize', 'maxWaitMs', ...FAILURE_KEYS]);
 const RETRY_KEYS = new Set(['maxAttempts', 'initialDelayMs', 'maxDelayMs']);
@@ -91,7 +93,19 @@ function failurePolicy(input: ProcessRecordsOptions | ProcessBatchesOptions): Re
   const random = optionalFunction<() => number>(input.random, 'random') ?? Math.random;
   const retryIf = optionalFunction<RetryPredicate>(input.retryIf, 'retryIf');
   const clock = schedulerClock(input.scheduler);
-  return { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, elapsedNow: () => clock.elapsedNow(), random };
+  const maxDeliveries = resolveMaxDeliveries(input.maxDeliveries);
+  return { retry, maxRecordAgeMs, onFailure, maxDeliveries, retryIf, scheduler, elapsedNow: () => clock.elapsedNow(), random };
+}
+
+// At least 2: a record's first delivery may come with others (its session's first run, or records
+// handed to handlers in bulk), so one process that died cannot tell which of them killed it.
+function resolveMaxDeliveries(value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_DELIVERIES;
+  if (value === Infinity) return Infinity;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 2) {
+    throw new ConfigError('maxDeliveries', 'must be an integer of at least 2, or Infinity (a first delivery may come with other records: one crash cannot tell which of them caused it)');
+  }
+  return value;
 }
 
 function resolveRetry(value: RetryOptions | undefined): RetryPolicy {

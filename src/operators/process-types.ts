@@ -38,9 +38,12 @@ export interface ProcessContext {
 export interface FailedRecord {
   /** The record. It is acked once `onFailure` resolves. */
   readonly record: KinsumerRecord;
-  /** The last handler error, or a `RecordTooOldError` (whose `cause` is the last handler error, if any). */
+  /**
+   * The last handler error, a `RecordTooOldError` (whose `cause` is the last handler error, if
+   * any), or a `TooManyDeliveriesError` (delivered more than `maxDeliveries` times).
+   */
   readonly error: unknown;
-  /** Handler calls made on the record (0 when it was too old to try at all). */
+  /** Handler calls made on the record by this delivery (0 when it was too old, or delivered too often, to try at all). */
   readonly attempts: number;
 }
 
@@ -70,8 +73,25 @@ export interface RecordResult {
  */
 export type RecordHandler = (record: KinsumerRecord, ctx: ProcessContext) => HandlerResult<RecordResult | void>;
 
-/** Takes a record that will not be processed (a dead-letter queue, a log): it is acked when this is done. */
-export type FailureHandler = (failure: FailedRecord) => HandlerResult<unknown>;
+/**
+ * What `onFailure` may return: nothing, or the dead letter's DynamoDB writes (design §9.3, "dead
+ * letters exactly once"), committed in one transaction with the checkpoint that passes the failed
+ * record, as a handler's `{ writes }` are (§8.1): written exactly once if the record is ever
+ * checkpointed, never by a client that lost its lease — not twice after a crash, as a write made
+ * inside `onFailure` can be.
+ */
+export interface FailureResult {
+  /** `TransactWriteItem`s of the DynamoDB API: at most 99 actions and 4 MB, no two on one item. */
+  readonly writes?: readonly TransactWriteItem[];
+}
+
+/**
+ * Takes a record that will not be processed (a dead-letter queue, a log): it is acked when this
+ * is done, with the `{ writes }` it returns ({@link FailureResult}) if any. Anything else it
+ * returns (an unknown key, `writes` that is not an array, a value that is not an object) errors
+ * the output with a `HandlerResultError`, the record not acked, as a rejection does.
+ */
+export type FailureHandler = (failure: FailedRecord) => HandlerResult<FailureResult | void>;
 
 /** What processRecords (and, per record, processBatches) tells about a settled record. */
 export interface ProcessedRecord {
@@ -96,11 +116,21 @@ export interface ProcessRecordsOptions {
   /** Records older than this (by `approximateArrivalTimestamp`, on the stream's clock: the age Kinesis's own time gives it, never this host's wall clock) go to `onFailure` untried, or untried again. Needs `onFailure`. */
   readonly maxRecordAgeMs?: number;
   /**
-   * Where records that failed every attempt go; the record is acked once it resolves. Without it,
-   * such a record errors the output with the handler's error. If it throws or rejects, the
-   * output errors with that error (the record is not acked).
+   * Where records that failed every attempt go; the record is acked once it resolves (with the
+   * writes it returns, committed with the checkpoint: {@link FailureResult}). Without it, such a
+   * record errors the output with the handler's error. If it throws or rejects, or its writes
+   * fail, the output errors with that error (the record is not acked).
    */
   readonly onFailure?: FailureHandler;
+  /**
+   * A record delivered more than this many times (`record.deliveryCount`: earlier deliveries by
+   * processes that died, froze or lost the lease before settling it) goes to `onFailure` with a
+   * `TooManyDeliveriesError`, without a handler call; without `onFailure`, the output errors with
+   * it. So a record whose handler kills the process is handed to a handler at most this many
+   * times, then dead-lettered. At least 2 (a first delivery may come with others: one death cannot
+   * tell which record caused it); `Infinity` turns the count off. Default 5.
+   */
+  readonly maxDeliveries?: number;
   /**
    * Whether a failed record is worth another attempt, asked after each failed attempt that
    * `retry` would follow with another: `false` sends the record to `onFailure` (or errors the
@@ -161,6 +191,12 @@ export interface ProcessBatchesOptions {
   readonly maxRecordAgeMs?: number;
   /** As for `processRecords`, called for each record that failed every attempt, one at a time, in sequence order. */
   readonly onFailure?: FailureHandler;
+  /**
+   * As for `processRecords`: a record delivered more than this many times goes to `onFailure`
+   * untried. A record an earlier session delivered (`deliveryCount` 2 or more) is handled in a
+   * batch of its own. Default 5.
+   */
+  readonly maxDeliveries?: number;
   /**
    * As for `processRecords`, asked for each record of a failed call: those it refuses go to
    * `onFailure`, the others are retried as a smaller batch. For records the handler reported in

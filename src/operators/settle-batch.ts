@@ -2,14 +2,17 @@
 // reports failed (or all of them, when it throws) are retried as a smaller batch, in order, after a
 // backoff delay, unless their error cannot succeed on another try or retryIf says no; those that
 // fail every attempt, are not retried or grow too old go to onFailure one at a time, in sequence
-// order. Emits one ProcessedBatch and completes; completes without emitting when the batch's signal
+// order. Before the first call, the records' deliveries are recorded and those delivered more than
+// maxDeliveries times go to onFailure untried (§9.3). Emits one ProcessedBatch and completes; completes without emitting when the batch's signal
 // aborts (records acked before that stay acked); errors like settleRecord$.
 import { Observable, type Subscription } from 'rxjs';
 import { samePosition } from '../checkpoint/sequence-number.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { KinsumerRecord } from '../types.js';
 import { abortableWait } from './abortable-wait.js';
-import { batchCall$, settle$ } from './handler-call.js';
+import { deadLetter$ } from './dead-letter.js';
+import { deliveredTooOften, whenRecorded } from './delivery-limit.js';
+import { batchCall$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { BatchHandler, BatchResult, FailedRecord, ProcessedBatch, ProcessedRecord } from './process-types.js';
 import { afterFailure, tooOld, worthRetrying } from './record-retry.js';
@@ -17,7 +20,7 @@ import { ackWithWrites$, isFinalWriteFailure, writesOf } from './writes-ack.js';
 
 /** Settles one batch (records of one shard, in sequence order); see the file comment. */
 export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], signal: AbortSignal, handler: BatchHandler, policy: ResolvedFailurePolicy): Observable<ProcessedBatch> {
-  const { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, random } = policy;
+  const { retry, maxRecordAgeMs, onFailure, maxDeliveries, retryIf, scheduler, random } = policy;
   return new Observable<ProcessedBatch>((subscriber) => {
     const attemptsOf = new Map<KinsumerRecord, number>(batch.map((record) => [record, 0]));
     const lastErrorOf = new Map<KinsumerRecord, unknown>();
@@ -139,11 +142,12 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
           if (onFailure === undefined) return subscriber.error(failure.error);
           let synchronous = true;
           let doneSynchronously = false;
-          running = settle$(() => onFailure(failure)).subscribe({
+          let acked = false;
+          running = deadLetter$('processBatches', onFailure, failure, signal).subscribe({
+            next: () => { acked = true; },
             error: (error: unknown) => subscriber.error(error),
             complete: () => {
-              if (signal.aborted) return leave();
-              failure.record.ack();
+              if (!acked) return leave();
               outcomes.set(failure.record, { record: failure.record, outcome: 'failed', attempts: failure.attempts, error: failure.error });
               if (synchronous) doneSynchronously = true;
               else next();
@@ -156,8 +160,17 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
       next();
     };
 
-    attempt();
+    // The records' deliveries are recorded before the handler sees them; those delivered too often go to onFailure untried.
+    const stopRecording = whenRecorded(batch, signal, () => {
+      remaining = batch.filter((record) => {
+        const tooOften = deliveredTooOften(record, maxDeliveries);
+        if (tooOften !== undefined) failures.push({ record, error: tooOften, attempts: 0 });
+        return tooOften === undefined;
+      });
+      attempt();
+    }, leave);
     return () => {
+      stopRecording();
       stopWaiting?.();
       running?.unsubscribe();
     };

@@ -1,11 +1,15 @@
-// One record from its first handler call to acked: calls, backoff waits on the scheduler (not for
-// an error that cannot succeed on another try, nor one retryIf refuses), the age limit, onFailure. Emits one ProcessedRecord and completes; completes without emitting when the
-// record's signal aborts (the record is left to the lease's next owner); errors when the record
-// fails for good without onFailure, or when onFailure fails.
+// One record from its first handler call to acked: its delivery recorded first and checked against
+// maxDeliveries (§9.3), calls, backoff waits on the scheduler (not for an error that cannot succeed
+// on another try, nor one retryIf refuses), the age limit, onFailure (and its dead letter's writes).
+// Emits one ProcessedRecord and completes; completes without emitting when the record's signal
+// aborts (the record is left to the lease's next owner); errors when the record fails for good
+// without onFailure, or when onFailure fails.
 import { Observable, type Subscription } from 'rxjs';
 import type { KinsumerRecord } from '../types.js';
 import { abortableWait } from './abortable-wait.js';
-import { recordCall$, settle$ } from './handler-call.js';
+import { deadLetter$ } from './dead-letter.js';
+import { deliveredTooOften, whenRecorded } from './delivery-limit.js';
+import { recordCall$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { ProcessedRecord, RecordHandler, RecordResult } from './process-types.js';
 import { afterFailure, tooOld, worthRetrying } from './record-retry.js';
@@ -13,7 +17,7 @@ import { ackWithWrites$, isFinalWriteFailure, writesOf } from './writes-ack.js';
 
 /** Settles one record; see the file comment for what the Observable does. */
 export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handler: RecordHandler, policy: ResolvedFailurePolicy): Observable<ProcessedRecord> {
-  const { retry, maxRecordAgeMs, onFailure, retryIf, scheduler, random } = policy;
+  const { retry, maxRecordAgeMs, onFailure, maxDeliveries, retryIf, scheduler, random } = policy;
   return new Observable<ProcessedRecord>((subscriber) => {
     let attempts = 0;
     let lastError: unknown;
@@ -85,20 +89,26 @@ export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handl
 
     const giveUp = (error: unknown): void => {
       if (onFailure === undefined) return subscriber.error(error);
-      const failure = { record, error, attempts };
-      running = settle$(() => onFailure(failure)).subscribe({
+      let acked = false;
+      running = deadLetter$('processRecords', onFailure, { record, error, attempts }, signal).subscribe({
+        next: () => { acked = true; },
         error: (failureError: unknown) => subscriber.error(failureError),
         complete: () => {
-          if (signal.aborted) return leave();
-          record.ack();
+          if (!acked) return leave();
           subscriber.next({ record, outcome: 'failed', attempts, error });
           subscriber.complete();
         },
       });
     };
 
-    attempt();
+    // The record's delivery is recorded before any handler sees it; delivered too often, it goes to onFailure untried.
+    const stopRecording = whenRecorded([record], signal, () => {
+      const tooOften = deliveredTooOften(record, maxDeliveries);
+      if (tooOften === undefined) attempt();
+      else giveUp(tooOften);
+    }, leave);
     return () => {
+      stopRecording();
       stopWaiting?.();
       running?.unsubscribe();
     };

@@ -8,10 +8,10 @@ import { Observable } from 'rxjs';
 import { WriteRejectedError, WritesTooLargeError } from '../errors/write-errors.js';
 import { StreamRecord } from '../reading/delivered-record.js';
 import type { KinsumerRecord } from '../types.js';
-import type { BatchResult, RecordResult } from './process-types.js';
+import type { BatchResult, FailureResult, RecordResult } from './process-types.js';
 
-/** The `writes` of a handler's result, checked by `handler-result.ts`, or `undefined` when it returned none. */
-export function writesOf(result: RecordResult | BatchResult | void): readonly TransactWriteItem[] | undefined {
+/** The `writes` of a handler's (or onFailure's) result, checked by `handler-result.ts`, or `undefined` when it returned none. */
+export function writesOf(result: RecordResult | BatchResult | FailureResult | void): readonly TransactWriteItem[] | undefined {
   return result === undefined ? undefined : result.writes;
 }
 

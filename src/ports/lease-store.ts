@@ -69,6 +69,19 @@ export interface AckedRange {
   readonly to: Position;
 }
 
+/**
+ * Deliveries of the records after a checkpoint by sessions (leases) that ended without a graceful
+ * release (design §9.3, the delivery count): `sessions` of them delivered every record after the
+ * checkpoint through `through`. A record's `deliveryCount` is 1 plus the sessions of every entry
+ * reaching it.
+ */
+export interface DeliveredThrough {
+  /** The last record these sessions delivered. */
+  readonly through: Position;
+  /** How many sessions delivered it, and every record between the checkpoint and it. */
+  readonly sessions: number;
+}
+
 /** A row of `<app>_checkpoints`, decoded. */
 export interface CheckpointRow {
   /** The row's key (`Shard`). */
@@ -110,6 +123,12 @@ export interface CheckpointRow {
    * (`TransactionToken`, §8.1); absent before the first, and in rows the Go kinsumer rewrote.
    */
   readonly transactionToken?: string;
+  /**
+   * Deliveries recorded beyond the checkpoint (`Deliveries`, §9.3), lowest first; absent when none,
+   * when the row was written by the Go kinsumer, or when the attribute cannot be trusted (it was
+   * written with another checkpoint): not knowing them only counts fewer deliveries.
+   */
+  readonly deliveries?: readonly DeliveredThrough[];
 }
 
 /** A lease this client holds: enough to fence every later write. */
@@ -134,6 +153,8 @@ export interface HeldLease {
   readonly capturedAt?: Date;
   /** The row's `TransactionToken` at capture (the last transaction's, whoever sent it): the first transaction of this lease follows it. */
   readonly transactionToken?: string;
+  /** The deliveries recorded beyond the checkpoint at capture, by earlier sessions (§9.3). */
+  readonly deliveries?: readonly DeliveredThrough[];
 }
 
 /** What a commit or release writes. */
@@ -147,6 +168,8 @@ export interface CheckpointWrite {
    * they replace the stored ones, and absent or empty removes them.
    */
   readonly acked?: readonly AckedRange[];
+  /** The deliveries recorded beyond the checkpoint (§9.3), lowest first; they replace the stored ones, and absent or empty removes them. */
+  readonly deliveries?: readonly DeliveredThrough[];
 }
 
 /** Records' own writes to commit with the checkpoint that covers them, in one transaction (§8.1). */

@@ -57,6 +57,22 @@ export interface ShardTracker {
    * Absent: nothing is ever skipped.
    */
   skip?(position: Position): boolean;
+  /**
+   * How often the record of this ticket was delivered (design §9.3): 1, plus the sessions that the
+   * row records as having delivered it before and ended without a graceful release. Absent: 1.
+   */
+  deliveryCount?(ticket: number): number;
+  /**
+   * The recording of the delivery of the record of this ticket in the row, to wait for: emits once
+   * and completes when it is recorded; `undefined` when there is nothing to wait for (recorded
+   * already, or it needs no recording). The processing operators hand a record to a handler only
+   * once it is recorded, so a process that dies on it has that delivery counted. A record an
+   * earlier session delivered (`deliveryCount` 2 or more) is recorded alone, once every record
+   * before it is settled and committed. Never emits once the lease ended. Absent: nothing to wait for.
+   */
+  recording$?(ticket: number): Observable<void> | undefined;
+  /** The record of this ticket is recorded alone (an earlier session delivered it): a batch holds it alone. Absent: never. */
+  paced?(ticket: number): boolean;
   /** Records emitted and not yet acked. */
   inFlight(): number;
   /**

@@ -4,6 +4,7 @@
 // and the arrival time stay as the stream gave them (base64 and epoch milliseconds from the lean
 // GetRecords path) until the application reads them.
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { Observable } from 'rxjs';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Position } from '../ports/position.js';
@@ -46,6 +47,7 @@ export class StreamRecord implements KinsumerRecord {
   readonly #streamClock: StreamClock | undefined;
   #tracker: ShardTracker | undefined;
   #ticket = -1;
+  #deliveryCount = 1;
 
   /**
    * @param data the payload, or its base64 (a string) to decode when read.
@@ -123,6 +125,32 @@ export class StreamRecord implements KinsumerRecord {
   track(tracker: ShardTracker): void {
     this.#ticket = tracker.track(this);
     this.#tracker = tracker;
+    if (tracker.deliveryCount !== undefined) this.#deliveryCount = tracker.deliveryCount(this.#ticket);
+  }
+
+  /** 1 on a first delivery; more when sessions that ended without a graceful release delivered it before (§9.3). */
+  get deliveryCount(): number {
+    return this.#deliveryCount;
+  }
+
+  /**
+   * The recording of the record's delivery in its checkpoint row to wait for (see
+   * `ShardTracker.recording$`): the processing operators call no handler on it before.
+   * `undefined` when there is nothing to wait for (or it was not delivered under a lease).
+   * @internal
+   */
+  static recording$(record: KinsumerRecord): Observable<void> | undefined {
+    const tracker = record instanceof StreamRecord ? record.#tracker : undefined;
+    return tracker?.recording$?.((record as StreamRecord).#ticket);
+  }
+
+  /**
+   * An earlier session delivered the record: the operators hand it to a handler alone (a batch of one).
+   * @internal
+   */
+  static paced(record: KinsumerRecord): boolean {
+    const tracker = record instanceof StreamRecord ? record.#tracker : undefined;
+    return tracker?.paced?.((record as StreamRecord).#ticket) === true;
   }
 
   /** The stream's name, as its lease session named it (`''` for a record read outside one). */

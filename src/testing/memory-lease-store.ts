@@ -5,8 +5,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Observable, type SchedulerLike, catchError, defer, map, of, throwError, timer } from 'rxjs';
 import { decodeAckedRanges, encodeWrittenRanges } from '../checkpoint/acked-ranges.js';
+import { decodeDeliveries, encodeDeliveries } from '../checkpoint/deliveries.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
 import { CHECKPOINT_ATTRIBUTES as A } from '../dynamodb/checkpoint-row.js';
+import { withDeliveries } from '../dynamodb/lease-store.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { transactionOutcome } from '../dynamodb/transactions.js';
 import { LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
@@ -191,6 +193,7 @@ export class MemoryLeaseStore implements LeaseStore {
           ...(read?.checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs: read.checkpointUpdateNs }),
           ...(read?.acked === undefined ? {} : { acked: read.acked }),
           ...(read?.transactionToken === undefined ? {} : { transactionToken: read.transactionToken }),
+          ...(read?.deliveries === undefined ? {} : { deliveries: read.deliveries }),
         };
         this.table.put(row);
         this.#leases.captured(shardId, leaseCounter);
@@ -200,7 +203,7 @@ export class MemoryLeaseStore implements LeaseStore {
           ...(capturedAtMs === undefined ? {} : { capturedAt: new Date(capturedAtMs) }),
           ...(row.transactionToken === undefined ? {} : { transactionToken: row.transactionToken }),
         };
-        return row.acked === undefined ? held : { ...held, acked: row.acked };
+        return withDeliveries(row.acked === undefined ? held : { ...held, acked: row.acked }, row);
       };
     });
   }
@@ -264,7 +267,7 @@ export class MemoryLeaseStore implements LeaseStore {
         throw new LeaseHeldError(shardId, { cause: conditionalCheckFailed() });
       }
       // Every reset is a fence: the owner goes and the counter moves; the acked ranges go (a reset means "read again from here").
-      const { acked: _dropped, ...kept } = row;
+      const { acked: _dropped, deliveries: _uncounted, ...kept } = row;
       this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint, new Date(this.table.now?.() ?? nowMs)), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }
@@ -324,11 +327,13 @@ function rowItem(row: CheckpointRow): Record<string, AttributeValue> {
  */
 // A write that moves the checkpoint also records when (CheckpointUpdate), as the DynamoDB store does.
 function written(row: CheckpointRow, write: CheckpointWrite, nowMs: number): CheckpointRow {
-  const { acked: _replaced, ...rest } = row;
+  const { acked: _replaced, deliveries: _rewritten, ...rest } = row;
   const checkpoint = write.checkpoint ?? row.checkpoint;
   const acked = storedRanges(write, checkpoint);
+  // As stored and read back: tagged with the checkpoint written, trusted with the row's.
+  const deliveries = decodeDeliveries(encodeDeliveries(write.checkpoint, write.deliveries ?? []), checkpoint);
   const moved = advances(row.checkpoint, write.checkpoint) ? { checkpointUpdateNs: nanosFromMillis(nowMs) } : {};
-  return { ...rest, checkpoint, finished: row.finished || write.finished, ...moved, ...(acked === undefined ? {} : { acked }) };
+  return { ...rest, checkpoint, finished: row.finished || write.finished, ...moved, ...(acked === undefined ? {} : { acked }), ...(deliveries === undefined ? {} : { deliveries }) };
 }
 
 function storedRanges(write: CheckpointWrite, rowCheckpoint: StoredCheckpoint | undefined): AckedRange[] | undefined {

@@ -49,23 +49,59 @@ export interface EffectsCheck {
   readonly redeliveries: number;
 }
 
-export async function createTotalsTable(local: LocalAws, table: string): Promise<void> {
+/** A user table with a string hash key: the totals (`account`), the dead letters (`record`). */
+export async function createUserTable(local: LocalAws, table: string, key: 'account' | 'record'): Promise<void> {
   await local.dynamodb.send(new CreateTableCommand({
     TableName: table, BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: [{ AttributeName: 'account', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'account', KeyType: 'HASH' }],
+    AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }], KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
   }));
 }
 
+/** What the dead letters of a poison run came to (design §9.3): each poison record's, written once. */
+export interface DeadLetterCheck {
+  readonly table: string;
+  /** Poison records produced. */
+  readonly poison: number;
+  /** Items in the table, and the writes they count. */
+  readonly items: number;
+  readonly written: number;
+  /** Poison records whose dead letter is missing or written more than once, and any record's written more than once. */
+  readonly wrong: ReadonlyArray<{ readonly record: string; readonly written: number }>;
+  /**
+   * Healthy records dead-lettered, once each: the run killed `maxDeliveries` of their owners in a
+   * row before a commit passed them (their count is of deliveries without the checkpoint moving,
+   * and a killed process's acks never reached the row). Informational: the contract's price.
+   */
+  readonly healthy: readonly string[];
+}
+
+/** Reads the dead letters: each poison record's must be written exactly once, and no record's twice. */
+export async function checkDeadLetters(local: LocalAws, table: string, poison: readonly string[]): Promise<DeadLetterCheck> {
+  const written = await scanNumbers(local, table, 'record', 'written');
+  const isPoison = new Set(poison);
+  const records = [...new Set([...poison, ...written.keys()])].sort().map((record) => ({ record, written: written.get(record) ?? 0 }));
+  return {
+    table, poison: poison.length, items: written.size, written: [...written.values()].reduce((a, b) => a + b, 0),
+    wrong: records.filter((r) => r.written > 1 || (isPoison.has(r.record) && r.written !== 1)),
+    healthy: records.filter((r) => !isPoison.has(r.record) && r.written === 1).map((r) => r.record),
+  };
+}
+
 /** Each key's total as the table holds it now (strongly consistent scan). */
-export async function readTotals(local: LocalAws, table: string): Promise<Map<string, number>> {
-  const totals = new Map<string, number>();
+export function readTotals(local: LocalAws, table: string): Promise<Map<string, number>> {
+  return scanNumbers(local, table, 'account', 'amount');
+}
+
+/** The number attribute `value` of every item, by its string key (strongly consistent scan). */
+async function scanNumbers(local: LocalAws, table: string, key: string, value: string): Promise<Map<string, number>> {
+  const numbers = new Map<string, number>();
   let start: Record<string, unknown> | undefined;
   do {
     const page = await local.dynamodb.send(new ScanCommand({ TableName: table, ConsistentRead: true, ...(start === undefined ? {} : { ExclusiveStartKey: start as never }) }));
-    for (const item of page.Items ?? []) totals.set(item.account?.S ?? '', Number(item.amount?.N ?? 0));
+    for (const item of page.Items ?? []) numbers.set(item[key]?.S ?? '', Number(item[value]?.N ?? 0));
     start = page.LastEvaluatedKey;
   } while (start !== undefined);
-  return totals;
+  return numbers;
 }
 
 /** Each key's sum of the amounts of the records produced for it. */

@@ -1,7 +1,9 @@
 // The runner's hold on the worker processes: one slot per worker id, restarts into the same slot
 // (same client id: a restarted process keeps its place), and the record of which exits the run
-// caused — any other exit, or a worker reporting a failure, is a death the checker reports.
+// caused — any other exit, or a worker reporting a failure, is a death the checker reports. A
+// worker a poison record killed (POISON_EXIT) is started again at once, as a supervisor would.
 import { type Exit, WorkerProcess } from '../../examples/demo/fleet.js';
+import { POISON_EXIT } from '../../examples/demo/poison.js';
 import type { WorkerConfig } from '../../examples/demo/worker.js';
 import type { WorkerEventRecord } from './timeline.js';
 
@@ -11,6 +13,9 @@ export class FleetControl {
   private readonly current = new Map<string, WorkerProcess>();
   private readonly caused = new Set<WorkerProcess>();
   private readonly exits = new Map<WorkerProcess, Exit>();
+  private closing = false;
+  /** Processes a poison record killed (each started again in its slot). */
+  poisoned = 0;
 
   constructor(private readonly configFor: (id: string) => WorkerConfig) {}
 
@@ -19,7 +24,13 @@ export class FleetControl {
     // A new ack log per incarnation: a process killed mid-write may leave half a line behind.
     const worker = new WorkerProcess({ ...this.configFor(id), logFile: `${id}.${incarnation}.acks.jsonl` });
     this.incarnations.push(worker);
-    void worker.exited.then((exit) => this.exits.set(worker, exit));
+    void worker.exited.then((exit) => {
+      this.exits.set(worker, exit);
+      if (exit.code !== POISON_EXIT) return;
+      this.caused.add(worker);
+      this.poisoned += 1;
+      if (!this.closing && this.current.get(id) === worker) this.start(id);
+    });
     this.current.set(id, worker);
     return worker;
   }
@@ -51,6 +62,7 @@ export class FleetControl {
   }
 
   async stopAll(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.running().map((w) => this.stop(w)));
   }
 
@@ -62,7 +74,7 @@ export class FleetControl {
       const exit = this.exits.get(worker);
       if (exit === undefined) continue;
       const killed = exit.signal === 'SIGKILL' && this.caused.has(worker);
-      const stopped = exit.code === 0 && this.caused.has(worker);
+      const stopped = (exit.code === 0 || exit.code === POISON_EXIT) && this.caused.has(worker);
       if (!killed && !stopped && worker.failures.length === 0) {
         deaths.push({ w: worker.id, detail: `exited (code ${String(exit.code)}, signal ${String(exit.signal)}) without being told to` });
       }

@@ -41,6 +41,8 @@ export interface ChaosReport {
   readonly runDir: string;
   /** An effects run (`--effects`): every key's total against the sum produced for it. */
   readonly effects?: ChaosResult['effects'];
+  /** A poison run (`--poison`): each poison record's dead letter, written once. */
+  readonly deadLetters?: ChaosResult['deadLetters'];
 }
 
 const sum = (values: Readonly<Record<string, number>>) => Object.values(values).reduce((a, b) => a + b, 0);
@@ -54,6 +56,10 @@ export function buildReport(result: ChaosResult, command: string): ChaosReport {
   const effects = result.effects;
   if (effects !== undefined && effects.mismatches.length > 0) {
     failures.push(`${effects.mismatches.length} of ${effects.keys} totals differ from the sum produced (writes applied ${effects.actualSum > effects.expectedSum ? 'twice' : 'not at all'})`);
+  }
+  const { deadLetters } = result;
+  if (deadLetters !== undefined && deadLetters.wrong.length > 0) {
+    failures.push(`${deadLetters.wrong.length} records' dead letters wrong (a poison record's missing, or written twice): ${deadLetters.wrong.slice(0, 5).map((w) => `${w.record} ×${w.written}`).join(', ')}`);
   }
   const done = result.actions.filter((a) => a.skipped === undefined);
   const actionsDone = Object.fromEntries(ACTION_KINDS.map((kind) => [kind, done.filter((a) => a.kind === kind).length])) as Record<ChaosActionKind, number>;
@@ -96,6 +102,7 @@ export function buildReport(result: ChaosResult, command: string): ChaosReport {
     })),
     runDir: result.runDir,
     ...(effects === undefined ? {} : { effects }),
+    ...(deadLetters === undefined ? {} : { deadLetters }),
   };
 }
 
@@ -117,6 +124,10 @@ export function formatReport(report: ChaosReport): string {
   const { effects } = report;
   if (effects !== undefined) {
     lines.push(`  effects: ${effects.keys} totals in ${effects.table}, sum ${effects.actualSum} of ${effects.expectedSum} produced, ${effects.mismatches.length === 0 ? 'every total exact' : `${effects.mismatches.length} wrong: ${effects.mismatches.slice(0, 5).map((m) => `${m.key} ${m.actual}/${m.expected}`).join(', ')}`}; ${effects.redeliveries} duplicate-rule findings, informational here (records delivered again before their writes committed)`);
+  }
+  const { deadLetters } = report;
+  if (deadLetters !== undefined) {
+    lines.push(`  dead letters: ${deadLetters.poison} poison records produced, ${deadLetters.poisoned} processes they killed, ${deadLetters.items} dead letters in ${deadLetters.table} written ${deadLetters.written} times, ${deadLetters.wrong.length === 0 ? 'each exactly once' : `${deadLetters.wrong.length} wrong`}; ${deadLetters.healthy.length} healthy records among them (their owners killed maxDeliveries times in a row before a commit passed them${deadLetters.healthy.length === 0 ? '' : `: ${deadLetters.healthy.slice(0, 5).join(', ')}`})`);
   }
   for (const failure of report.failures) lines.push(`  FAILURE: ${failure}`);
   for (const violation of report.violations.slice(0, 30)) lines.push(`  VIOLATION ${violation.kind}: ${violation.detail}`);

@@ -5,9 +5,9 @@ import { parseArgs } from 'node:util';
 import { buildReport, formatReport } from './report.js';
 import { runChaos } from './runner.js';
 
-const USAGE = `usage: npm run chaos -- [--duration <seconds, default 30>] [--workers <3..5, default 3>] [--seed <n, default: time>] [--report <path, default chaos-report.json>] [--initial-position TRIM_HORIZON|LATEST] [--effects] [--quiet]`;
+const USAGE = `usage: npm run chaos -- [--duration <seconds, default 30>] [--workers <3..5, default 3>] [--seed <n, default: time>] [--report <path, default chaos-report.json>] [--initial-position TRIM_HORIZON|LATEST] [--effects] [--poison <permille>] [--quiet]`;
 
-function parse(argv: readonly string[]): { durationMs: number; workers: number; seed: number; report: string; quiet: boolean; effects: boolean; initialPosition: 'TRIM_HORIZON' | 'LATEST' } | string {
+function parse(argv: readonly string[]): { durationMs: number; workers: number; seed: number; report: string; quiet: boolean; effects: boolean; poisonPermille: number; initialPosition: 'TRIM_HORIZON' | 'LATEST' } | string {
   let values;
   try {
     ({ values } = parseArgs({
@@ -20,6 +20,8 @@ function parse(argv: readonly string[]): { durationMs: number; workers: number; 
         quiet: { type: 'boolean', default: false },
         // Every record adds its amount to its key's total in DynamoDB Local, exactly once (design §8.1).
         effects: { type: 'boolean', default: false },
+        // With --effects: records in a thousand that kill their process, dead-lettered once (design §9.3).
+        poison: { type: 'string', default: '0' },
         'initial-position': { type: 'string', default: 'TRIM_HORIZON' },
         help: { type: 'boolean', default: false },
       },
@@ -37,7 +39,10 @@ function parse(argv: readonly string[]): { durationMs: number; workers: number; 
   if (!Number.isInteger(seed) || seed < 0) return '--seed must be a non-negative integer';
   const initialPosition = values['initial-position'];
   if (initialPosition !== 'TRIM_HORIZON' && initialPosition !== 'LATEST') return '--initial-position must be TRIM_HORIZON or LATEST';
-  return { durationMs: duration * 1000, workers, seed, report: values.report, quiet: values.quiet, effects: values.effects, initialPosition };
+  const poisonPermille = Number(values.poison);
+  if (!(Number.isInteger(poisonPermille) && poisonPermille >= 0 && poisonPermille <= 1000)) return '--poison must be an integer 0..1000 (records in a thousand)';
+  if (poisonPermille > 0 && !values.effects) return '--poison needs --effects (the dead letters are written with the checkpoint)';
+  return { durationMs: duration * 1000, workers, seed, report: values.report, quiet: values.quiet, effects: values.effects, poisonPermille, initialPosition };
 }
 
 async function main(): Promise<number> {
@@ -50,7 +55,7 @@ async function main(): Promise<number> {
   }
   const log = args.quiet ? undefined : (line: string) => process.stdout.write(`[chaos] ${line}\n`);
   const result = await runChaos({
-    durationMs: args.durationMs, workers: args.workers, seed: args.seed, initialPosition: args.initialPosition, effects: args.effects, ...(log === undefined ? {} : { log }),
+    durationMs: args.durationMs, workers: args.workers, seed: args.seed, initialPosition: args.initialPosition, effects: args.effects, poisonPermille: args.poisonPermille, ...(log === undefined ? {} : { log }),
   });
   const report = buildReport(result, `npm run chaos -- ${argv.join(' ')}`.trim());
   writeFileSync(args.report, `${JSON.stringify(report, null, 2)}\n`);

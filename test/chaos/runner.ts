@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Shard } from '@aws-sdk/client-kinesis';
 import { FLEET_TIMINGS, type WorkerProcess } from '../../examples/demo/fleet.js';
 import { Producer } from '../../examples/demo/producer.js';
+import { isPoison } from '../../examples/demo/poison.js';
 import type { WorkerConfig } from '../../examples/demo/worker.js';
 import { createTables } from '../../src/index.js';
 import {
@@ -17,7 +18,7 @@ import { readAckLogs } from '../support/ack-log.js';
 import { type FaultProxy, type FaultProxyCounts, startFaultProxy } from '../support/fault-proxy.js';
 import { isExpected, tally, type Tally } from '../support/tally.js';
 import {
-  type EffectsCheck, checkTotals, createTotalsTable, effectsFaultRules, expectedTotals, readTotals, splitRedeliveries, totalsReached,
+  type DeadLetterCheck, type EffectsCheck, checkDeadLetters, checkTotals, createUserTable, effectsFaultRules, expectedTotals, readTotals, splitRedeliveries, totalsReached,
 } from './effects.js';
 import { DYNAMODB_FAULTS, KINESIS_FAULTS, faultRules } from './faults.js';
 import { FleetControl } from './fleet-control.js';
@@ -63,6 +64,12 @@ export interface ChaosOptions {
    * to its key's total, on Amazon's DynamoDB Local; the run checks every total. Default `false`.
    */
   readonly effects?: boolean;
+  /**
+   * With `effects`: about this many records in a thousand are poison (design §9.3): the handler
+   * exits its process on them, every time (the fleet starts it again); after `maxDeliveries` (3)
+   * each is dead-lettered, once. Default 0: none.
+   */
+  readonly poisonPermille?: number;
   /** Progress lines. Default: none. */
   readonly log?: (line: string) => void;
 }
@@ -85,6 +92,8 @@ export interface ChaosResult {
   readonly producerErrors: number;
   /** With `effects`: what the totals came to. */
   readonly effects?: EffectsCheck;
+  /** With `poisonPermille`: the dead letters, and the processes poison killed. */
+  readonly deadLetters?: DeadLetterCheck & { readonly poisoned: number };
 }
 
 const until = (at: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
@@ -96,7 +105,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     // half as fast, and gets longer to drain what is left at the end.
     faultRate: input.faultRate ?? 0.05, perSecond: input.perSecond ?? (input.effects === true ? 50 : 100), keys: input.keys ?? 64,
     initialShards: input.initialShards ?? 4, drainTimeoutMs: input.drainTimeoutMs ?? (input.effects === true ? 300_000 : 90_000),
-    initialPosition: input.initialPosition ?? 'TRIM_HORIZON', effects: input.effects ?? false,
+    initialPosition: input.initialPosition ?? 'TRIM_HORIZON', effects: input.effects ?? false, poisonPermille: input.effects === true ? input.poisonPermille ?? 0 : 0,
   };
   const log = input.log ?? (() => undefined);
   const startedAt = Date.now();
@@ -105,13 +114,15 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
   const applicationName = `chaos-${options.seed}`;
   const local = await startLocalAws(options.effects ? { dynamodb: 'dynamodb-local' } : {});
   const totalsTable = `${applicationName}_totals`;
+  const deadLettersTable = `${applicationName}_dead_letters`;
   const proxies: FaultProxy[] = [];
   let config: (id: string) => WorkerConfig = () => { throw new Error('not ready'); };
   const fleet = new FleetControl((id) => config(id));
   try {
     await createStream(local.kinesis, stream, options.initialShards);
     await createTables({ dynamodb: local.dynamodb, applicationName });
-    if (options.effects) await createTotalsTable(local, totalsTable);
+    if (options.effects) await createUserTable(local, totalsTable, 'account');
+    if (options.poisonPermille > 0) await createUserTable(local, deadLettersTable, 'record');
     const kinesisProxy = await startFaultProxy({ target: local.endpoints.kinesis, seed: options.seed, rules: faultRules(options.faultRate, KINESIS_FAULTS) });
     proxies.push(kinesisProxy);
     const dynamoRules = options.effects ? effectsFaultRules(options.faultRate) : faultRules(options.faultRate, DYNAMODB_FAULTS);
@@ -128,6 +139,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
       // Every other worker processes 4 records at once, acking out of order (the checkpoint must follow the gaps).
       ...(ids.indexOf(id) % 2 === 1 ? { concurrency: 4, processingMs: 2 } : {}),
       ...(options.effects ? { effects: { table: totalsTable } } : {}),
+      ...(options.poisonPermille > 0 ? { poison: { deadLetters: deadLettersTable, permille: options.poisonPermille, maxDeliveries: 3 } } : {}),
     });
 
     // The producer writes straight to the server: its ledger must be exact, and the faults are for the consumers.
@@ -181,6 +193,8 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     if (options.effects) await waitForAsync(async () => totalsReached(expected, await readTotals(local, totalsTable)), options.drainTimeoutMs, 1000);
     await fleet.stopAll();
     const totals = options.effects ? await readTotals(local, totalsTable) : undefined;
+    const poison = producer.produced.map((p) => p.data).filter((data) => isPoison(data, options.poisonPermille));
+    const deadLetters = options.poisonPermille > 0 ? { ...await checkDeadLetters(local, deadLettersTable, poison), poisoned: fleet.poisoned } : undefined;
     const shards = await listShards(local.kinesis, stream);
     const faults = { kinesis: kinesisProxy.counts(), dynamodb: dynamoProxy.counts() };
     const events = fleet.events();
@@ -203,7 +217,7 @@ export async function runChaos(input: ChaosOptions): Promise<ChaosResult> {
     return {
       startedAt, finishedAt: Date.now(), options, runDir, stream, schedule, actions, tally: result,
       failovers: failovers(marks), recoveries: recoveries(actions, acks, parents), faults,
-      eventCounts: countByType(events), drained, producerErrors, ...(effects === undefined ? {} : { effects }),
+      eventCounts: countByType(events), drained, producerErrors, ...(effects === undefined ? {} : { effects }), ...(deadLetters === undefined ? {} : { deadLetters }),
     };
   } finally {
     await Promise.all(fleet.running().map((w) => w.kill()));

@@ -259,6 +259,36 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect([afterReset.checkpoint, afterReset.acked], 'read again from the reset, nothing skipped').to.deep.equal([at(SEQ), undefined]);
     });
 
+    it('deliveries (§9.3): written with a commit and a release, kept by renewals, read by the next capture with KPL sub-records; a Go kinsumer write drops them, a reset removes them', async () => {
+      const shard = uniqueName('deliveries');
+      const a = store('a');
+      const lease = await held(a, shard);
+      const counted = [{ through: beyond(3n, 2), sessions: 2 }, { through: beyond(2_564_131_663_402_632_534_000_926_720n), sessions: 1 }];
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false, deliveries: counted }));
+      await write(a.renew(lease));
+      expect((await firstValueFrom(a.read(shard)))?.deliveries, 'written, kept by a renewal').to.deep.equal(counted);
+      await write(a.release(lease, { checkpoint: at(SEQ), finished: false, deliveries: counted.slice(1) }));
+      const b = store('b');
+      const next = await held(b, shard);
+      expect(next.deliveries, 'the next owner gets what the release wrote').to.deep.equal(counted.slice(1));
+      await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
+      expect((await firstValueFrom(b.read(shard)))?.deliveries, 'a write without them removes them').to.equal(undefined);
+      await write(b.commit(next, { checkpoint: at(LATER), finished: false, deliveries: counted.slice(1) }));
+      clock.now += TTL_MS;
+      await backend().goWrite(shard, { ownerId: 'go-client', sequenceNumber: LATER, nowMs: clock.now });
+      expect((await firstValueFrom(b.read(shard)))?.deliveries, 'a Go kinsumer write drops them').to.equal(undefined);
+
+      const reset = uniqueName('deliveries-reset');
+      const c = store('c');
+      const third = await held(c, reset);
+      await write(c.commit(third, { checkpoint: at(SEQ), finished: false, deliveries: counted }));
+      clock.now += TTL_MS;
+      await firstValueFrom(store('operator').read(reset));
+      clock.now += TTL_MS;
+      await write(store('operator').resetCheckpoint(reset, at(SEQ), { force: true }));
+      expect((await firstValueFrom(c.read(reset)))?.deliveries, 'a reset to the same checkpoint removes them too').to.equal(undefined);
+    });
+
     it('fencing tokens only grow, also after the Go kinsumer rewrote the row without LeaseCounter (1, 2, then above 2)', async () => {
       const shard = uniqueName('rollback');
       const a = store('a');

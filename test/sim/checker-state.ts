@@ -24,6 +24,7 @@ export const INVARIANTS = {
   'retained-memory': 'after a garbage collection, a process keeps at most 2 × maxInFlightRecords of the records it was delivered per shard reachable',
   'key-order': "under processRecords' 'shard' and 'partitionKey' orderings (and per shard for processBatches), a lease's first handler calls per key come in sequence order, one key's calls one at a time",
   'settled-rehandled': 'a record the operator settled (acked) before a graceful release is not handed to a handler again by a later lease',
+  'poison-bound': 'a poison record (its handler kills the process) is handed to such handlers at most maxDeliveries times (each delivery is recorded in the row before its handler call), then goes to onFailure, acked (a reset of its shard starts the count again); with effects its dead letter is its writes, which effects-once checks',
   'effects-once': "with effects, every record's writes are applied exactly once if its shard's checkpoint covers it, never otherwise (a reset of its shard replays them once more)",
 } as const;
 

@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { INVARIANTS, type InvariantName } from './checker.js';
 import { DEFAULT_STEPS, Summary, failureJson, failureLines } from './report.js';
-import { ALL_KINDS, FAULT_KINDS, type FaultKind, describeSchedule } from './schedule.js';
+import { ALL_KINDS, DEFAULT_KINDS, FAULT_KINDS, type FaultKind, describeSchedule, sameKinds } from './schedule.js';
 import { simulateSeed } from './search.js';
 
 const USAGE = `usage: npm run simulate -- [--seeds N] [--from S] [--seed S] [--steps N] [--only kinds] [--exclude kinds]
@@ -72,7 +72,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const only = kindList(values.only, 'only');
   const excluded = new Set(kindList(values.exclude, 'exclude'));
-  const kinds = new Set((only.length > 0 ? only : ALL_KINDS).filter((k) => !excluded.has(k)));
+  const kinds = new Set((only.length > 0 ? only : DEFAULT_KINDS).filter((k) => !excluded.has(k)));
   const maxCommands = integer(values.steps, 'steps', DEFAULT_STEPS);
   const single = values.seed === undefined ? undefined : integer(values.seed, 'seed', 1);
   const from = single ?? integer(values.from, 'from', 1);
@@ -87,7 +87,7 @@ async function main(argv: string[]): Promise<number> {
   };
   const json = values.json === true;
   const out = (line: string) => { if (!json) process.stdout.write(`${line}\n`); };
-  out(`kinsumer simulate: seeds ${from}..${from + count - 1}, at most ${maxCommands} commands each, kinds: ${kinds.size === ALL_KINDS.length ? 'all' : [...kinds].join(', ')}`);
+  out(`kinsumer simulate: seeds ${from}..${from + count - 1}, at most ${maxCommands} commands each, kinds: ${sameKinds(kinds, DEFAULT_KINDS) ? 'all' : [...kinds].join(', ')}`);
 
   // Shrinking costs dozens of runs: in a run of many seeds only the first failure of each
   // invariant is shrunk (the others print their replay command); a single --seed always is.

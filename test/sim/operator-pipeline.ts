@@ -29,6 +29,10 @@ export interface PipelineHooks {
   called(records: readonly KinsumerRecord[], attempt: number): () => void;
   /** The operator emitted these records as settled (processed or dead-lettered, and acked). */
   settled(records: readonly KinsumerRecord[]): void;
+  /** onFailure returned `record`'s writes as its dead letter: the operator must ack it with them. */
+  readonly deadLettered?: (record: KinsumerRecord) => void;
+  /** A call on `records` kills the process (the `poison` kind): the call never returns. */
+  readonly kills?: (records: readonly KinsumerRecord[]) => boolean;
   /** With effects: the writes a successful call returns for `records` (calm or not), committed with their checkpoint. */
   readonly writes?: (records: readonly KinsumerRecord[]) => TransactWriteItem[];
 }
@@ -39,7 +43,18 @@ export function operatorPipeline(spec: RecordsHandler | BatchesHandler, hooks: P
     retry: { maxAttempts: spec.maxAttempts, initialDelayMs: spec.retryDelayMs, maxDelayMs: Math.max(spec.retryDelayMs, 2000) },
     scheduler: hooks.clock,
     random: hooks.random,
-    ...(spec.onFailure ? { onFailure: () => undefined } : {}),
+    // A poison record's way out is onFailure; with effects the dead letter is the record's own
+    // writes, committed with the checkpoint that passes it (design §9.3): effects-once checks it.
+    ...(spec.onFailure || spec.poisonPermille > 0
+      ? {
+        onFailure: ({ record }: { readonly record: KinsumerRecord }) => {
+          if (hooks.writes === undefined) return undefined;
+          hooks.deadLettered?.(record);
+          return { writes: hooks.writes([record]) };
+        },
+      }
+      : {}),
+    ...(spec.poisonPermille > 0 ? { maxDeliveries: spec.maxDeliveries } : {}),
   };
   if (spec.mode === 'records') {
     const handler = (record: KinsumerRecord, ctx: ProcessContext) => call(spec, hooks, [record], ctx, () => {
@@ -75,6 +90,8 @@ export function operatorPipeline(spec: RecordsHandler | BatchesHandler, hooks: P
 function call<T>(spec: RecordsHandler | BatchesHandler, hooks: PipelineHooks, records: readonly KinsumerRecord[], ctx: ProcessContext, outcome: () => T): Observable<T> {
   return new Observable<T>((subscriber) => {
     const end = hooks.called(records, ctx.attempt);
+    // process.exit() in the handler: nothing of this call returns.
+    if (hooks.kills?.(records) === true) return end;
     const calm = hooks.calm();
     const delayMs = calm ? 0 : Math.floor(hooks.random() * (spec.maxDelayMs + 1));
     const decide = calm ? () => undefined as T : outcome;

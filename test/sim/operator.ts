@@ -30,6 +30,8 @@ export interface OperatorWorld {
   readonly producer: Producer;
   readonly effects: EffectsLedger | undefined;
   readonly leaseTtlMs: number;
+  /** Shards an operator reset (their checkpoint rows' delivery counts start again). */
+  readonly resetShards: Set<string>;
   /** `true` once the schedule calmed (no more trouble is made). */
   calmed(): boolean;
   note(text: string): void;
@@ -108,6 +110,7 @@ export class SimOperator {
       }
       checker.reset(shardId, observedCheckpoint(checkpoint), checkpoints.row(shardId)?.finished ?? false, scheduler.now());
       this.world.effects?.reset(shardId);
+      this.world.resetShards.add(shardId);
     }
   }
 }

@@ -17,6 +17,7 @@ import { EFFECTS_TABLE, type EffectsLedger, effectWrites } from './effects-table
 import type { CallOrdering } from './handler-rules.js';
 import type { MemoryProbe } from './memory-probe.js';
 import { dateHeaderStream } from './date-header.js';
+import { isPoison } from '../../examples/demo/poison.js';
 import { HandlerFailure, operatorPipeline } from './operator-pipeline.js';
 import { leakyStream, unfencedStore, unfencedTransactions } from './sabotage.js';
 import { type CallerState, type FaultPlan, faultyFanOut, faultyPort } from './faults.js';
@@ -25,6 +26,15 @@ import { ClientClock, type SimScheduler } from './sim-scheduler.js';
 import type { Sabotage } from './world.js';
 
 /** What every process of one world shares. */
+/** A poison record a handler call killed its process on. */
+export interface PoisonCall {
+  readonly id: string;
+  readonly shardId: string;
+  readonly deliveryCount: number;
+  /** Records in the call (1, or a batch's). */
+  readonly batch: number;
+}
+
 export interface ProcessDeps {
   readonly scheduler: SimScheduler;
   readonly stream: MemoryStream;
@@ -44,6 +54,8 @@ export interface ProcessDeps {
   readonly hasTwin: (process: SimProcess) => boolean;
   /** Called when the process's pipeline ended with an error (its handler's or the library's). */
   readonly onFailed: (process: SimProcess, handlerFailure: boolean) => void;
+  /** Called when a handler killed the process on poison records (the `poison` kind). */
+  readonly onPoisoned: (process: SimProcess, records: readonly PoisonCall[], maxDeliveries: number) => void;
   /** The stream's enhanced fan-out, when the group reads with `readMode: 'fan-out'`. */
   readonly fanOut: MemoryFanOut | undefined;
   /** Counts reachable records (the `memory` kind). */
@@ -64,6 +76,8 @@ export class SimProcess implements ProcessView, CallerState {
   readonly #unacked = new Set<() => void>();
   readonly #shardBusyUntil = new Map<string, number>();
   /** What the checker knows of each record delivered (weakly: the memory probe counts what the library keeps). */
+  // Records onFailure dead-lettered with their writes (with effects).
+  readonly #deadLetters = new WeakSet<KinsumerRecord>();
   readonly #deliveries = new WeakMap<KinsumerRecord, Delivery>();
   /** With effects: records delivered and not yet committed, by id (the operators commit a batch's writes without record.ack()). */
   readonly #committing = new Map<string, Delivery>();
@@ -148,6 +162,16 @@ export class SimProcess implements ProcessView, CallerState {
         random: seededRandom(Math.floor(random() * 2 ** 32)),
         calm: () => this.#calm,
         called: (records, attempt) => this.#called(records, attempt, handler.mode === 'batches' ? 'batch' : handler.ordering),
+        deadLettered: (record: KinsumerRecord) => this.#deadLetters.add(record),
+        ...(handler.poisonPermille === 0 ? {} : {
+          kills: (records: readonly KinsumerRecord[]) => {
+            const poison = records.filter((record) => isPoison(record.id, handler.poisonPermille));
+            if (poison.length === 0) return false;
+            this.crash();
+            this.deps.onPoisoned(this, poison.map((record) => ({ id: record.id, shardId: record.shardId, deliveryCount: record.deliveryCount, batch: records.length })), handler.maxDeliveries);
+            return true;
+          },
+        }),
         ...(deps.effects === undefined ? {} : { writes: (records: readonly KinsumerRecord[]) => records.flatMap(effectWrites) }),
         settled: (records) => {
           for (const record of records) {
@@ -237,6 +261,7 @@ export class SimProcess implements ProcessView, CallerState {
       configurable: true,
       value: (options?: AckOptions) => {
         if (options?.writes === undefined) {
+          if (this.#deadLetters.has(record)) checker.fail('effects-once', scheduler.now(), `${record.id}: dead-lettered with writes by onFailure, acked without them (design §9.3)`);
           this.deps.effects?.ackedWithoutWrites(record);
           checker.acked(delivery, scheduler.now());
         }

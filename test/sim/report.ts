@@ -1,7 +1,7 @@
 // What a run of many seeds tells a human (text) or a tool (JSON): every failing seed with its
 // broken invariant, its shrunk schedule and the command that replays it; then the totals.
 import type { InvariantName } from './checker.js';
-import { type FaultKind, ALL_KINDS, describeSchedule } from './schedule.js';
+import { type FaultKind, DEFAULT_KINDS, describeSchedule, sameKinds } from './schedule.js';
 import type { SeedOutcome } from './search.js';
 
 /** Totals over the seeds of one invocation. */
@@ -106,7 +106,7 @@ export class Summary {
 export function replayCommand(seed: number, kinds: ReadonlySet<FaultKind>, maxCommands: number, path?: string, find?: string): string {
   const parts = ['npm run simulate --', `--seed ${seed}`];
   if (find !== undefined) parts.push(`--find ${find}`);
-  if (kinds.size !== ALL_KINDS.length) parts.push(`--only ${[...kinds].join(',')}`);
+  if (!sameKinds(kinds, DEFAULT_KINDS)) parts.push(`--only ${[...kinds].join(',')}`);
   if (maxCommands !== DEFAULT_STEPS) parts.push(`--steps ${maxCommands}`);
   if (path !== undefined) parts.push(`--path ${path}`);
   return parts.join(' ');

@@ -12,7 +12,7 @@ import { EffectsLedger } from './effects-table.js';
 import { FaultPlan } from './faults.js';
 import { MemoryProbe } from './memory-probe.js';
 import { SimOperator } from './operator.js';
-import { SimProcess } from './process.js';
+import { type PoisonCall, SimProcess } from './process.js';
 import { Producer } from './producer.js';
 import { CLIENT_POOL, KINDS_OF_ISSUE_24, type Command, type FaultKind, type HandlerSpec, type SimConfig } from './schedule.js';
 import { SimScheduler } from './sim-scheduler.js';
@@ -22,6 +22,8 @@ export const START_MS = 1_764_000_000_000;
 /** The stream exists this long before the start, so records can arrive before an AT_TIMESTAMP start. */
 const PRELUDE_MS = 61_000;
 const PRODUCER_TICK_MS = 100;
+/** A supervisor's restart of a process poison killed (a pod's). */
+const POISON_RESTART_MS = 100;
 /** The longest backoff of a retried call (DEFAULT_BACKOFF.maxMs): a fault just before calm may delay a renewal this long. */
 const MAX_BACKOFF_MS = 10_000;
 /** The longest the calm phase waits for a slow group to read everything. */
@@ -69,6 +71,9 @@ export class World {
   /** What each command did, resolved against the world (`12.300 s: c1#1 freezes for 1300 ms`). */
   readonly log: string[] = [];
   readonly #incarnations = new Map<number, number>();
+  readonly #resetShards = new Set<string>();
+  /** Poison records' handler calls (each killed its process), by record id. */
+  readonly #poisonCalls = new Map<string, { readonly shardId: string; readonly calls: number; readonly maxDeliveries: number }>();
   readonly #operator: SimOperator;
   readonly #startTimestampMs: number;
   #producing = true;
@@ -105,7 +110,7 @@ export class World {
     this.effects = effects ? new EffectsLedger() : undefined;
     this.#operator = new SimOperator({
       scheduler: this.scheduler, stream: this.stream, checkpoints: this.checkpoints, checker: this.checker, producer: this.producer,
-      effects: this.effects, leaseTtlMs: t.leaseTtlMs, calmed: () => this.#calmed, note: (text) => this.#note(text),
+      effects: this.effects, leaseTtlMs: t.leaseTtlMs, resetShards: this.#resetShards, calmed: () => this.#calmed, note: (text) => this.#note(text),
     });
   }
 
@@ -265,6 +270,26 @@ export class World {
     this.checker.checkBalance(this.scheduler.now(), this.processes.filter((p) => p.status() === 'running'));
     this.checker.checkNothingLost(this.scheduler.now());
     for (const finding of this.effects?.check(this.checkpoints) ?? []) this.checker.fail('effects-once', this.scheduler.now(), finding.message);
+    this.#checkPoison();
+  }
+
+  /** poison-bound: handler calls on each poison record, against the largest maxDeliveries of the handlers it killed. */
+  #checkPoison(): void {
+    for (const [id, { shardId, calls, maxDeliveries }] of this.#poisonCalls) {
+      if (calls > maxDeliveries && !this.#resetShards.has(shardId)) {
+        this.checker.fail('poison-bound', this.scheduler.now(), `${shardId}: poison record ${id} killed ${calls} processes, more than maxDeliveries (${maxDeliveries})`);
+      }
+    }
+  }
+
+  /** A handler killed `process` on poison `records`: its supervisor starts it again with the same clientId and handler. */
+  #poisoned(client: number, process: SimProcess, records: readonly PoisonCall[], maxDeliveries: number): void {
+    this.#note(`${process.label} dies on poison ${records.map((r) => `${r.id} (deliveryCount ${r.deliveryCount}${r.batch === 1 ? '' : `, in a batch of ${r.batch}`})`).join(', ')}`);
+    for (const { id, shardId } of records) {
+      const seen = this.#poisonCalls.get(id);
+      this.#poisonCalls.set(id, { shardId, calls: (seen?.calls ?? 0) + 1, maxDeliveries: Math.max(seen?.maxDeliveries ?? 0, maxDeliveries) });
+    }
+    this.#restartLater(client, process, false, process.handlerSpec);
   }
 
   /** Puts `count` records (see producer.ts). */
@@ -335,6 +360,7 @@ export class World {
       hidden: (seq) => this.dropped(seq),
       hasTwin: (process) => this.processes.some((p) => p !== process && p.clientId === process.clientId && p.alive),
       onFailed: (failed, byHandler) => this.#restartLater(client, failed, byHandler),
+      onPoisoned: (poisoned, records, maxDeliveries) => this.#poisoned(client, poisoned, records, maxDeliveries),
       fanOut: this.fanOut,
       probe: this.probe,
       effects: this.effects,
@@ -345,13 +371,14 @@ export class World {
   }
 
   /** A failed process's supervisor starts a new one with the same clientId, once the old one is gone (unless duplicates are allowed). */
-  #restartLater(client: number, failed: SimProcess, byHandler: boolean): void {
+  #restartLater(client: number, failed: SimProcess, byHandler: boolean, restartWith: HandlerSpec = { mode: 'sync' }): void {
     const t = this.config.timings;
     const handler = failed.handlerSpec;
-    const delayMs = byHandler && handler.mode === 'fail' ? (handler.restartTenths * t.leaseTtlMs) / 10 : t.leaseTtlMs;
+    // A process poison killed is started again at once (restartWith: its own handler, which kills it again).
+    const delayMs = restartWith.mode !== 'sync' ? POISON_RESTART_MS : byHandler && handler.mode === 'fail' ? (handler.restartTenths * t.leaseTtlMs) / 10 : t.leaseTtlMs;
     const attempt = (): boolean => {
       if (!this.options.kinds.has('dup-id') && this.#aliveOf(client).length > 0) return false;
-      this.#startProcess(client, { mode: 'sync' });
+      this.#startProcess(client, restartWith);
       return true;
     };
     this.scheduler.schedule(function () {

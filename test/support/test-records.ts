@@ -19,6 +19,8 @@ export interface TestRecordOptions {
   readonly arrivedAtMs?: number;
   readonly lease?: AbortSignal;
   readonly clock?: () => number;
+  /** `record.deliveryCount`. Default 1. */
+  readonly deliveryCount?: number;
 }
 
 let nextSequence = 1000;
@@ -36,6 +38,7 @@ export function testRecord(name: string, options: TestRecordOptions = {}): TestR
     ackOptions,
     id: `${shardId}/${sequenceNumber}`,
     fencingToken: 1,
+    deliveryCount: options.deliveryCount ?? 1,
     shardId,
     streamName: 'test-stream',
     sequenceNumber,

@@ -148,7 +148,7 @@ describe('CLI positions (pure)', () => {
   it('tail prints one line per record, tab-separated or JSON', () => {
     const record: PrintedRecord = {
       shardId: 's', sequenceNumber: SEQ, subSequenceNumber: 1, partitionKey: 'pk', explicitHashKey: '42',
-      data: new TextEncoder().encode('hi'), approximateArrivalTimestamp: new Date(0),
+      data: new TextEncoder().encode('hi'), approximateArrivalTimestamp: new Date(0), deliveryCount: 1,
     };
     expect(recordLine(record, false)).to.equal(`s\t${SEQ}/1\tpk\thi\n`);
     expect(JSON.parse(recordLine(record, true))).to.deep.equal({

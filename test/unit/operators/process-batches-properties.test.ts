@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { VirtualTimeScheduler, defer, map, merge, mergeMap, of, tap, throwError, timer } from 'rxjs';
+import { VirtualTimeScheduler, defer, ignoreElements, map, merge, mergeMap, of, tap, throwError, timer } from 'rxjs';
 import { processBatches } from '../../../src/operators/process-batches.js';
 import type { KinsumerRecord } from '../../../src/types.js';
 import { type TestRecord, testRecord } from '../../support/test-records.js';
@@ -62,7 +62,7 @@ describe('processBatches properties (fast-check, virtual time)', () => {
       }), {
         maxSize: s.maxSize, maxWaitMs: s.maxWaitMs, scheduler, random: () => 0.5,
         retry: { maxAttempts: s.maxAttempts, initialDelayMs: 5, maxDelayMs: 20 },
-        onFailure: () => timer(1, scheduler),
+        onFailure: () => timer(1, scheduler).pipe(ignoreElements()),
       })).subscribe({ error: (e: unknown) => violations.push(`errored: ${String(e)}`), complete: () => { completed = true; } });
       scheduler.flush();
       expect(violations).to.deep.equal([]);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { VirtualTimeScheduler, defer, map, merge, mergeMap, of, tap, throwError, timer } from 'rxjs';
+import { VirtualTimeScheduler, defer, ignoreElements, map, merge, mergeMap, of, tap, throwError, timer } from 'rxjs';
 import { processRecords } from '../../../src/operators/process-records.js';
 import type { ProcessedRecord, RecordOrdering } from '../../../src/operators/process-types.js';
 import { type TestRecord, testRecord } from '../../support/test-records.js';
@@ -98,7 +98,7 @@ function run(s: Scenario): Run {
     retry: { maxAttempts: s.maxAttempts, initialDelayMs: s.initialDelayMs, maxDelayMs: 30 },
     random: () => s.draw,
     scheduler,
-    onFailure: () => timer(s.onFailureMs, scheduler),
+    onFailure: () => timer(s.onFailureMs, scheduler).pipe(ignoreElements()),
   })).subscribe({
     next: (p) => emitted.push(p),
     error: (error: unknown) => violations.push(`errored: ${String(error)}`),
