@@ -6,7 +6,7 @@
 // lease, W2), the release once, by close(). A fenced write means another client took the lease:
 // that shard stops with LeaseLostError, the consumer carries on.
 import {
-  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, concat, defer, endWith, filter, first,
+  type SchedulerLike, type Subscription, BehaviorSubject, EMPTY, Subject, catchError, concat, defer, endWith, filter, first,
   identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, Observable, share, startWith, switchMap, take, takeUntil,
   tap, throttle, throttleTime, throwError,
 } from 'rxjs';
@@ -155,16 +155,25 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // Asks the lane for a turn at once (not throttled): records whose writes wait are committed as
   // soon as the lane is free, so each transaction takes what was acked while the last one was out.
   const laneWanted = new Subject<void>();
-  // A handler waits for its record's delivery to be recorded (§9.3): a turn of the lane, not throttled
-  // by commitFrequencyMs — after the synchronous burst that emitted it, so that one write records
-  // every record of the burst.
+  // A handler waits for its record's delivery to be recorded (§9.3): the lane's next commit, which
+  // records every record tracked by then. Commits are throttled by commitFrequencyMs, leading edge
+  // first: a quiet shard's record is recorded at once, and while records flow the recordings ride
+  // the checkpoint's own writes, at most one a commitFrequencyMs (one per page read cost a DynamoDB
+  // write per poll: 50 writes in 10 s against 10 at 40 records a second, delivery-recording-cost.test.ts).
+  // After the synchronous burst that emitted it, so that one write records the whole burst. Paced
+  // records (see DeliveryLedger) are the exception.
   let recordScheduled = false;
   const recordIfOwed = (): void => {
     if (recordScheduled || ledger.idle) return;
     recordScheduled = true;
     scheduler.schedule(() => {
       recordScheduled = false;
-      if (ledger.owes(state.next())) laneWanted.next();
+      const next = state.next();
+      if (!ledger.owes(next)) return;
+      // A paced record (delivered before, by a session that died) is recorded alone and at once:
+      // after a crash the records it had in flight go one write each, not one a commitFrequencyMs.
+      if (next !== undefined && ledger.paced(next.ticket)) laneWanted.next();
+      else wantCommit();
     });
   };
   const effects = new EffectsLane({
@@ -406,14 +415,24 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     paced: (ticket) => ledger.paced(ticket),
     recording$: (ticket) => (ledger.recorded(ticket) ? undefined : new Observable<void>((subscriber) => {
       let waiting = true;
+      // Told on a turn of its own, not inside the write that recorded it: a handler that acks at
+      // once would otherwise ask for the next commit while the commit throttle is still emitting
+      // this one, and be given it at once (five writes a second instead of one, with a store that
+      // answers synchronously; delivery-recording-cost.test.ts).
+      let told: Subscription | undefined;
       const done = (): void => {
         if (!waiting) return;
         waiting = false;
-        subscriber.next();
-        subscriber.complete();
+        told = scheduler.schedule(() => {
+          subscriber.next();
+          subscriber.complete();
+        });
       };
       if (phase.value.kind === 'open' && ledger.whenRecorded(ticket, done)) recordIfOwed();
-      return () => { waiting = false; };
+      return () => {
+        waiting = false;
+        told?.unsubscribe();
+      };
     })),
   };
 }

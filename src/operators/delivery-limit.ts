@@ -42,11 +42,12 @@ export function deliveredTooOften(record: KinsumerRecord, maxDeliveries: number)
 /**
  * Calls `then` once the deliveries of `records` are recorded — at once, synchronously, when there
  * is nothing to wait for (the usual case) — or `aborted` instead as soon as `signal` aborts.
- * Returns the teardown that cancels both.
+ * Returns the teardown that cancels both. With `maxDeliveries` `Infinity` no count is ever held
+ * against a record: nothing waits, and no write is owed for it.
  */
-export function whenRecorded(records: readonly KinsumerRecord[], signal: AbortSignal, then: () => void, aborted: () => void): () => void {
+export function whenRecorded(records: readonly KinsumerRecord[], maxDeliveries: number, signal: AbortSignal, then: () => void, aborted: () => void): () => void {
   const waits = [];
-  for (const record of records) {
+  for (const record of maxDeliveries === Number.POSITIVE_INFINITY ? [] : records) {
     const recording = StreamRecord.recording$(record);
     if (recording !== undefined) waits.push(recording);
   }

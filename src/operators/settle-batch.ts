@@ -161,7 +161,7 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
     };
 
     // The records' deliveries are recorded before the handler sees them; those delivered too often go to onFailure untried.
-    const stopRecording = whenRecorded(batch, signal, () => {
+    const stopRecording = whenRecorded(batch, maxDeliveries, signal, () => {
       remaining = batch.filter((record) => {
         const tooOften = deliveredTooOften(record, maxDeliveries);
         if (tooOften !== undefined) failures.push({ record, error: tooOften, attempts: 0 });

@@ -102,7 +102,7 @@ export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handl
     };
 
     // The record's delivery is recorded before any handler sees it; delivered too often, it goes to onFailure untried.
-    const stopRecording = whenRecorded([record], signal, () => {
+    const stopRecording = whenRecorded([record], maxDeliveries, signal, () => {
       const tooOften = deliveredTooOften(record, maxDeliveries);
       if (tooOften === undefined) attempt();
       else giveUp(tooOften);
