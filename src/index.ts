@@ -16,6 +16,7 @@ export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
   RequestTimeoutError, StartTimeoutError,
   CorruptCheckpointError,
+  ClientReplacedError,
 } from './errors/kinsumer-errors.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
 export { WritesTooLargeError, WriteConditionError, WriteRejectedError, type WritesLimit } from './errors/write-errors.js';

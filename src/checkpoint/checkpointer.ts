@@ -14,6 +14,7 @@ import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { retryTransient } from '../errors/retry-backoff.js';
 import { type Clock, schedulerClock } from '../ports/clock.js';
 import type { HeldLease, LeaseStore, StoredCheckpoint } from '../ports/lease-store.js';
+import type { ClientLiveness } from '../ports/liveness.js';
 import type { Position } from '../ports/position.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { CheckpointPosition, KinsumerEvent, StatReceiver } from '../types.js';
@@ -24,6 +25,14 @@ import { weighWrites } from './transact-writes.js';
 
 /** Transient failures of the final release retried before close() gives up (the lease then expires on its own). */
 const RELEASE_RETRIES = 5;
+
+/**
+ * How often a lease that lives by its owner's clients row still writes its own row. Nobody needs it
+ * to stay ours — the client's heartbeat does that — but the Go kinsumer takes a lease whose
+ * LastUpdate is older than its TTL (5 minutes at its defaults) the moment it joins, before any
+ * member has seen it; and a fence that tells nobody (a hand-edited row) is found within a minute.
+ */
+export const LEASE_KEEPALIVE_MS = 60_000;
 
 /** Options of {@link createCheckpointer}. */
 export interface CheckpointerOptions {
@@ -40,6 +49,14 @@ export interface CheckpointerOptions {
   readonly commitFrequencyMs: number;
   /** Renew the lease after this long without a write (well within leaseTtlMs; the coordination layer passes leaseTtlMs / 3). */
   readonly renewIntervalMs: number;
+  /**
+   * The client's heartbeat, which keeps a lease captured in its life alive (docs/architecture.md,
+   * "Liveness"): the lease counts as confirmed while the client's last accepted heartbeat is less
+   * than two renewal intervals old, and its own row is renewed only every {@link LEASE_KEEPALIVE_MS}
+   * — or every `renewIntervalMs` (and confirmed by that) while a live member judges leases by their
+   * own rows. Absent: the lease is renewed and confirmed by its own writes alone.
+   */
+  readonly liveness?: ClientLiveness;
   /** Report `shard-stalled` after this long with records pending and the watermark not moving, and again as often. Default 60000. */
   readonly stallWarningMs?: number;
   readonly scheduler: SchedulerLike;
@@ -80,6 +97,12 @@ export interface Checkpointer extends ShardTracker {
    * lease last wrote one (`clock.wallNow()`, `undefined` before its first). For `status()`.
    */
   stored(): { readonly checkpoint: CheckpointPosition | undefined; readonly atMs: number | undefined };
+  /**
+   * The lease was taken from this client without a write of its telling it (a reset revoked it, or
+   * the group ended the client's life): as a fenced write would, it ends the lane with `error`
+   * (`lease-lost`); nothing more is written. Does nothing once the lease is over.
+   */
+  revoke(error: LeaseLostError): void;
 }
 
 /** Where the lease stands: the one state machine of the lane, close() and finish(). */
@@ -100,7 +123,7 @@ type Request = 'write' | 'release';
 
 /** Creates the checkpointer of a freshly captured lease. */
 export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
-  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, stallWarningMs = DEFAULT_STALL_WARNING_MS } = options;
+  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, liveness, stallWarningMs = DEFAULT_STALL_WARNING_MS } = options;
   if (!(commitFrequencyMs >= 0)) throw new RangeError('commitFrequencyMs must be >= 0');
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
   if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
@@ -281,10 +304,17 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       state.decide().changed ? startWith(undefined) : identity,
       throttleTime(commitFrequencyMs, scheduler, { leading: true, trailing: true }),
     );
-    const renewals$ = confirmed.pipe(
+    // Its own row every renewal interval while that is what keeps it (or while a member judges
+    // leases by their rows), else a keep-alive; re-timed when the rule changes.
+    const renewals$ = merge(confirmed, liveness?.perLeaseRenewalChanged$ ?? EMPTY).pipe(
       startWith(undefined),
-      switchMap(() => interval(renewIntervalMs, scheduler)),
+      switchMap(() => interval(liveness === undefined || liveness.perLeaseRenewal() ? renewIntervalMs : Math.max(renewIntervalMs, LEASE_KEEPALIVE_MS), scheduler)),
       tap(() => { renewDue = true; }),
+    );
+    const revoked$ = phase.pipe(
+      filter((p): p is Extract<Phase, { kind: 'lost' }> => p.kind === 'lost'),
+      take(1),
+      mergeMap((p) => throwError(() => p.error)),
     );
     const requests$ = merge(
       merge(commits$, renewals$, laneWanted.pipe(effects.waiting ? startWith(undefined) : identity)).pipe(map((): Request => 'write'), takeUntil(closing$)),
@@ -292,7 +322,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     );
     // One write at a time; a request that comes while one is in flight waits for it (the latest only).
     const lane$ = requests$.pipe(throttle((request) => write(request).pipe(endWith(null)), { leading: true, trailing: true }));
-    return merge(lane$, stalls$.pipe(takeUntil(closing$))).pipe(
+    return merge(lane$, stalls$.pipe(takeUntil(closing$)), revoked$).pipe(
       ignoreElements(),
       takeUntil(phase.pipe(filter((p) => p.kind === 'closed'))),
     );
@@ -368,8 +398,19 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       })();
       return closing;
     },
-    leaseConfirmed: () => state.startStored && clock.elapsedNow() - confirmedAtMs < 2 * renewIntervalMs,
-    confirmed$: confirmed.asObservable(),
+    leaseConfirmed: () => {
+      if (!state.startStored) return false;
+      const nowMs = clock.elapsedNow();
+      if (liveness === undefined) return nowMs - confirmedAtMs < 2 * renewIntervalMs;
+      // The client's heartbeat keeps the lease; its own renewals too while members judge it by its row.
+      const clientAtMs = liveness.confirmedAtMs();
+      if (clientAtMs === undefined || nowMs - clientAtMs >= 2 * renewIntervalMs) return false;
+      return !liveness.perLeaseRenewal() || nowMs - confirmedAtMs < 2 * renewIntervalMs;
+    },
+    confirmed$: liveness === undefined ? confirmed.asObservable() : merge(confirmed, liveness.confirmed$),
+    revoke(error: LeaseLostError): void {
+      if (phase.value.kind === 'open' || phase.value.kind === 'closing') lose(error);
+    },
     checkpoint: () => state.position,
     finishedWritten: () => state.finishedWritten,
     stored: () => stored,

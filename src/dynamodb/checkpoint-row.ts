@@ -42,6 +42,11 @@ export const CHECKPOINT_ATTRIBUTES = {
    * condition if sent again, whenever that is. The Go kinsumer ignores it.
    */
   transactionToken: 'TransactionToken',
+  /**
+   * The life of its owner when it captured the lease (docs/architecture.md, "Liveness"): the lease
+   * lives as long as that life's clients row does. The Go kinsumer's full-row writes drop it.
+   */
+  ownerIncarnation: 'OwnerIncarnation',
 } as const;
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -66,6 +71,11 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
     const acked = decodeAckedRanges(item[A.ackedRanges]?.S, checkpoint);
     const checkpointUpdateNs = informational(() => readInteger(item, A.checkpointUpdate));
     const transactionToken = informational(() => readString(item, A.transactionToken));
+    // Not informational: a lease whose life cannot be read could be taken from a live owner.
+    const ownerIncarnation = readInteger(item, A.ownerIncarnation);
+    if (ownerIncarnation !== undefined && (ownerIncarnation < 1n || ownerIncarnation > BigInt(Number.MAX_SAFE_INTEGER))) {
+      throw new CorruptCheckpointError(shardId, A.ownerIncarnation, 'is out of range');
+    }
     return {
       shardId,
       checkpoint,
@@ -78,6 +88,7 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
       ...(checkpointUpdateNs === undefined ? {} : { checkpointUpdateNs }),
       ...(acked === undefined ? {} : { acked }),
       ...(transactionToken === undefined ? {} : { transactionToken }),
+      ...(ownerIncarnation === undefined ? {} : { ownerIncarnation: Number(ownerIncarnation) }),
     };
   });
 }

@@ -1,5 +1,5 @@
 import {
-  type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, first, map, of, repeat, tap, timer,
+  EMPTY, type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, map, of, repeat, take, tap, timer,
 } from 'rxjs';
 import { isTransient } from '../errors/aws-error-kind.js';
 import { asError, stopsTheClient } from '../errors/fault-scope.js';
@@ -42,12 +42,17 @@ interface Slot {
 export class LeaseManager {
   private readonly slots = new Map<string, Slot>();
   private readonly captured = new Subject<ShardLease>();
+  private readonly settled = new Subject<string>();
   private stopping = false;
+  /** `false` while the client drains: it captures nothing, and gives up what it holds as it is told. */
+  private taking = true;
   private readonly random: () => number;
   private readonly waits: CaptureWaits;
 
   /** Each lease when captured (hot). */
   readonly captured$: Observable<ShardLease> = this.captured.asObservable();
+  /** The shard of each lease once its end is settled (released, finished, lost or failed) and it is no longer held (hot). */
+  readonly ended$: Observable<string> = this.settled.asObservable();
 
   constructor(private readonly deps: LeaseManagerDeps) {
     this.random = deps.random ?? Math.random;
@@ -69,17 +74,58 @@ export class LeaseManager {
     return [...this.slots.values()].filter((s) => s.session !== undefined && s.wanted).map((s) => s.shardId).sort();
   }
 
+  /** Shards wanted and not held yet (their capture is under way): what the client's row says it waits for. */
+  wants(): string[] {
+    return [...this.slots.values()].filter((s) => s.wanted && s.session === undefined && s.capture !== undefined).map((s) => s.shardId).sort();
+  }
+
+  /**
+   * Captures nothing more (the client drains): every capture under way stops; what is held stays
+   * until {@link want} gives it up. {@link resumeTaking} undoes it.
+   */
+  stopTaking(): void {
+    if (!this.taking) return;
+    this.taking = false;
+    for (const slot of this.slots.values()) {
+      // A request in flight may take effect: its answer is awaited (the loop then ends by itself).
+      if (slot.session !== undefined || slot.requesting !== undefined) continue;
+      slot.capture?.unsubscribe();
+      slot.capture = undefined;
+      this.waits.ended(slot.shardId);
+      this.slots.delete(slot.shardId);
+    }
+  }
+
+  /** Captures again (a drain undone). */
+  resumeTaking(): void {
+    this.taking = true;
+  }
+
+  /**
+   * The leases of `shardIds` (default: all held) were taken without a write of theirs telling them
+   * (a reset revoked them, or the group ended this client's life): each ends as lost, writing nothing.
+   */
+  revoke(error: (shardId: string) => LeaseLostError, shardIds?: readonly string[]): void {
+    for (const slot of this.slots.values()) {
+      if (shardIds === undefined || shardIds.includes(slot.shardId)) slot.session?.revoke(error(slot.shardId));
+    }
+  }
+
   /** The leases held now, for late subscribers. */
   active(): ShardLease[] {
     return [...this.slots.values()].flatMap((s) => (s.session === undefined ? [] : [s.session.lease]));
   }
 
-  /** Makes `wanted` (shard id → parent ids) the set of shards this client reads. */
-  want(wanted: ReadonlyMap<string, readonly string[]>): void {
+  /**
+   * Makes `wanted` (shard id → parent ids) the set of shards this client reads; each lease given
+   * up waits at most `drainMs` for its emitted records to be acked (default: the drain bound).
+   */
+  want(wanted: ReadonlyMap<string, readonly string[]>, drainMs?: number): void {
     if (this.stopping) return;
     for (const [shardId, parentShardIds] of wanted) {
       const slot = this.slots.get(shardId);
       if (slot === undefined) {
+        if (!this.taking) continue;
         const created: Slot = {
           shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined, faulted: false, retries: 0, requesting: undefined,
         };
@@ -88,7 +134,7 @@ export class LeaseManager {
       } else {
         slot.parentShardIds = parentShardIds;
         slot.wanted = true;
-        if (slot.session === undefined && slot.capture === undefined) this.startCapture(slot, this.firstDelayMs());
+        if (slot.session === undefined && slot.capture === undefined && this.taking) this.startCapture(slot, this.firstDelayMs());
       }
     }
     for (const slot of this.slots.values()) {
@@ -98,7 +144,7 @@ export class LeaseManager {
       slot.capture = undefined;
       this.waits.ended(slot.shardId);
       if (slot.session === undefined) this.slots.delete(slot.shardId);
-      else void slot.session.end();
+      else void slot.session.end(drainMs);
     }
   }
 
@@ -198,10 +244,17 @@ export class LeaseManager {
       }),
     );
     slot.capture = timer(initialDelayMs, options.scheduler).pipe(
-      concatMap(() => attempt$.pipe(repeat({ delay: () => timer(this.retryDelayMs(slot), options.scheduler) }))),
+      // A client that starts draining lets the request in flight answer, and tries no more.
+      concatMap(() => attempt$.pipe(repeat({ delay: () => (this.taking ? timer(this.retryDelayMs(slot), options.scheduler) : EMPTY) }))),
       filter((lease): lease is HeldLease => lease !== undefined),
-      first(),
+      take(1),
     ).subscribe({
+      complete: () => {
+        if (slot.session !== undefined) return;
+        slot.capture = undefined;
+        this.waits.ended(slot.shardId);
+        if (this.slots.get(slot.shardId) === slot) this.slots.delete(slot.shardId);
+      },
       next: (lease) => {
         this.waits.ended(slot.shardId);
         slot.capture = undefined;
@@ -230,10 +283,12 @@ export class LeaseManager {
     emit({ type: 'lease-acquired', shardId: slot.shardId, fencingToken: held.leaseCounter, startingPosition: session.lease.startingPosition });
     void session.done.then((end) => {
       if (slot.session === session) slot.session = undefined;
-      if (this.stopping || !slot.wanted || end === 'finished') {
+      if (this.stopping || !this.taking || !slot.wanted || end === 'finished') {
         if (slot.session === undefined && slot.capture === undefined) this.slots.delete(slot.shardId);
+        this.settled.next(slot.shardId);
         return;
       }
+      this.settled.next(slot.shardId);
       // Lost or failed while still wanted: try again (capture fails until the lease is free or ours).
       if (session.readError instanceof CorruptCheckpointError) slot.corrupt = session.readError.message;
       else if (end === 'failed' || (session.readError !== undefined && !(session.readError instanceof LeaseLostError))) slot.faulted = true;

@@ -8,6 +8,7 @@ import { asError, stopsTheClient } from '../errors/fault-scope.js';
 import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import type { ResolvedOptions } from '../options.js';
 import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
+import type { ClientLiveness } from '../ports/liveness.js';
 import { DATE_HEADER_RESOLUTION_MS } from '../ports/server-date.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { StreamPort } from '../ports/stream.js';
@@ -35,6 +36,8 @@ export interface SessionDeps {
   readonly unwatched$?: Observable<boolean>;
   /** The client's running totals of a shard (records delivered, acked). Absent: counted for nobody. */
   readonly tally?: (shardId: string) => ShardTally;
+  /** The client's heartbeat, which keeps its leases alive (see `CheckpointerOptions.liveness`). Absent: each lease by its own writes. */
+  readonly liveness?: ClientLiveness;
 }
 
 /** Whether the client reads (`pause()` / `resume()`): what every lease's reader waits on. */
@@ -106,6 +109,7 @@ export class LeaseSession {
       commitFrequencyMs: options.commitFrequencyMs,
       renewIntervalMs: Math.max(1, Math.floor(options.leaseTtlMs / 3)),
       stallWarningMs: options.stallWarningMs,
+      ...(deps.liveness === undefined ? {} : { liveness: deps.liveness }),
       scheduler: options.scheduler,
       clock: options.clock,
       emit,
@@ -177,6 +181,11 @@ export class LeaseSession {
     // A Finished row has nothing left to read (a reset keeps Finished): given up at once, so a
     // client that captures it, e.g. again after a reset fenced it, never reads it from the start.
     if (held.finished) void this.end(0);
+  }
+
+  /** The lease was taken without a write of its telling it (a reset, the end of the client's life): it ends as lost. */
+  revoke(error: LeaseLostError): void {
+    this.checkpointer.revoke(error);
   }
 
   /** This lease as `status()` shows it. */
