@@ -29,6 +29,9 @@ export const FAULT_KINDS = {
   quiet: 'a shard gets no record for 10-400 s; its owner hands it off gracefully halfway; then records come again',
   memory: 'records reachable after a garbage collection are counted per process and shard (at commands and before the calm)',
   effects: "records are acked with writes of their own (ack({ writes }), the operators' { writes }), committed with their checkpoint in one transaction; with every kind, in half the runs",
+  restart: 'a process started with the clientId of a running one (static membership): the old one still running, or killed just before',
+  drain: "a member drains: drain() (then stop()), or kinsumer drain's row request (then --undo)",
+  failover: 'once calm, the member holding the most leases crashes and its failover is timed (crash-failover)',
 } as const;
 
 export type FaultKind = keyof typeof FAULT_KINDS;
@@ -132,6 +135,8 @@ export type Command = { readonly waitTenths: number } & (
   | { readonly type: 'step'; readonly client: number; readonly stepMs: number }
   | { readonly type: 'quiet'; readonly shard: number; readonly seconds: number; readonly handoff: boolean }
   | { readonly type: 'measure' }
+  | { readonly type: 'restart'; readonly client: number; readonly alive: boolean }
+  | { readonly type: 'drain'; readonly client: number; readonly via: 'api' | 'cli'; readonly tenths: number }
 );
 
 /** A whole run: configuration, then the commands in order. */
@@ -303,6 +308,10 @@ export function commandArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<Command>
     add(2, fc.record({ waitTenths: waitArb, type: fc.constant('quiet' as const), shard: shardArb, seconds, handoff: fc.boolean() }));
   }
   if (kinds.has('memory')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('measure' as const) }));
+  if (kinds.has('restart')) add(2, fc.record({ waitTenths: waitArb, type: fc.constant('restart' as const), client: clientArb, alive: fc.boolean() }));
+  if (kinds.has('drain')) {
+    add(2, fc.record({ waitTenths: waitArb, type: fc.constant('drain' as const), client: clientArb, via: fc.constantFrom('api' as const, 'cli' as const), tenths: fc.integer({ min: 5, max: 40 }) }));
+  }
   return fc.oneof(...options);
 }
 
@@ -382,5 +391,7 @@ function commandText(command: Command): string {
     case 'step': return `c${command.client}'s wall clock jumps ${command.stepMs > 0 ? '+' : ''}${command.stepMs / 1000} s`;
     case 'quiet': return `shard #${command.shard} gets no record for ${command.seconds} s${command.handoff ? ', its owner restarted gracefully halfway' : ''}`;
     case 'measure': return 'count the records reachable after a garbage collection';
+    case 'restart': return `running client #${command.client} ${command.alive ? 'replaced by a process with its clientId while it runs' : 'killed and restarted with its clientId'}`;
+    case 'drain': return `running client #${command.client} drains (${command.via === 'api' ? 'drain(), then stop()' : 'kinsumer drain, then --undo'} ${command.tenths / 10} TTL later)`;
   }
 }

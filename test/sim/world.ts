@@ -3,7 +3,7 @@
 // they are done, calms everything down and lets the group recover before the final checks.
 import { type Observable, lastValueFrom } from 'rxjs';
 import type { StoredCheckpoint } from '../../src/ports/lease-store.js';
-import { MemoryCoordinationTables } from '../../src/testing/memory-coordination.js';
+import { MemoryCoordinationTables, MemoryMembershipStore } from '../../src/testing/memory-coordination.js';
 import { MemoryFanOut } from '../../src/testing/memory-fan-out.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import { MemoryStream } from '../../src/testing/memory-stream.js';
@@ -36,6 +36,21 @@ export interface WorldOptions {
   readonly kinds: ReadonlySet<FaultKind>;
   readonly sabotage?: Sabotage;
 }
+
+/**
+ * Once calm and every member has watched the others for a while (its checks aimed at their
+ * heartbeats), how long after a crashed member's last heartbeat's send its shards may still lack
+ * another owner: the TTL, the reader's residual uncertainty (a bisection target and the reads'
+ * latency), the check at the expiry (a scan, the end of the life, the shard list), the capture's
+ * first attempt (within half a poll) and its round trip. Docs: docs/liveness.md.
+ */
+export function failoverBoundMs(config: SimConfig): number {
+  const t = config.timings;
+  return t.leaseTtlMs + t.throttleDelayMs + 8 * config.storeLatencyMs + 250;
+}
+
+/** How long the calm group is left alone before the timed crash (the `failover` kind): long enough for aimed checks to learn the heartbeats. */
+const FAILOVER_WARMUP_TTLS = 5;
 
 /**
  * How long a readable shard may stay without a live owner once the schedule has calmed: an owner
@@ -74,6 +89,7 @@ export class World {
   readonly log: string[] = [];
   readonly #incarnations = new Map<number, number>();
   readonly #operator: MemoryLeaseStore;
+  readonly #operatorMembers: MemoryMembershipStore;
   readonly #startTimestampMs: number;
   #producing = true;
   #calmed = false;
@@ -95,6 +111,7 @@ export class World {
       startTimestampMs: this.#startTimestampMs,
       ownershipBoundMs: ownershipBoundMs(config),
       startBoundMs: START_BOUND_MS,
+      ...(options.kinds.has('failover') ? { failoverBoundMs: failoverBoundMs(config) } : {}),
     };
     this.checker = new InvariantChecker(settings);
     for (const shardId of this.stream.shardIds()) this.checker.shardCreated(shardId, []);
@@ -105,7 +122,11 @@ export class World {
     // trouble); with a chosen set that holds it, all. Its own draw: the world's stays as it was.
     const effects = options.kinds.has('effects') && (options.kinds.size < ALL_KINDS.length || seededRandom(config.rngSeed ^ 0x24e7)() < 0.5);
     this.effects = effects ? new EffectsLedger() : undefined;
-    this.#operator = new MemoryLeaseStore({ clientId: OPERATOR_ID, clientName: OPERATOR_ID, leaseTtlMs: t.leaseTtlMs, now, table: this.checkpoints });
+    // The CLI reads the owners' clients rows and tells an owner whose lease it takes (Revoked).
+    this.#operatorMembers = new MemoryMembershipStore({ clientId: OPERATOR_ID, leaseTtlMs: t.leaseTtlMs, now, tables: this.coordination });
+    this.#operator = new MemoryLeaseStore({
+      clientId: OPERATOR_ID, clientName: OPERATOR_ID, leaseTtlMs: t.leaseTtlMs, now, table: this.checkpoints, members: this.#operatorMembers, clients: this.coordination,
+    });
   }
 
   /** Records before the start (some before an AT_TIMESTAMP start), the initial clients, the producer. */
@@ -129,9 +150,12 @@ export class World {
     }, PRODUCER_TICK_MS);
   }
 
-  /** Moves virtual time on, checking ownership after every step once calm. */
+  /** Moves virtual time on, checking ownership (and timed failovers) after every step once calm. */
   advance(ms: number): Promise<void> {
-    return this.scheduler.runUntil(this.scheduler.now() + ms, () => this.checker.checkOwnership(this.scheduler.now()));
+    return this.scheduler.runUntil(this.scheduler.now() + ms, () => {
+      this.checker.checkOwnership(this.scheduler.now());
+      this.checker.checkFailover(this.scheduler.now());
+    });
   }
 
   async apply(command: Command): Promise<void> {
@@ -195,7 +219,43 @@ export class World {
       case 'measure':
         await this.measure();
         return;
+      case 'restart':
+        this.#restartSameId(command.client, command.alive);
+        return;
+      case 'drain':
+        this.#drain(command.client, command.via, (command.tenths * ttl) / 10);
+        return;
     }
+  }
+
+  /** A process started with the clientId of a running one (static membership): the old one still running, or killed first. */
+  #restartSameId(index: number, alive: boolean): void {
+    const old = this.#pick(index, (p) => p.status() === 'running');
+    this.#note(old === undefined ? 'restart: no running process' : `${old.label} ${alive ? 'is replaced while it runs' : 'is killed and restarted'} with its clientId`);
+    if (old === undefined) return;
+    if (!alive) old.crash();
+    this.#startProcess(Number(old.clientId.slice(1)), old.handlerSpec);
+  }
+
+  /**
+   * A running process drains: `drain()` (stopped `ms` later), or `kinsumer drain` (its row marked,
+   * the mark removed `ms` later, as `--undo` does).
+   */
+  #drain(index: number, via: 'api' | 'cli', ms: number): void {
+    const process = this.#pick(index, (p) => p.status() === 'running');
+    this.#note(process === undefined ? 'drain: no running process' : `${process.label} drains (${via === 'api' ? `drain(), stop() ${ms} ms later` : `kinsumer drain, --undo ${ms} ms later`})`);
+    if (process === undefined) return;
+    if (via === 'api') {
+      void process.drain();
+      this.scheduler.schedule(() => { if (!this.#calmed) void process.stop(); }, ms);
+      return;
+    }
+    this.coordination.updateClient(process.clientId, (row) => ({ ...row, drainRequested: true }));
+    this.scheduler.schedule(() => this.#undrain(process.clientId), ms);
+  }
+
+  #undrain(clientId: string): void {
+    this.coordination.updateClient(clientId, (row) => ({ ...row, drainRequested: false }));
   }
 
   /** The memory kind: counts the records each process keeps reachable, after a garbage collection. */
@@ -220,12 +280,16 @@ export class World {
     this.faults.clear();
     for (const process of this.processes) process.thaw();
     for (const process of this.processes) if (process.alive) process.calm();
+    // Drains end: the rows' requests are withdrawn, and a process that drain() called stops.
+    for (const row of this.coordination.clients()) if (row.drainRequested === true) this.#undrain(row.id);
+    for (const process of this.processes) if (process.drainCalled && process.status() === 'running') void process.stop();
     if (!this.processes.some((p) => p.status() === 'running')) {
       const free = Array.from({ length: CLIENT_POOL }, (_, i) => i).find((i) => !this.#aliveOf(i).length) ?? 0;
       this.#startProcess(free, { mode: 'sync' });
     }
-    const calmedAt = this.scheduler.now();
+    let calmedAt = this.scheduler.now();
     this.checker.calm(calmedAt);
+    if (this.options.kinds.has('failover')) calmedAt = await this.#timedCrash(calmedAt);
     const ttl = this.config.timings.leaseTtlMs;
     const bound = ownershipBoundMs(this.config);
     // Read until nothing is owed; a slow group (small maxInFlightRecords, fast producer) may take
@@ -256,6 +320,25 @@ export class World {
     this.checker.checkBalance(this.scheduler.now(), this.processes.filter((p) => p.status() === 'running'));
     this.checker.checkNothingLost(this.scheduler.now());
     for (const finding of this.effects?.check(this.checkpoints) ?? []) this.checker.fail('effects-once', this.scheduler.now(), finding.message);
+  }
+
+  /**
+   * The `failover` kind: the calm group is left alone for a while, then the running process holding
+   * the most leases crashes (when another one runs), and the checker times its failover. Returns
+   * the moment the calm phase counts from.
+   */
+  async #timedCrash(calmedAt: number): Promise<number> {
+    await this.advance(FAILOVER_WARMUP_TTLS * this.config.timings.leaseTtlMs);
+    const running = this.processes.filter((p) => p.status() === 'running');
+    if (running.length < 2) return calmedAt;
+    const owners = new Map<string, number>();
+    for (const row of this.checkpoints.rows()) if (row.ownerId !== undefined) owners.set(row.ownerId, (owners.get(row.ownerId) ?? 0) + 1);
+    const victim = [...running].sort((a, b) => (owners.get(b.clientId) ?? 0) - (owners.get(a.clientId) ?? 0) || (a.label < b.label ? -1 : 1))[0];
+    if (victim === undefined || (owners.get(victim.clientId) ?? 0) === 0) return calmedAt;
+    this.#note(`${victim.label} crashes (timed failover)`);
+    this.checker.crashTimed(victim, this.scheduler.now());
+    victim.crash();
+    return this.scheduler.now();
   }
 
   /** Puts `count` records (see producer.ts). */
@@ -379,6 +462,7 @@ export class World {
     const all = this.stream.shardIds();
     const targets = target === 'all' ? all : [all[target % all.length] as string];
     const checkpoint: StoredCheckpoint = to === 'AT_TIMESTAMP' ? { type: 'AT_TIMESTAMP', timestamp: new Date(now - (agoTenths * ttl) / 10) } : { type: to };
+    await lastValueFrom(this.#operatorMembers.liveClients(), { defaultValue: [] });
     const rows = await lastValueFrom(this.#operator.readMany(targets), { defaultValue: [] });
     const cutoffNs = BigInt(now - ttl) * 1_000_000n;
     const held = rows.filter((row) => row.ownerId !== undefined && row.lastUpdateNs !== undefined && row.lastUpdateNs > cutoffNs);
