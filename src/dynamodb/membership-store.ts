@@ -83,7 +83,7 @@ export class DynamoMembershipStore implements MembershipStore, MemberView {
     this.#startedAtMs = this.#elapsedNow();
     this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#instanceId = options.instanceId ?? randomUUID();
-    this.#members = new MemberObservations(options.leaseTtlMs, options.renewIntervalMs ?? Math.floor(options.leaseTtlMs / 3));
+    this.#members = new MemberObservations(options.leaseTtlMs, () => this.#elapsedNow(), options.renewIntervalMs ?? Math.floor(options.leaseTtlMs / 3));
   }
 
   heartbeat(heldShardIds: readonly string[], beat: Omit<Heartbeat, 'held'> = {}): Observable<Registration> {

@@ -28,6 +28,8 @@ export interface ExpiredLife {
 interface View {
   readonly incarnation: number | undefined;
   life: MemberLife;
+  /** When this reader first saw the row in this life (its monotonic clock). */
+  readonly sinceMs: number;
 }
 
 /** What one client has seen of the clients table. */
@@ -42,7 +44,7 @@ export class MemberObservations implements MemberView {
    * @param leaseTtlMs - a row lives this long past its last heartbeat.
    * @param periodMs - how often members heartbeat (for the expected next heartbeat; the fleet shares its timings).
    */
-  constructor(private readonly leaseTtlMs: number, private readonly periodMs?: number) {}
+  constructor(private readonly leaseTtlMs: number, private readonly now: () => number, private readonly periodMs?: number) {}
 
   /** This process registered in life `incarnation` (its own row is never judged). */
   registered(clientId: string, incarnation: number): void {
@@ -66,6 +68,7 @@ export class MemberObservations implements MemberView {
     for (const row of rows) {
       const { uptimeMs, ended, ...client } = row;
       const unchangedForMs = this.#rows.see(row.id, `${row.lastUpdateNs}\u0000${row.instanceId ?? ''}\u0000${row.incarnation ?? ''}`, answeredAtMs);
+      const sinceMs = this.#views.get(row.id)?.incarnation === row.incarnation ? (this.#views.get(row.id)?.sinceMs ?? answeredAtMs) : answeredAtMs;
       if (row.incarnation === undefined || uptimeMs === undefined) {
         this.#views.delete(row.id);
         const expiresInMs = this.leaseTtlMs - unchangedForMs;
@@ -73,18 +76,18 @@ export class MemberObservations implements MemberView {
         continue;
       }
       if (lifeEnded({ incarnation: row.incarnation, ended })) {
-        this.#views.set(row.id, { incarnation: row.incarnation, life: 'ended' });
+        this.#views.set(row.id, { incarnation: row.incarnation, life: 'ended', sinceMs });
         continue;
       }
       this.#beats.see(row.id, `${row.instanceId ?? ''}\u0000${row.incarnation}`, uptimeMs, sentAtMs, answeredAtMs);
       const estimate = this.#beats.estimate(row.id, this.leaseTtlMs, answeredAtMs, this.periodMs);
       const expiresInMs = (estimate?.expiresAtMs ?? answeredAtMs + this.leaseTtlMs) - answeredAtMs;
       if (expiresInMs <= 0 && row.id !== this.#self?.clientId) {
-        this.#views.set(row.id, { incarnation: row.incarnation, life: 'expired' });
+        this.#views.set(row.id, { incarnation: row.incarnation, life: 'expired', sinceMs });
         this.#expired.set(row.id, { id: row.id, instanceId: row.instanceId, incarnation: row.incarnation, uptimeMs });
         continue;
       }
-      this.#views.set(row.id, { incarnation: row.incarnation, life: 'live' });
+      this.#views.set(row.id, { incarnation: row.incarnation, life: 'live', sinceMs });
       live.push({
         ...client, unchangedForMs, expiresInMs,
         ...(estimate?.nextBeatAtMs === undefined ? {} : { nextBeatInMs: estimate.nextBeatAtMs - answeredAtMs }),
@@ -113,10 +116,17 @@ export class MemberObservations implements MemberView {
     if (view?.incarnation === life.incarnation) view.life = 'live';
   }
 
+  /**
+   * A life the row shows ended, expired or live; an earlier life than the row shows is over — but
+   * when a process took the clientId's place (static membership), the one it replaced may emit
+   * until its next heartbeat is refused: to members other than the new process, that earlier
+   * life's leases are only expired (a reset may take them) until this reader has seen the later
+   * life for a TTL (the replaced process's last accepted heartbeat came before it).
+   */
   life(clientId: string, incarnation: number): MemberLife | undefined {
     const view = this.#views.get(clientId);
     if (view?.incarnation === undefined) return undefined;
-    if (incarnation < view.incarnation) return 'ended';
+    if (incarnation < view.incarnation) return this.now() - view.sinceMs >= this.leaseTtlMs ? 'ended' : 'expired';
     // A later life than the row showed: this client has not read it yet, so it is live to it.
     if (incarnation > view.incarnation) return 'live';
     return view.life;

@@ -212,7 +212,7 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
   constructor(options: MemoryCoordinationOptions) {
     super(options);
     this.instanceId = options.instanceId ?? randomUUID();
-    this.#members = new MemberObservations(options.leaseTtlMs, options.renewIntervalMs ?? Math.floor(options.leaseTtlMs / 3));
+    this.#members = new MemberObservations(options.leaseTtlMs, () => this.elapsedNow(), options.renewIntervalMs ?? Math.floor(options.leaseTtlMs / 3));
     this.#startedAtMs = this.elapsedNow();
   }
 

@@ -115,7 +115,8 @@ export class InvariantChecker {
     }
     this.checks += 1;
     const drainingSince = this.lives.drainingSince(process);
-    if (drainingSince !== undefined && calledAtMs >= drainingSince) {
+    // Strictly after: a capture sent in the very millisecond the drain began may have gone out before it.
+    if (drainingSince !== undefined && calledAtMs > drainingSince) {
       this.fail('drain-took', atMs, `${process.label} captured ${shardId} (counter ${counter}), asked for ${calledAtMs - drainingSince} ms after it began to drain`);
     }
     if (previous !== undefined) previous.fencedAtMs = atMs;
