@@ -207,7 +207,9 @@ export class DynamoMembershipStore implements MembershipStore, MemberView {
     return defer(() => {
       const sentAtMs = this.#elapsedNow();
       return dynamo.scanAll({ TableName: table, ConsistentRead: true }).pipe(map((items) => {
-        const rows = items.map((item) => this.#readable(item)).filter((row): row is ClientRow => row !== undefined);
+        const rows = items.map((item) => this.#readable(item)).filter((row): row is ClientRow => row !== undefined)
+          // What the judgement reads; what a member reads of its own row only (its heartbeat's answer) stays out.
+          .map(({ drainRequested: _asked, revoked: _revoked, ...seen }) => seen);
         return this.#members.see(rows, sentAtMs, this.#elapsedNow()).sort((a, b) => compareIds(a.id, b.id));
       }));
     }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));

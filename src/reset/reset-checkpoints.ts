@@ -153,8 +153,9 @@ export async function resetCheckpoints(options: ResetCheckpointsOptions): Promis
     onCorruptRow: (error) => corrupt.set(error.shardId, error),
   });
   const read = async () => {
+    const rows = await firstValueFrom(store.readMany(targets));
     await firstValueFrom(members.liveClients());
-    return new Map((await firstValueFrom(store.readMany(targets))).map((row) => [row.shardId, row]));
+    return new Map(rows.map((row) => [row.shardId, row]));
   };
   let rows = await read();
   const leased = targets.filter((id) => rows.get(id)?.ownerId !== undefined);
