@@ -92,6 +92,8 @@ export interface Checkpointer extends ShardTracker {
   checkpoint(): StoredCheckpoint | undefined;
   /** `Finished` is stored for this shard. */
   finishedWritten(): boolean;
+  /** close() wrote the release (otherwise the row may still name this lease's owner). */
+  releaseWritten(): boolean;
   /**
    * The position stored for the shard (as captured, or as this lease last wrote it) and when this
    * lease last wrote one (`clock.wallNow()`, `undefined` before its first). For `status()`.
@@ -165,6 +167,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     stats?.checkpoint?.();
   };
   let closing: Promise<void> | undefined;
+  let released = false;
   // Asks the lane for a turn at once (not throttled): records whose writes wait are committed as
   // soon as the lane is free, so each transaction takes what was acked while the last one was out.
   const laneWanted = new Subject<void>();
@@ -242,6 +245,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
           const checkpoint = checkpointPosition(decision.write.checkpoint);
           wrote(checkpoint);
           emit({ type: 'lease-released', shardId, checkpoint, finished: state.finishedWritten });
+          released = true;
           phase.next({ kind: 'closed' });
         },
       }),
@@ -413,6 +417,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     },
     checkpoint: () => state.position,
     finishedWritten: () => state.finishedWritten,
+    releaseWritten: () => released,
     stored: () => stored,
   };
 }

@@ -1,5 +1,5 @@
 import {
-  EMPTY, type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, map, of, repeat, take, tap, timer,
+  EMPTY, type Observable, type Subscription, Subject, catchError, concatMap, defer, filter, finalize, map, of, repeat, retry, take, tap, throwError, timer,
 } from 'rxjs';
 import { isTransient } from '../errors/aws-error-kind.js';
 import { asError, stopsTheClient } from '../errors/fault-scope.js';
@@ -32,6 +32,12 @@ interface Slot {
   retries: number;
   /** Settles when the capture request in flight (if any) has its answer. */
   requesting: Promise<void> | undefined;
+  /**
+   * A write of this client may have left the row naming its life with no session behind it (a
+   * capture whose answer never came, a release not written): a live life's lease is nobody
+   * else's, so when the slot is dropped the row is read, and released if it is still this life's.
+   */
+  unsettled: boolean;
 }
 
 /**
@@ -48,6 +54,8 @@ export class LeaseManager {
   private taking = true;
   private readonly random: () => number;
   private readonly waits: CaptureWaits;
+  /** The reads of rows being settled (see `drop`). */
+  private readonly settling = new Set<Subscription>();
 
   /** Each lease when captured (hot). */
   readonly captured$: Observable<ShardLease> = this.captured.asObservable();
@@ -86,13 +94,12 @@ export class LeaseManager {
   stopTaking(): void {
     if (!this.taking) return;
     this.taking = false;
-    for (const slot of this.slots.values()) {
+    for (const slot of [...this.slots.values()]) {
       // A request in flight may take effect: its answer is awaited (the loop then ends by itself).
       if (slot.session !== undefined || slot.requesting !== undefined) continue;
       slot.capture?.unsubscribe();
       slot.capture = undefined;
-      this.waits.ended(slot.shardId);
-      this.slots.delete(slot.shardId);
+      this.drop(slot);
     }
   }
 
@@ -126,25 +133,27 @@ export class LeaseManager {
       const slot = this.slots.get(shardId);
       if (slot === undefined) {
         if (!this.taking) continue;
-        const created: Slot = {
-          shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined, faulted: false, retries: 0, requesting: undefined,
-        };
-        this.slots.set(shardId, created);
-        this.startCapture(created, this.firstDelayMs());
+        this.startCapture(this.slot(shardId, parentShardIds), this.firstDelayMs());
       } else {
         slot.parentShardIds = parentShardIds;
         slot.wanted = true;
         if (slot.session === undefined && slot.capture === undefined && this.taking) this.startCapture(slot, this.firstDelayMs());
       }
     }
-    for (const slot of this.slots.values()) {
-      if (wanted.has(slot.shardId)) continue;
+    for (const slot of [...this.slots.values()]) {
+      if (wanted.has(slot.shardId) || !slot.wanted) continue;
       slot.wanted = false;
+      this.waits.ended(slot.shardId);
+      if (slot.session !== undefined) {
+        void slot.session.end(drainMs);
+        continue;
+      }
+      // A request in flight may take effect: its answer is awaited (a lease it gives is released
+      // at once, and the loop then ends by itself).
+      if (slot.requesting !== undefined) continue;
       slot.capture?.unsubscribe();
       slot.capture = undefined;
-      this.waits.ended(slot.shardId);
-      if (slot.session === undefined) this.slots.delete(slot.shardId);
-      else void slot.session.end(drainMs);
+      this.drop(slot);
     }
   }
 
@@ -155,6 +164,7 @@ export class LeaseManager {
   async stop(drainMs?: number): Promise<void> {
     this.stopping = true;
     this.waits.close();
+    for (const settling of [...this.settling]) settling.unsubscribe();
     const endings: Promise<unknown>[] = [];
     for (const slot of this.slots.values()) {
       slot.wanted = false;
@@ -190,6 +200,47 @@ export class LeaseManager {
 
   // The first attempt soon (a released shard is taken within one poll), but spread, so clients
   // that saw the same change do not hit the same rows in the same millisecond.
+  private slot(shardId: string, parentShardIds: readonly string[]): Slot {
+    const created: Slot = {
+      shardId, parentShardIds, wanted: true, capture: undefined, session: undefined, corrupt: undefined, faulted: false, retries: 0, requesting: undefined, unsettled: false,
+    };
+    this.slots.set(shardId, created);
+    return created;
+  }
+
+  /**
+   * Forgets a slot that holds and captures nothing. One left unsettled is settled first: its row
+   * read (after a poll's pause) and, if it still names this client and no slot took the shard up
+   * again, released as it stands (checkpoint and acked records kept; conditioned on owner and
+   * counter as read, so a capture in between wins). Nothing is captured, so a draining client
+   * takes nothing. Not while stopping: the departure ends the life, and the lease then expires for
+   * the others as a departed member's does.
+   */
+  private drop(slot: Slot): void {
+    if (slot.session !== undefined || slot.capture !== undefined) return;
+    this.waits.ended(slot.shardId);
+    if (this.slots.get(slot.shardId) !== slot) return;
+    this.slots.delete(slot.shardId);
+    if (!slot.unsettled || this.stopping) return;
+    const { store, options } = this.deps;
+    const settling = timer(this.pollDelayMs(), options.scheduler).pipe(
+      concatMap(() => store.read(slot.shardId)),
+      concatMap((row) => {
+        if (this.stopping || this.slots.has(slot.shardId) || row?.ownerId !== options.clientId) return EMPTY;
+        const lease: HeldLease = {
+          shardId: row.shardId, ownerId: row.ownerId, leaseCounter: row.leaseCounter, checkpoint: row.checkpoint, finished: row.finished,
+          ...(row.ownerIncarnation === undefined ? {} : { ownerIncarnation: row.ownerIncarnation }),
+        };
+        return store.release(lease, { checkpoint: undefined, finished: false, ...(row.acked === undefined ? {} : { acked: row.acked }) }).pipe(
+          catchError((error: unknown) => (error instanceof LeaseLostError ? EMPTY : throwError(() => error))),
+        );
+      }),
+      retry({ delay: () => (this.stopping ? EMPTY : timer(options.shardCheckFrequencyMs, options.scheduler)) }),
+      finalize(() => this.settling.delete(settling)),
+    ).subscribe({ error: () => undefined });
+    if (!settling.closed) this.settling.add(settling);
+  }
+
   private firstDelayMs(): number {
     return Math.floor(this.random() * (this.deps.options.throttleDelayMs / 2));
   }
@@ -220,11 +271,14 @@ export class LeaseManager {
     }).pipe(
       tap((lease) => {
         slot.retries = 0;
+        slot.unsettled = false;
         // Leased by another client whose lease has not expired for this one: a wait worth saying.
-        if (lease === undefined && !this.stopping) this.waits.refused(slot.shardId);
+        if (lease === undefined && !this.stopping && slot.wanted) this.waits.refused(slot.shardId);
       }),
       catchError((error: unknown) => {
         const err = asError(error);
+        // No answer, or a fault after the write perhaps: the row may name this life now.
+        slot.unsettled = !(err instanceof CorruptCheckpointError);
         if (stopsTheClient(error)) {
           this.deps.fail(err, slot.shardId);
         } else if (err instanceof CorruptCheckpointError) {
@@ -244,16 +298,15 @@ export class LeaseManager {
       }),
     );
     slot.capture = timer(initialDelayMs, options.scheduler).pipe(
-      // A client that starts draining lets the request in flight answer, and tries no more.
-      concatMap(() => attempt$.pipe(repeat({ delay: () => (this.taking ? timer(this.retryDelayMs(slot), options.scheduler) : EMPTY) }))),
+      // A client that starts draining, or a shard no longer wanted, lets the request in flight answer, and tries no more.
+      concatMap(() => attempt$.pipe(repeat({ delay: () => (this.taking && slot.wanted ? timer(this.retryDelayMs(slot), options.scheduler) : EMPTY) }))),
       filter((lease): lease is HeldLease => lease !== undefined),
       take(1),
     ).subscribe({
       complete: () => {
         if (slot.session !== undefined) return;
         slot.capture = undefined;
-        this.waits.ended(slot.shardId);
-        if (this.slots.get(slot.shardId) === slot) this.slots.delete(slot.shardId);
+        this.drop(slot);
       },
       next: (lease) => {
         this.waits.ended(slot.shardId);
@@ -283,8 +336,9 @@ export class LeaseManager {
     emit({ type: 'lease-acquired', shardId: slot.shardId, fencingToken: held.leaseCounter, startingPosition: session.lease.startingPosition });
     void session.done.then((end) => {
       if (slot.session === session) slot.session = undefined;
+      if (end === 'unreleased' || end === 'failed') slot.unsettled = true;
       if (this.stopping || !this.taking || !slot.wanted || end === 'finished') {
-        if (slot.session === undefined && slot.capture === undefined) this.slots.delete(slot.shardId);
+        this.drop(slot);
         this.settled.next(slot.shardId);
         return;
       }

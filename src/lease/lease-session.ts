@@ -58,8 +58,11 @@ export function drainBoundMs(options: Pick<ResolvedOptions, 'shutdownTimeoutMs' 
   return Math.floor(0.75 * Math.min(options.shutdownTimeoutMs, options.leaseTtlMs));
 }
 
-/** How a session ended. */
-export type SessionEnd = 'released' | 'finished' | 'lost' | 'failed';
+/**
+ * How a session ended. `unreleased`: given up, but the release could not be written — the row may
+ * still name this client's life, and (a live life's lease being nobody else's) only it can free it.
+ */
+export type SessionEnd = 'released' | 'finished' | 'unreleased' | 'lost' | 'failed';
 
 /**
  * One captured lease, from capture to release: the checkpointer renews and commits from the
@@ -256,9 +259,9 @@ export class LeaseSession {
     if (this.lostError !== undefined) return this.done;
     // After the drain: in-flight work had its chance to finish and ack; what is left goes to the next owner.
     this.leaseEnd.abort(new KinsumerError(`lease on ${this.lease.shardId} given up`));
-    // close() never rejects: a failed release is reported as an event and the lease then expires.
+    // close() never rejects: a failed release is reported as an event (the manager settles the row).
     await checkpointer.close();
-    if (this.lostError === undefined) this.settle(checkpointer.finishedWritten() ? 'finished' : 'released');
+    if (this.lostError === undefined) this.settle(!checkpointer.releaseWritten() ? 'unreleased' : checkpointer.finishedWritten() ? 'finished' : 'released');
     return this.done;
   }
 
