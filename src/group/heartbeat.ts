@@ -104,7 +104,7 @@ export function heartbeats(deps: HeartbeatDeps): Observable<never> {
       const wallMs = options.clock.wallNow();
       // Bounded by a renewal interval, not the request bound: a heartbeat late by more is worth nothing.
       return membership.heartbeat(beat.held, { ...(beat.wants === undefined ? {} : { wants: beat.wants }), ...(beat.draining === undefined ? {} : { draining: beat.draining }) }).pipe(
-        timeout({ first: everyMs, with: () => throwError(() => new RequestTimeoutError('heartbeat', everyMs)) }),
+        timeout({ first: everyMs, with: () => throwError(() => new RequestTimeoutError('heartbeat', everyMs)), scheduler: options.scheduler }),
         map((registration) => ({ registration, sentAtMs, wallMs })),
       );
     }).pipe(

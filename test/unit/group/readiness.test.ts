@@ -4,7 +4,7 @@
 // once the table answers. The outage is injected by a port wrapper (a mock: no local server can be
 // told to fail every call for a while).
 import { expect } from 'chai';
-import { defer, throwError } from 'rxjs';
+import { NEVER, defer, throwError } from 'rxjs';
 import { awsError } from '../../../src/testing/memory-stream.js';
 import { FAST, MemoryGroup } from '../../support/memory-group.js';
 
@@ -48,6 +48,36 @@ describe('status() through a DynamoDB outage (virtual time)', function () {
     outage.on = false;
     await group.scheduler.until(() => a.kinsumer.status().state === 'running', 'running again', 4 * FAST.leaseTtlMs, 10);
     expect(a.kinsumer.status().lastHeartbeatAt?.getTime()).to.be.above(outageAt + 60_000);
+    await group.stopAll();
+  });
+
+  it('a heartbeat that never answers is sent again after one renewal interval of the client\'s own clock: another member never takes its leases', async () => {
+    const group = new MemoryGroup(2);
+    const hang = { next: false };
+    const a = group.join('a', {
+      wrap: (ports) => ({
+        ...ports,
+        membership: new Proxy(ports.membership, {
+          get: (target, property, receiver): unknown => (property === 'heartbeat'
+            ? (...args: Parameters<typeof target.heartbeat>) => {
+              if (!hang.next) return target.heartbeat(...args);
+              hang.next = false;
+              return NEVER;
+            }
+            : Reflect.get(target, property, receiver)),
+        }),
+      }),
+    });
+    await group.scheduler.until(() => group.counts().get('a') === 2, 'a holds both shards', 20_000);
+    const b = group.join('b');
+    await group.scheduler.until(() => group.counts().get('a') === 1 && group.counts().get('b') === 1, 'one shard each', 20_000);
+    hang.next = true;
+    const hungAt = group.scheduler.now();
+    await group.scheduler.until(() => a.events.some((e) => e.type === 'retrying' && e.operation === 'heartbeat'), 'the hung heartbeat given up', 4 * FAST.leaseTtlMs, 10);
+    expect(group.scheduler.now() - hungAt, 'at most the wait for the next heartbeat and one renewal interval').to.be.at.most(2 * (FAST.leaseTtlMs / 3) + 50);
+    await group.scheduler.advanceBy(3 * FAST.leaseTtlMs);
+    expect(group.counts().get('a'), 'a kept its shard').to.equal(1);
+    expect(b.events.filter((e) => e.type === 'lease-acquired')).to.have.length(1);
     await group.stopAll();
   });
 });
