@@ -457,8 +457,11 @@ export class InvariantChecker {
     if (token.session === undefined || token.releasedAtMs !== undefined) return false;
     const status = token.process.status();
     if (status !== 'running' && status !== 'stopping') return false;
-    if (atMs - token.lastWriteAtMs < this.settings.leaseTtlMs) return true;
-    const beat = token.incarnation === undefined ? undefined : this.lives.lastBeatSent(token.process, token.incarnation);
+    // A lease captured in a life lives by that life's heartbeats alone: a commit accepted while
+    // the heartbeats fail keeps nothing (the owner stops emitting two renewal intervals after its
+    // last accepted heartbeat; its writes are fenced from the next capture on).
+    if (token.incarnation === undefined) return atMs - token.lastWriteAtMs < this.settings.leaseTtlMs;
+    const beat = this.lives.lastBeatSent(token.process, token.incarnation);
     return beat !== undefined && atMs - beat < this.settings.leaseTtlMs;
   }
 

@@ -51,6 +51,17 @@ describe('the checker\'s rules of lives (hand-made histories)', () => {
     expect(names(checker), '2999 ms after b\'s heartbeat').to.deep.equal(['live-lease-taken']);
   });
 
+  it('live-lease-taken: a commit accepted while its life\'s heartbeats failed keeps nothing alive (the lease row\'s writes no longer keep a lease)', () => {
+    const checker = world();
+    const [a, b] = [new Proc('a#1'), new Proc('b#1')];
+    checker.lives.heartbeat(a, 1, T0, T0);
+    hold(checker, a, 1, T0, 1);
+    // a's heartbeats fail from here on; its commits still go through, the last 100 ms before b's capture.
+    checker.wrote(a, 's0', 'commit', 1, undefined, false, T0 + 2900);
+    hold(checker, b, 2, T0 + 3000, 1);
+    expect(names(checker), 'a TTL after a\'s last heartbeat').to.deep.equal([]);
+  });
+
   it('zombie-emission: a fenced lease delivers while its last heartbeat before the fence is under two intervals old, not after; later heartbeats do not count', () => {
     const checker = world();
     const [a, b] = [new Proc('a#1'), new Proc('b#1')];
