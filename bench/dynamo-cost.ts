@@ -132,14 +132,39 @@ export const dynamoCost: Figure = {
       const perClientBatches = rowReads.reduce((a, calls) => a + calls.length, 0) / Math.max(1, rowReads.length) / minutes;
       const perClientRows = rowReads.reduce((a, calls) => a + calls.reduce((n, c) => n + (c.items ?? 0), 0), 0) / Math.max(1, rowReads.length) / minutes;
       const go = goModel(settings);
+      // Dollars a month at on-demand prices (perf-4's: $0.625 per million write units, $0.125 per
+      // million read units), every item here being small (a write unit each; a strongly consistent
+      // read a read unit per item, the eventually consistent epoch read half of one).
+      const MONTH_MINUTES = 30 * 24 * 60;
+      const dollars = (calls: readonly DynamoCall[]) => {
+        let writeUnits = 0;
+        let readUnits = 0;
+        for (const c of calls) {
+          if (/Put|Update|Delete/.test(c.command)) writeUnits += 1;
+          else if (c.command === 'GetItem' && c.key === 'GroupEpoch') readUnits += 0.5;
+          else readUnits += c.items ?? 1;
+        }
+        return ((writeUnits * 0.625 + readUnits * 0.125) / 1e6) * (MONTH_MINUTES / minutes);
+      };
+      const idlePerShardDollars = dollars(idleCalls) / idleCount;
+      const perClientDollars = dollars(coordination.flat()) / Math.max(1, coordination.length);
       const scans = all.filter((c) => c.command === 'Scan');
       const bigScans = scans.filter((c) => c.table !== `${app}_clients`);
       const metrics: Metric[] = [
         { name: 'per busy shard', value: round(perBusy), unit: 'calls/min', baseline: { name: 'Go model', value: go.perBusyShard, unit: 'calls/min' }, ratio: round(perBusy / go.perBusyShard) },
-        { name: 'per idle shard (held, no records)', value: round(perIdle), unit: 'calls/min', baseline: { name: 'Go model', value: go.perIdleShard, unit: 'calls/min' }, note: 'Go writes nothing for an idle shard, which is why its leases go stale after 5 min' },
-        { name: 'per client (coordination), non-leader', value: round(perFollower), unit: 'calls/min', baseline: { name: 'Go model', value: go.perClient, unit: 'calls/min' }, ratio: round(perFollower / go.perClient) },
+        {
+          name: 'per idle shard (held, no records)', value: round(perIdle), unit: 'calls/min', baseline: { name: 'Go model', value: go.perIdleShard, unit: 'calls/min' },
+          target: '<= 1 (a keep-alive: the lease lives by its owner\'s heartbeat)', met: perIdle <= 1.05,
+          note: 'Go writes nothing for an idle shard, which is why its leases go stale after 5 min',
+        },
+        { name: 'per idle shard, DynamoDB on demand', value: round(idlePerShardDollars * 1000) / 1000, unit: '$/month', target: '<= $0.10', met: idlePerShardDollars <= 0.1 },
+        {
+          name: 'per client (coordination), non-leader', value: round(perFollower), unit: 'calls/min', baseline: { name: 'Go model', value: go.perClient, unit: 'calls/min' }, ratio: round(perFollower / go.perClient),
+          target: '<= 150 (half of ~300 before)', met: perFollower <= 150,
+        },
+        { name: 'per client (coordination), DynamoDB on demand', value: round(perClientDollars * 100) / 100, unit: '$/month' },
         { name: 'per client (coordination), leader', value: round(perLeader), unit: 'calls/min', baseline: { name: 'Go model', value: go.perClient + go.leaderExtra, unit: 'calls/min' }, ratio: round(perLeader / (go.perClient + go.leaderExtra)) },
-        { name: 'of which, per client: group-epoch reads (GetItem, eventually consistent)', value: round(perClientEpoch), unit: 'calls/min', note: 'one per throttleDelayMs: a graceful departure is seen within a poll' },
+        { name: 'of which, per client: group-epoch reads (GetItem, eventually consistent)', value: round(perClientEpoch), unit: 'calls/min', note: 'one per max(throttleDelayMs, 1 s): a drain or a departure is seen within a poll (the departing member keeps reading until its successor is ready)' },
         { name: 'of which, per client: lease-row reads by its checks (BatchGetItem)', value: round(perClientBatches), unit: 'calls/min', note: `${round(perClientRows)} rows/min: the rows it would inherit should their owner die` },
         { name: `total, ${settings.shards} shards (${settings.busyShards} busy), ${settings.clients} clients`, value: round(total), unit: 'calls/min', baseline: { name: 'Go model', value: go.total, unit: 'calls/min' }, ratio: round(total / go.total) },
         { name: 'full scans of a table other than <app>_clients', value: bigScans.length, unit: '', target: '0 in steady state', met: bigScans.length === 0 },
@@ -149,7 +174,8 @@ export const dynamoCost: Figure = {
         metrics,
         notes: [
           'Counted by SDK middleware at the initialize step: one count per call, whatever the SDK retries.',
-          'Per-shard calls are the checkpoints-table calls naming that shard (commits, renewals, captures); everything else is the client\'s coordination: per shard check a heartbeat PutItem, a clients Scan, a shard-list GetItem and a BatchGetItem of the lease rows it would inherit; the leader\'s lock PutItem; a group-epoch GetItem every throttleDelayMs.',
+          'Per-shard calls are the checkpoints-table calls naming that shard (commits, keep-alives, captures); everything else is the client\'s coordination: a heartbeat UpdateItem every leaseTtlMs / 3, per shard check a clients Scan and a shard-list GetItem (lease rows only of legacy holders it would inherit), the leader\'s lock PutItem, a group-epoch GetItem every max(throttleDelayMs, 1 s). docs/liveness.md.',
+          'Dollars: every call here is on a small item (one write unit; one read unit per item, half for the eventually consistent epoch read), at $0.625 per million write units and $0.125 per million read units, a month of 30 days.',
           'Go model (kinsumer-go-behavior.md §17): per client 3/min; leader +4/min (and a full checkpoints-table scan); busy shard up to 60 puts/min; an owned idle shard 0; a shard waiting for capture 240 gets/min.',
         ],
         details: {
