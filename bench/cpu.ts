@@ -15,18 +15,16 @@
 // 10,000 records: compiled code, a grown heap) to its last record, divided by the records in between. Rounds rotate the order of
 // the consumers, so no consumer always runs first (or right after another's garbage).
 import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createStream, localDynamoDbClient, localKinesisClient, openShardIds, putRecords } from '../src/testing/index.js';
+import { localDynamoDbClient, localKinesisClient } from '../src/testing/index.js';
 import type { CpuConsumer, Job, JobResult } from './support/cpu-consumer.js';
+import { microsPerRecord, preloadShard, rotate, runChild } from './support/cpu-runs.js';
 import { type LimitBuckets, type Profile, type ProfileCategories, categorize, limitBuckets } from './support/cpu-profile.js';
 import { type Figure, type Metric, type RunOptions, log, main, median, round, waitFor } from './support/harness.js';
+import { startCountingProxy } from './support/dynamo-calls.js';
 import { startServerProcess } from './support/local-servers.js';
-
-const CONSUMER = fileURLToPath(new URL('./support/cpu-consumer.ts', import.meta.url));
 
 /** Kinesis's read limit per shard: 2 MiB/s of record payload. */
 export const READ_LIMIT_BYTES_PER_SECOND = 2 * 1024 * 1024;
@@ -74,45 +72,13 @@ function settingsFor(options: RunOptions): Settings {
   };
 }
 
-/** Runs one consumer in a child process of its own. */
-function runChild(job: Job): Promise<JobResult> {
-  return new Promise((resolve, reject) => {
-    // CHILD_NODE_FLAGS: V8 or Node flags for the consumer processes only (--trace-gc, ...), for a look.
-    const flags = process.env.CHILD_NODE_FLAGS?.split(' ').filter((f) => f !== '') ?? [];
-    const child = spawn(process.execPath, [...flags, '--import', 'tsx', CONSUMER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); });
-    child.once('exit', (code, signal) => {
-      if (code !== 0) {
-        reject(new Error(`${job.consumer} failed (${signal ?? `exit code ${code}`})`));
-        return;
-      }
-      try {
-        const lines = out.trim().split('\n');
-        // Anything before the result (a --trace-gc from CHILD_NODE_FLAGS) goes on to stderr.
-        if (lines.length > 1) process.stderr.write(`${lines.slice(0, -1).join('\n')}\n`);
-        resolve(JSON.parse(lines.at(-1) ?? '') as JobResult);
-      } catch (error) {
-        reject(error instanceof Error ? error : new Error(String(error)));
-      }
-    });
-  });
-}
-
-function rotate<T>(list: readonly T[], by: number): T[] {
-  const k = by % list.length;
-  return [...list.slice(k), ...list.slice(0, k)];
-}
-
-const microsPerRecord = (run: JobResult): number => run.cpuMicros / Math.max(1, run.records);
-
 /** Milliseconds of busy time by job as microseconds per record. */
 function perRecord(buckets: LimitBuckets, records: number): LimitBuckets {
   return Object.fromEntries(Object.entries(buckets).map(([job, ms]) => [job, round((1000 * (ms as number)) / Math.max(1, records))])) as unknown as LimitBuckets;
 }
 
 /** Calls a second. */
-function callsPerSecond(calls: { readonly dynamodb: number; readonly kinesis: number }, wallMs: number): { dynamodbCallsPerSecond: number; kinesisCallsPerSecond: number } {
+export function callsPerSecond(calls: { readonly dynamodb: number; readonly kinesis: number }, wallMs: number): { dynamodbCallsPerSecond: number; kinesisCallsPerSecond: number } {
   return { dynamodbCallsPerSecond: round((1000 * calls.dynamodb) / wallMs), kinesisCallsPerSecond: round((1000 * calls.kinesis) / wallMs) };
 }
 
@@ -130,9 +96,10 @@ export function shardsPerCore(cpuMicrosPerRecord: number, recordBytes: number): 
   return 1e6 / cpuMicrosPerRecord / (READ_LIMIT_BYTES_PER_SECOND / recordBytes);
 }
 
-const LABEL: Record<CpuConsumer, string> = {
+export const LABEL: Record<CpuConsumer, string> = {
   kinsumer: 'kinsumer (records$ + ack)',
   bareSdk: 'bare SDK GetRecords loop',
+  bareSdkKeepAlive: 'bare SDK GetRecords loop, keep-alive NodeHttpHandler',
   rawHttp: 'raw node:http + JSON.parse + base64 loop (no SDK)',
   lifion: 'lifion-kinesis (defaults, pollDelay 250)',
   lifionPollDelay0: 'lifion-kinesis (pollDelay 0)',
@@ -144,6 +111,8 @@ export const cpuFigure: Figure = {
   async run(options) {
     const settings = settingsFor(options);
     const server = await startServerProcess();
+    // kinsumer's DynamoDB calls, counted on the way (nothing is added to its clients).
+    const dynamoProxy = await startCountingProxy(server.endpoints.dynamodb);
     const kinesis = localKinesisClient(server);
     const dynamodb = localDynamoDbClient(server);
     const scratch = mkdtempSync(join(tmpdir(), 'kinsumer-cpu-'));
@@ -164,25 +133,14 @@ export const cpuFigure: Figure = {
       await waitFor(async () => (await dynamodb.send(new DescribeTableCommand({ TableName: lifionTable }))).Table?.TableStatus === 'ACTIVE', 'the lifion state table', 10_000);
       const streams = new Map<number, { streamName: string; shardId: string }>();
       for (const size of settings.sizes) {
-        const streamName = `bench-cpu-${size.bytes}-${process.pid}`;
-        await createStream(kinesis, streamName, 1);
-        const [shardId] = await openShardIds(kinesis, streamName);
-        if (shardId === undefined) throw new Error(`${streamName} has no shard`);
-        const payload = new Uint8Array(size.bytes).fill(120);
-        const started = Date.now();
-        for (let at = 0; at < size.records; at += 5000) {
-          const count = Math.min(5000, size.records - at);
-          await putRecords(kinesis, streamName, Array.from({ length: count }, (_, i) => ({ partitionKey: `k${at + i}`, data: payload })));
-        }
-        log(`${size.key}: ${size.records} records loaded in ${Date.now() - started} ms`);
-        streams.set(size.bytes, { streamName, shardId });
+        streams.set(size.bytes, await preloadShard(kinesis, `bench-cpu-${size.bytes}-${process.pid}`, size.records, size.bytes));
       }
       let app = 0;
       const job = (consumer: CpuConsumer, size: Settings['sizes'][number], profile?: string): Job => {
         app += 1;
         const stream = streams.get(size.bytes) as { streamName: string; shardId: string };
         return {
-          consumer, servers: { region: server.region, endpoints: server.endpoints, credentials: server.credentials },
+          consumer, servers: { region: server.region, endpoints: { ...server.endpoints, dynamodb: dynamoProxy.endpoint }, credentials: server.credentials },
           ...stream, records: size.records, warmup: size.warmup, app: `bench-cpu-${process.pid}-${app}`, lifionTable,
           ...(profile === undefined ? {} : { profile }),
           ...(consumer === 'kinsumer' && profile === undefined ? { idleMs: settings.idleMs } : {}),
@@ -192,7 +150,7 @@ export const cpuFigure: Figure = {
       for (let r = 0; r < settings.rounds; r += 1) {
         for (const size of settings.sizes) {
           for (const consumer of rotate(settings.consumers, r + (size.bytes === 100 ? 0 : 2))) {
-            const result = await runChild(job(consumer, size));
+            const result = await runChild(job(consumer, size), {}, dynamoProxy.log);
             const key = `${consumer}.${size.key}`;
             runs.set(key, [...(runs.get(key) ?? []), result]);
             loads.push(loadavg()[0] ?? 0);
@@ -264,13 +222,13 @@ export const cpuFigure: Figure = {
           name: `${size.key}: kinsumer idle on its drained shard, CPU per second (leases, group-epoch reads, checkpoints, empty polls)`,
           value: round(rate),
           unit: 'ms/s',
-          note: `${calls.dynamodbCallsPerSecond} DynamoDB and ${calls.kinesisCallsPerSecond} Kinesis calls a second`,
+          note: `${calls.dynamodbCallsPerSecond} DynamoDB calls and ${calls.kinesisCallsPerSecond} GetRecords a second`,
         });
         metrics.push({
           name: `${size.key}: kinsumer's CPU per record by the clock (that idle rate over the measured run's wall time; an estimate)`,
           value: round(median(measured.map((x) => byTheClock(x) ?? 0))),
           unit: 'µs',
-          note: `in the measured runs, ${median(measured.map((x) => x.calls?.dynamodb ?? 0))} DynamoDB and ${median(measured.map((x) => x.calls?.kinesis ?? 0))} Kinesis calls (medians)`,
+          note: `in the measured runs, ${median(measured.map((x) => x.calls?.dynamodb ?? 0))} DynamoDB calls and ${median(measured.map((x) => x.calls?.kinesis ?? 0))} GetRecords (medians)`,
         });
       }
       if (settings.profile) {
@@ -295,6 +253,7 @@ export const cpuFigure: Figure = {
       rmSync(scratch, { recursive: true, force: true });
       kinesis.destroy();
       dynamodb.destroy();
+      await dynamoProxy.stop();
       await server.stop();
     }
     details.loadAverage1m = { min: round(Math.min(...loads)), max: round(Math.max(...loads)) };

@@ -6,12 +6,12 @@
 // poll), the total, and the Go kinsumer's cost model for the same group (kinsumer-go-behavior.md §17).
 //
 //   npx tsx bench/dynamo-cost.ts [--quick]
-import { PutRecordsCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
 import { DEFAULTS, Kinsumer, createTables, type KinsumerEvent } from '../src/index.js';
 import { createStream, listShards, localDynamoDbClient, localKinesisClient } from '../src/testing/index.js';
 import { CallLog, countBy, countCalls, type DynamoCall } from './support/dynamo-calls.js';
 import { type Figure, type Metric, type RunOptions, log, main, round, sleep, waitFor } from './support/harness.js';
 import { startServerProcess } from './support/local-servers.js';
+import { produce } from './support/produce.js';
 
 interface Settings {
   readonly shards: number;
@@ -35,28 +35,6 @@ function goModel(settings: Settings): { perClient: number; leaderExtra: number; 
   const perIdleShard = 0; // an owned idle shard writes nothing (the cause of its 5-minute staleness)
   const total = settings.clients * perClient + leaderExtra + settings.busyShards * perBusyShard + (settings.shards - settings.busyShards) * perIdleShard;
   return { perClient, leaderExtra, perBusyShard, perIdleShard, total };
-}
-
-/** Puts records, round robin, into the shards whose starting hash keys are given. */
-function produce(kinesis: KinesisClient, streamName: string, hashKeys: readonly string[], perSecondEach: number): () => Promise<void> {
-  let running = true;
-  let n = 0;
-  const perTick = Math.max(1, Math.round(perSecondEach / 10));
-  const loop = (async () => {
-    while (running) {
-      const started = Date.now();
-      const records = hashKeys.flatMap((hashKey) => Array.from({ length: perTick }, () => {
-        n += 1;
-        return { PartitionKey: `k${n}`, ExplicitHashKey: hashKey, Data: new TextEncoder().encode(`r${n}`) };
-      }));
-      await kinesis.send(new PutRecordsCommand({ StreamName: streamName, Records: records }));
-      await sleep(Math.max(0, 100 - (Date.now() - started)));
-    }
-  })();
-  return async () => {
-    running = false;
-    await loop;
-  };
 }
 
 export const dynamoCost: Figure = {

@@ -22,6 +22,8 @@ const FIGURES: ReadonlyArray<{ readonly name: string; readonly file: string; rea
   { name: 'overhead', file: 'overhead.ts' },
   { name: 'kinesis', file: 'kinesis.ts' },
   { name: 'cpu', file: 'cpu.ts' },
+  { name: 'tls', file: 'tls.ts' },
+  { name: 'fixed-cost', file: 'fixed-cost.ts' },
   { name: 'memory', file: 'memory.ts' },
   { name: 'failover', file: 'failover.ts' },
   { name: 'dynamo-cost', file: 'dynamo-cost.ts' },

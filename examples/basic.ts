@@ -1,5 +1,5 @@
 // Basic: every record through an async handler, one at a time, acked when done.
-// Run: npx tsx examples/basic.ts
+// Run: node --import tsx examples/basic.ts
 import { concatMap, take } from 'rxjs';
 import { Kinsumer, type KinsumerRecord } from 'kinsumer';
 import { exampleStream } from './local-stream.js';

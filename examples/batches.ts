@@ -1,7 +1,7 @@
 // Per-shard batches: processBatches collects each shard's records (up to 100, waiting at most
 // 500 ms for a batch to fill), hands them to one call in sequence order, and acks them when it
 // resolves. A batch never mixes shards. Return { failed } to retry only those records.
-// Run: npx tsx examples/batches.ts
+// Run: node --import tsx examples/batches.ts
 import { scan, takeWhile } from 'rxjs';
 import { Kinsumer, processBatches, type KinsumerRecord } from 'kinsumer';
 import { exampleStream } from './local-stream.js';

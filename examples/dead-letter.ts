@@ -4,7 +4,7 @@
 // so the checkpoint moves past it. Without onFailure the error would end the stream instead.
 // An error that says `retriable: false` goes there after one call: record.json() on data that is
 // not JSON throws such a RecordDecodeError (the bytes will not change on a retry).
-// Run: npx tsx examples/dead-letter.ts
+// Run: node --import tsx examples/dead-letter.ts
 import { PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { Kinsumer, processRecords, type FailedRecord } from 'kinsumer';

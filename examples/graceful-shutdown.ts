@@ -1,7 +1,8 @@
 // Graceful shutdown: on SIGTERM or SIGINT, stop() stops reading, waits for the records in flight
 // to be acked, writes each shard's final checkpoint and releases the leases, so another process
 // takes over at once and re-reads nothing. stop() is bounded by shutdownTimeoutMs.
-// Run: npx tsx examples/graceful-shutdown.ts   (it signals itself once all records are in)
+// Run: node --import tsx examples/graceful-shutdown.ts   (it signals itself once all records are in;
+// a service runs under node, not the tsx command, which relays signals: see the README)
 import { concatMap } from 'rxjs';
 import { Kinsumer, ShutdownTimeoutError } from 'kinsumer';
 import { exampleStream } from './local-stream.js';
@@ -19,7 +20,7 @@ const consumer = new Kinsumer({
 let released = 0;
 consumer.events$.subscribe((event) => { if (event.type === 'lease-released') released += 1; });
 
-async function shutdown(signal: string): Promise<void> {
+async function stopGracefully(signal: string): Promise<void> {
   try {
     await consumer.stop();
     console.log(`graceful-shutdown: ${signal}: ${handled} records handled, ${released} leases released with their final checkpoint`);
@@ -31,7 +32,11 @@ async function shutdown(signal: string): Promise<void> {
     await stream.close();
   }
 }
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void shutdown(signal));
+// `on`, not `once`: a second signal must find the hook too, or it ends the process before stop()
+// is done (the `tsx` command re-sends a signal its child has not taken within 30 ms). Every signal
+// joins the one shutdown.
+let shutdown: Promise<void> | undefined;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => { shutdown ??= stopGracefully(signal); });
 
 let handled = 0;
 consumer.records$

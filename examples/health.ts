@@ -3,7 +3,8 @@
 //   GET /readyz   readiness  200 while running; 503 starting, paused, stopping, stopped, failed
 // each with a small JSON body saying why. SIGUSR2 pauses or resumes reading (as an app would while
 // a downstream store is down): the pod turns not ready, stays alive, keeps its leases.
-// Run: npx tsx examples/health.ts   (PORT=8080 to choose the port; Ctrl-C stops it gracefully)
+// Run: node --import tsx examples/health.ts   (PORT=8080 to choose the port; Ctrl-C stops it
+// gracefully; a service runs under node, not the tsx command, which relays signals: see the README)
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Kinsumer } from 'kinsumer';
@@ -42,11 +43,18 @@ process.on('SIGUSR2', () => {
   console.log(`health: ${consumer.status().state}`);
 });
 
-async function shutdown(): Promise<void> {
+async function stopGracefully(): Promise<void> {
   // Not ready while stopping (readiness answers 503 at once); alive until the leases are back.
   await consumer.stop();
   server.close();
   await stream.close();
   console.log('health: stopped');
 }
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void shutdown().catch((error: unknown) => { console.error(error); process.exitCode = 1; }));
+// `on`, not `once`: a second signal (the `tsx` command re-sends one its child has not taken within
+// 30 ms) must find the hook too, and joins the one shutdown.
+let shutdown: Promise<void> | undefined;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    shutdown ??= stopGracefully().catch((error: unknown) => { console.error(error); process.exitCode = 1; });
+  });
+}

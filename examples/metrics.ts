@@ -2,8 +2,8 @@
 // gauges read from consumer.status() at each scrape, counters from events$, delivered and acked
 // counted where the records are handled. Serve `registry.metrics()` on /metrics in your service.
 // (With @opentelemetry/api installed, kinsumer records the same as kinsumer.* metrics itself: see
-// the README's OpenTelemetry section.)
-// Run: npx tsx examples/metrics.ts
+// docs/opentelemetry.md.)
+// Run: node --import tsx examples/metrics.ts
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { concatMap, take } from 'rxjs';
 import { Kinsumer } from 'kinsumer';

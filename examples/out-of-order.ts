@@ -3,7 +3,7 @@
 // handler resolves. Records of different keys finish (and are acked) in any order; the checkpoint
 // only passes a record once every earlier record of its shard is acked, and what was acked beyond
 // it is stored with it, so a hand-off delivers nothing acked again and a crash skips nothing.
-// Run: npx tsx examples/out-of-order.ts
+// Run: node --import tsx examples/out-of-order.ts
 import { setTimeout as delay } from 'node:timers/promises';
 import { take } from 'rxjs';
 import { Kinsumer, processRecords } from 'kinsumer';

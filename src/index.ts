@@ -15,20 +15,23 @@ export type { KclPlan, KclPlanLine, KclPlanCheckpoint, KclPlanStart } from './kc
 export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
   RequestTimeoutError, StartTimeoutError,
-  CorruptCheckpointError,
+  CorruptCheckpointError, StreamGoneError,
   ClientReplacedError,
 } from './errors/kinsumer-errors.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
 export { WritesTooLargeError, WriteConditionError, WriteRejectedError, type WritesLimit } from './errors/write-errors.js';
+export { HandlerResultError, type HandlerOperator } from './errors/handler-result-error.js';
 export type { ErrorJson } from './errors/error-json.js';
 export { ShardReadError } from './reading/read-errors.js';
 export { RecordDecodeError, type RecordFormat } from './reading/payload-decoding.js';
 export type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 export type { Clock } from './ports/clock.js';
-export { DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef } from './options.js';
+export {
+  DEFAULTS, type KinsumerOptions, type KinsumerSettings, type ResolvedOptions, type StreamRef, type StreamsRef, type StreamList,
+} from './options.js';
 export type {
   InitialPosition, StartingPosition, KinsumerRecord, AckOptions, ShardLease, CheckpointPosition, KinsumerEvent,
-  KinsumerEventType, Logger, StatReceiver, KinsumerStatus, KinsumerState, ShardStatus,
+  KinsumerEventType, Logger, StatReceiver, KinsumerStatus, KinsumerState, ShardStatus, ConnectionCounts, ConnectionsStatus, StreamStatus,
 } from './types.js';
 export { processRecords } from './operators/process-records.js';
 export { processBatches } from './operators/process-batches.js';

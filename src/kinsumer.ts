@@ -1,4 +1,5 @@
 import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
+import { ServiceConnections } from './connections/service-connections.js';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
 import { DynamoMembershipStore } from './dynamodb/membership-store.js';
@@ -9,20 +10,23 @@ import { stopsTheClient } from './errors/fault-scope.js';
 import { KinsumerError, ShutdownTimeoutError } from './errors/kinsumer-errors.js';
 import { ClientRuntime, type RuntimeStatus } from './group/client-runtime.js';
 import { KinesisStream } from './kinesis/kinesis.js';
+import { kinesisStreamSet } from './kinesis/kinesis-source.js';
 import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { boundPorts } from './ports/bounded-ports.js';
+import type { StreamPort } from './ports/stream.js';
 import { prepareReadMode } from './reading/read-mode.js';
 import { ClientMetrics } from './telemetry/client-metrics.js';
-import { logEvent } from './telemetry/event-log.js';
-import { streamName } from './telemetry/names.js';
+import { EventLog } from './telemetry/event-log.js';
+import { shardStreams, streamName } from './telemetry/names.js';
+import { streamStatuses } from './telemetry/stream-status.js';
 import { otelApi } from './telemetry/otel-api.js';
 import type { KinsumerEvent, KinsumerRecord, KinsumerState, KinsumerStatus, ShardLease } from './types.js';
 
 type State = 'idle' | 'running' | 'stopping' | 'stopped';
 
 /**
- * One member of a consumer group reading one Kinesis stream. Shards are leased through DynamoDB;
+ * One member of a consumer group reading one Kinesis stream (or several: `streams`). Shards are leased through DynamoDB;
  * records flow through {@link Kinsumer.records$}; the application acks each record, and each
  * shard's checkpoint follows the acks.
  *
@@ -73,6 +77,9 @@ export class Kinsumer {
   private paused = false;
   // Only with @opentelemetry/api installed: built when the client starts, closed when it stopped.
   private metrics: ClientMetrics | undefined;
+  /** Logs the events; its summaries of failure runs run on timers, ended when the client stopped. */
+  private readonly log: EventLog;
+  private ports: KinsumerPorts | undefined;
 
   /**
    * Checks every option synchronously and throws `ConfigError` naming the first one at fault.
@@ -85,6 +92,7 @@ export class Kinsumer {
    */
   constructor(options: KinsumerOptions, deps?: KinsumerBackend) {
     this.options = resolveOptions(options);
+    this.log = new EventLog(this.options.logger, this.options.scheduler, this.options.clock, this.options.requestTimeoutMs);
     this.events$ = this.events.asObservable();
     const emit = (event: KinsumerEvent) => this.emit(event);
     const bound = { timeoutMs: this.options.requestTimeoutMs, scheduler: this.options.scheduler };
@@ -98,12 +106,15 @@ export class Kinsumer {
       }
       if (this.runtime === undefined) {
         this.state = 'running';
-        const runtime = new ClientRuntime({ ...build(this.options, emit), options: this.options, emit });
+        const ports = build(this.options, emit);
+        this.ports = ports;
+        const runtime = new ClientRuntime({ ...ports, options: this.options, emit });
         this.runtime = runtime;
         if (this.paused) runtime.pause();
         const api = otelApi();
         if (api !== undefined) {
-          this.metrics = new ClientMetrics(api, this.options.meterProvider, streamName(this.options.stream), {
+          const { stream } = this.options;
+          this.metrics = new ClientMetrics(api, this.options.meterProvider, stream === undefined ? undefined : streamName(stream), shardStreams(stream), {
             status: () => this.status(),
             counts: () => runtime.counts(),
           });
@@ -153,11 +164,12 @@ export class Kinsumer {
   /**
    * A synchronous snapshot for health checks and dashboards: this client's identity and state,
    * whether it leads the group, how many clients the group has, and each shard it holds with its
-   * fencing token, stored checkpoint, unacked and pending records, lag behind the tip
-   * (`millisBehindLatest`), last record and last checkpoint.
+   * stream, fencing token, stored checkpoint, unacked and pending records, lag behind the tip
+   * (`millisBehindLatest`), last record and last checkpoint; and the same summed up per stream.
    */
   status(): KinsumerStatus {
     const runtime = this.runtime?.status();
+    const shards = runtime?.shards ?? [];
     return {
       clientId: this.options.clientId,
       clientName: this.options.clientName,
@@ -165,7 +177,9 @@ export class Kinsumer {
       leader: runtime?.leader ?? false,
       members: runtime?.members ?? 0,
       ...(runtime?.assignment === undefined ? {} : { assignment: runtime.assignment }),
-      shards: runtime?.shards ?? [],
+      shards,
+      streams: streamStatuses(shards),
+      connections: this.ports?.connections?.() ?? {},
       ...(runtime?.lastError === undefined ? {} : { lastError: runtime.lastError }),
       ...(runtime?.lastHeartbeatAt === undefined ? {} : { lastHeartbeatAt: runtime.lastHeartbeatAt }),
     };
@@ -212,7 +226,7 @@ export class Kinsumer {
 
 
   private emit(event: KinsumerEvent): void {
-    logEvent(this.options.logger, event);
+    this.log.log(event);
     this.metrics?.observe(event);
     this.events.next(event);
   }
@@ -236,13 +250,17 @@ export class Kinsumer {
       const error = new ShutdownTimeoutError(shutdownTimeoutMs, runtime.pending().map((shardId) => `release of ${shardId}`));
       // Also an event: a stop started by the last unsubscribe has nobody awaiting its Promise.
       this.emit({ type: 'error', error });
-      void runtime.stop().finally(() => {
-        this.metrics?.close();
-        this.events.complete();
-      });
+      void runtime.stop().finally(() => this.closed());
       throw error;
     }
+    this.closed();
+  }
+
+  /** The stop is over (releases included): what was kept open for it is closed. */
+  private closed(): void {
     this.metrics?.close();
+    this.log.close();
+    this.ports?.close?.();
     this.events.complete();
   }
 }
@@ -251,9 +269,16 @@ export class Kinsumer {
 function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void): KinsumerPorts {
   // Every request bounded: a hung socket is a transient fault, aborted and retried.
   const bound = { timeoutMs: options.requestTimeoutMs, scheduler: options.scheduler };
-  const dynamo = new Dynamo(options.dynamodb, bound);
+  // Each service's calls on kinsumer's own keep-alive connections, or through the client's handler.
+  const kinesisConnections = new ServiceConnections('kinesis', options.kinesis);
+  const dynamoConnections = new ServiceConnections('dynamodb', options.dynamodb);
+  const dynamo = new Dynamo(options.dynamodb, bound, dynamoConnections);
   const tables = tableNames(options.applicationName);
-  const stream = new KinesisStream(options.kinesis, options.stream, { bound });
+  const stream: StreamPort = options.stream !== undefined
+    ? new KinesisStream(options.kinesis, options.stream, { bound, connections: kinesisConnections })
+    : kinesisStreamSet(options.kinesis, options.streams ?? [], {
+      bound, connections: kinesisConnections, streamCheckFrequencyMs: options.streamCheckFrequencyMs, elapsedNow: () => options.clock.elapsedNow(), logger: options.logger, scheduler: options.scheduler, emit,
+    });
   // The wall clock is only written; every expiry the stores judge is a difference of elapsedNow.
   const common = {
     dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
@@ -261,6 +286,7 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
   };
   // Rows the coordinator reads but cannot decode are reported, never silently skipped.
   const membership = new DynamoMembershipStore({ ...common, table: tables.clients, onCorruptRow: (error) => emit({ type: 'error', error }) });
+  let warned = false;
   return {
     // A lease captured in a member's life lives as long as that life, as this client's membership reads it.
     store: new DynamoLeaseStore({
@@ -270,10 +296,25 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
     metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
     stream,
     prepare: async () => {
-      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound });
-      // Fails fast with StreamNotFoundError rather than at the first read.
+      // Said once, even when the start is tried again.
+      for (const connections of warned ? [] : [kinesisConnections, dynamoConnections]) {
+        const { warning } = await connections.plan();
+        if (warning !== undefined) emit({ type: 'warning', code: 'connection-per-call', service: connections.service, message: warning });
+      }
+      warned = true;
+      await checkTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, create: options.createTables, scheduler: options.scheduler, bound, connections: dynamoConnections });
+      // Fails fast with StreamNotFoundError rather than at the first read (with streams: lists them, a missing one is not read).
       await firstValueFrom(stream.listShards());
       await prepareReadMode(options, stream, emit);
+    },
+    connections: () => {
+      const kinesis = kinesisConnections.counts();
+      const dynamodb = dynamoConnections.counts();
+      return { ...(kinesis === undefined ? {} : { kinesis }), ...(dynamodb === undefined ? {} : { dynamodb }) };
+    },
+    close: () => {
+      kinesisConnections.destroy();
+      dynamoConnections.destroy();
     },
   };
 }

@@ -8,17 +8,19 @@ import { checkApplicationName } from './dynamodb/table-names.js';
 import { didYouMean } from './errors/did-you-mean.js';
 import { ConfigError } from './errors/kinsumer-errors.js';
 import { type Clock, schedulerClock } from './ports/clock.js';
+import { resolveSource } from './ports/stream-source.js';
 import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
 import { stderrLogger } from './telemetry/stderr-logger.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
 
 /**
  * Options of `new Kinsumer(...)` and `kinsumer(...)`: the stream, by `streamName` or by
- * `streamArn` (exactly one: giving neither or both does not compile), and the
- * {@link KinsumerSettings}. See the README's options table. To type options built in parts, use
- * `Omit<KinsumerSettings, ...> & StreamRef`: `Omit` on this union would lose the either/or.
+ * `streamArn`, or the several streams of `streams` (exactly one of the three: giving none or two
+ * does not compile), and the {@link KinsumerSettings}. See the README's options table. To type
+ * options built in parts, use `Omit<KinsumerSettings, ...> & StreamRef` (or `& StreamsRef`):
+ * `Omit` on this union would lose the either/or.
  */
-export type KinsumerOptions = StreamRef & KinsumerSettings;
+export type KinsumerOptions = (StreamRef | StreamsRef) & KinsumerSettings;
 
 /** Every option of {@link KinsumerOptions} but the stream. */
 export interface KinsumerSettings {
@@ -42,6 +44,12 @@ export interface KinsumerSettings {
   readonly shardCheckFrequencyMs?: number;
   /** The leader's shard-list refresh. Default 10000. */
   readonly leaderActionFrequencyMs?: number;
+  /**
+   * With `streams` only: how often the leader asks a `streams` function for the list, and checks
+   * again which stream each listed name is (a stream deleted and created again is a new stream).
+   * Default 60000, at least `leaderActionFrequencyMs`.
+   */
+  readonly streamCheckFrequencyMs?: number;
   /** A lease or client row not renewed for this long is expired. Default 15000. */
   readonly leaseTtlMs?: number;
   /**
@@ -106,8 +114,15 @@ export interface KinsumerSettings {
 
 /** The options with every default filled in and every rule checked. */
 export interface ResolvedOptions {
-  /** The stream, by name or by ARN: whichever of `streamName` and `streamArn` was given. */
-  readonly stream: StreamRef;
+  /**
+   * The stream, by name or by ARN: whichever of `streamName` and `streamArn` was given;
+   * `undefined` in a group that reads `streams`.
+   */
+  readonly stream: StreamRef | undefined;
+  /** The `streams` option (a frozen copy of a list); `undefined` in a one-stream group. */
+  readonly streams: StreamList | undefined;
+  /** Milliseconds; see {@link KinsumerOptions.streamCheckFrequencyMs}. */
+  readonly streamCheckFrequencyMs: number;
   /** See {@link KinsumerOptions.applicationName}. */
   readonly applicationName: string;
   /** See {@link KinsumerOptions.kinesis}. */
@@ -167,13 +182,53 @@ export type StreamRef =
     readonly streamName: string;
     /** Not with `streamName`: give one of the two. */
     readonly streamArn?: undefined;
+    /** Not with `streamName`: a group reads one stream, or `streams`. */
+    readonly streams?: undefined;
   }
   | {
     /** The stream's ARN, sent as `StreamARN` (reads a stream of another account). */
     readonly streamArn: string;
     /** Not with `streamArn`: give one of the two. */
     readonly streamName?: undefined;
+    /** Not with `streamArn`: a group reads one stream, or `streams`. */
+    readonly streams?: undefined;
   };
+
+// ---------------------------------------------------------------- many streams (design §9.2)
+
+/**
+ * The streams a group reads: a list of names or ARNs (none twice), or a function the leader calls
+ * every `streamCheckFrequencyMs` for the list of now (it may answer an empty list; a failed call
+ * keeps the last list and is reported). A stream added at run time, or created again, starts at
+ * `initialPosition` (the KCL's default for it is LATEST); one dropped is no longer read, its rows kept.
+ */
+export type StreamList = readonly string[] | (() => Promise<readonly string[]>);
+
+/**
+ * One group over several streams. Its checkpoint rows name each shard
+ * `<account>:<stream>:<creationEpoch>:<shardId>` (the AWS KCL's multi-stream lease keys), also
+ * with one stream in the list: a one-stream group's rows (plain shard ids, which the Go kinsumer
+ * shares) are not read by a `streams` group, nor the other way round.
+ */
+export interface StreamsRef {
+  /** The streams, by name or ARN, or a function that lists them (see {@link StreamList}). */
+  readonly streams: StreamList;
+  /** Not with `streams`. */
+  readonly streamName?: undefined;
+  /** Not with `streams`. */
+  readonly streamArn?: undefined;
+}
+
+function resolveStreamCheck(input: KinsumerOptions, streams: StreamList | undefined, leaderActionFrequencyMs: number): number {
+  if (input.streamCheckFrequencyMs !== undefined && streams === undefined) {
+    throw new ConfigError('streamCheckFrequencyMs', 'is an option of groups that read streams (not streamName or streamArn)');
+  }
+  const ms = duration(input, 'streamCheckFrequencyMs', Math.max(DEFAULTS.streamCheckFrequencyMs, leaderActionFrequencyMs));
+  if (ms < leaderActionFrequencyMs) throw new ConfigError('streamCheckFrequencyMs', 'must not be shorter than leaderActionFrequencyMs (the list is asked for when the leader lists the shards)');
+  return ms;
+}
+
+// ----------------------------------------------------------------
 
 /** Defaults of the timing and sizing options (the contract's table). */
 export const DEFAULTS = {
@@ -187,6 +242,8 @@ export const DEFAULTS = {
   shardCheckFrequencyMs: 5000,
   /** The leader lists the shards every 10000 ms. */
   leaderActionFrequencyMs: 10000,
+  /** With `streams`: the list (and which stream each name is) is checked every 60000 ms. */
+  streamCheckFrequencyMs: 60000,
   /** A lease or client row not renewed for 15000 ms is expired (three missed heartbeats). */
   leaseTtlMs: 15000,
   /** Reading a shard pauses at 10000 emitted records not yet under its checkpoint. */
@@ -209,18 +266,18 @@ export const DEFAULTS = {
 export const MIN_THROTTLE_DELAY_MS = 200;
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  'streamName', 'streamArn', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
+  'streamName', 'streamArn', 'streams', 'streamCheckFrequencyMs', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
   'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
   'requestTimeoutMs', 'startTimeoutMs',
   'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler', 'clock',
 ]);
 
-const STREAM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-const STREAM_ARN = /^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:\d{12}:stream\/[A-Za-z0-9_.-]{1,128}$/;
 const CONSUMER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 const defaultLogger: Logger = stderrLogger();
+
+export { resolveStream } from './ports/stream-source.js';
 
 /**
  * Checks every option and fills in the defaults. Throws {@link ConfigError} naming the first
@@ -231,7 +288,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   for (const key of Object.keys(input)) {
     if (!KNOWN_OPTIONS.has(key)) throw new ConfigError(key, `is not a kinsumer option${didYouMean(key, KNOWN_OPTIONS)}`);
   }
-  const stream = resolveStream(input);
+  const { stream, streams } = resolveSource(input);
   const applicationName = checkApplicationName(input.applicationName);
   const kinesis = requireClient(input, 'kinesis', 'KinesisClient');
   const dynamodb = requireClient(input, 'dynamodb', 'DynamoDBClient');
@@ -249,6 +306,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   if (leaderActionFrequencyMs < shardCheckFrequencyMs) {
     throw new ConfigError('leaderActionFrequencyMs', 'must not be shorter than shardCheckFrequencyMs');
   }
+  const streamCheckFrequencyMs = resolveStreamCheck(input, streams, leaderActionFrequencyMs);
   const leaseTtlMs = duration(input, 'leaseTtlMs', DEFAULTS.leaseTtlMs);
   if (leaseTtlMs < 2 * shardCheckFrequencyMs) {
     throw new ConfigError('leaseTtlMs', 'must be at least twice shardCheckFrequencyMs (the heartbeat), so one late heartbeat does not expire a live client');
@@ -277,7 +335,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
   if (typeof createTables !== 'boolean') throw new ConfigError('createTables', 'must be a boolean');
 
   return {
-    stream, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
+    stream, streams, streamCheckFrequencyMs, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
     throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
     maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, requestTimeoutMs, startTimeoutMs, readMode, consumerName, createTables,
     logger: resolveLogger(input.logger),
@@ -287,25 +345,6 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
     scheduler: resolveScheduler(input.scheduler),
     clock: resolveClock(input.clock, input.scheduler),
   };
-}
-
-/** The stream named by `streamName` or `streamArn` (exactly one); throws {@link ConfigError}. */
-export function resolveStream(input: Pick<KinsumerOptions, 'streamName' | 'streamArn'>): StreamRef {
-  const { streamName, streamArn } = input;
-  if (streamName !== undefined && streamArn !== undefined) {
-    throw new ConfigError('streamName', 'give streamName or streamArn, not both');
-  }
-  if (streamArn !== undefined) {
-    if (typeof streamArn !== 'string' || !STREAM_ARN.test(streamArn)) {
-      throw new ConfigError('streamArn', 'must be a Kinesis stream ARN (arn:aws:kinesis:<region>:<account>:stream/<name>)');
-    }
-    return { streamArn };
-  }
-  if (streamName === undefined) throw new ConfigError('streamName', 'is required (or give streamArn)');
-  if (typeof streamName !== 'string' || !STREAM_NAME.test(streamName)) {
-    throw new ConfigError('streamName', 'must be 1-128 characters of A-Z a-z 0-9 _ . -');
-  }
-  return { streamName };
 }
 
 function optionalString(input: KinsumerOptions, option: 'clientId' | 'clientName' | 'consumerName'): string | undefined {
@@ -337,7 +376,7 @@ function resolveInitialPosition(value: unknown): InitialPosition {
   throw new ConfigError('initialPosition', "must be 'TRIM_HORIZON', 'LATEST' or { timestamp: Date }");
 }
 
-type DurationOption = 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs'
+type DurationOption = 'streamCheckFrequencyMs' | 'throttleDelayMs' | 'commitFrequencyMs' | 'shardCheckFrequencyMs' | 'leaderActionFrequencyMs' | 'leaseTtlMs' | 'shutdownTimeoutMs'
   | 'stallWarningMs' | 'requestTimeoutMs' | 'startTimeoutMs';
 
 function duration(input: KinsumerOptions, option: DurationOption, fallback: number): number {

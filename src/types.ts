@@ -51,8 +51,10 @@ export interface KinsumerRecord {
   readonly id: string;
   /** Its lease's {@link ShardLease.fencingToken}: a store refusing lower tokens than it has seen never takes a fenced owner's write. */
   readonly fencingToken: number;
-  /** The shard the record was read from. */
+  /** The shard the record was read from (with `streams`, its key `<account>:<stream>:<creationEpoch>:<shardId>`). */
   readonly shardId: string;
+  /** The name of the stream the record was read from. */
+  readonly streamName: string;
   /** Kinesis sequence number: a decimal string beyond 2^53, compare with `BigInt`. */
   readonly sequenceNumber: string;
   /** Position inside a KPL aggregate; `undefined` for a plain record. */
@@ -94,8 +96,10 @@ export interface KinsumerRecord {
 
 /** A shard this client holds. */
 export interface ShardLease {
-  /** The leased shard, such as `shardId-000000000003`. */
+  /** The leased shard, such as `shardId-000000000003` (with `streams`, its key `<account>:<stream>:<creationEpoch>:<shardId>`). */
   readonly shardId: string;
+  /** The name of the shard's stream. */
+  readonly streamName: string;
   /** `ParentShardId` and `AdjacentParentShardId` of the shard, when it came from a reshard. */
   readonly parentShardIds: readonly string[];
   /** Where reading this shard started under this lease (its checkpoint, or the initial position). */
@@ -123,68 +127,6 @@ export interface CheckpointPosition {
   readonly sequenceNumber: string;
   /** Its sub-record inside a KPL aggregate, when the aggregate was only partly acked. */
   readonly subSequenceNumber?: number;
-}
-
-/**
- * Where a client is in its life ({@link KinsumerStatus.state}): `starting`, `running`, `paused`
- * (`pause()`), `draining` (handing its leases over, taking none: `drain()`, `kinsumer drain`),
- * `unreachable` (no heartbeat accepted for two thirds of `leaseTtlMs`: it emits nothing, see
- * `lastError`), `stopping`, `stopped`, or `failed` (a fault of the whole group, `StartTimeoutError`
- * or `ClientReplacedError` ended it; `records$` errored with it).
- */
-export type KinsumerState = 'starting' | 'running' | 'paused' | 'draining' | 'unreachable' | 'stopping' | 'stopped' | 'failed';
-
-/** One held shard in {@link KinsumerStatus.shards}. */
-export interface ShardStatus {
-  /** The shard. */
-  readonly shardId: string;
-  /** The lease's {@link ShardLease.fencingToken}. */
-  readonly fencingToken: number;
-  /**
-   * The checkpoint stored for the shard: where a new owner would resume. `undefined` while none
-   * is stored as a record's position (never consumed, or a start such as `TRIM_HORIZON`).
-   */
-  readonly checkpoint: CheckpointPosition | undefined;
-  /** Records emitted and not acked yet. */
-  readonly inFlight: number;
-  /** Records emitted and not yet under the checkpoint (unacked, or acked behind an unacked one); reading pauses at `maxInFlightRecords`. */
-  readonly pending: number;
-  /** How far the last read was behind the tip of the shard, as Kinesis said; `undefined` before the first read. */
-  readonly millisBehindLatest: number | undefined;
-  /** When the last record of the shard was emitted to the application (this client's clock). */
-  readonly lastRecordAt?: Date;
-  /** When a checkpoint of the shard was last written by this client (this client's clock). */
-  readonly lastCheckpointAt?: Date;
-}
-
-/** What `consumer.status()` returns: a synchronous snapshot, cheap enough for every health probe. */
-export interface KinsumerStatus {
-  /** This client's id (the `clientId` option, or the UUID generated for it). */
-  readonly clientId: string;
-  /** This client's name (the `clientName` option, or the host name). */
-  readonly clientName: string;
-  /** Where the client is in its life. */
-  readonly state: KinsumerState;
-  /** `true` while this client holds the group's leader lock (it refreshes the shard list). */
-  readonly leader: boolean;
-  /** Live clients in the group, this one included, as of the last shard check; 0 before the first. */
-  readonly members: number;
-  /**
-   * The assignment the group follows, as of the last shard check: `'go'` while a Go kinsumer
-   * client is a live member (a rolling migration), else `'sticky'`; absent before the first check.
-   */
-  readonly assignment?: 'sticky' | 'go';
-  /** The shards this client holds, by shard id. */
-  readonly shards: readonly ShardStatus[];
-  /** The last fault reported on `events$` (an `error` or `retrying` event's error, and when): why `state` may not be `running`. */
-  readonly lastError?: {
-    /** The error. */
-    readonly error: Error;
-    /** When (this client's clock). */
-    readonly at: Date;
-  };
-  /** When this client's last heartbeat the clients table accepted was sent (this client's clock); absent before the first. */
-  readonly lastHeartbeatAt?: Date;
 }
 
 /** Everything kinsumer reports, as a discriminated union on `type`. */
@@ -396,6 +338,22 @@ export type KinsumerEvent =
     readonly error: Error;
   }
   /**
+   * Something in the application's setup kinsumer works around at a cost, said once, at start, with
+   * the fix: `'connection-per-call'` — a client's request handler, one the application configured
+   * (its own agent or connect options), opens a connection (a TLS handshake) for every call, and
+   * kinsumer must send its calls through it.
+   */
+  | {
+    /** Which event this is. */
+    readonly type: 'warning';
+    /** What it is about. */
+    readonly code: 'connection-per-call';
+    /** The client concerned. */
+    readonly service: 'kinesis' | 'dynamodb';
+    /** What is wrong, and the fix. */
+    readonly message: string;
+  }
+  /**
    * A fault reported rather than retried with backoff: one shard's (an unknown AWS error, a malformed
    * record, a corrupt or unwritable checkpoint: that shard's reading ends and the shard is taken
    * again at the shard-check pace; or its release failed), one coordination round's (tried again at
@@ -414,33 +372,8 @@ export type KinsumerEvent =
 /** The `type` values of {@link KinsumerEvent}. */
 export type KinsumerEventType = KinsumerEvent['type'];
 
-/**
- * A pino-compatible logger: kinsumer calls `logger.warn({ shardId, err }, 'message')`.
- * Record contents and credentials are never logged. Without one, warnings and errors go to stderr.
- */
-export interface Logger {
-  /** Routine detail: checkpoints committed. */
-  debug(obj: object, msg?: string): void;
-  /** Changes worth knowing: leases acquired and released, shards finished, leadership, rebalances, what a stop waits for. */
-  info(obj: object, msg?: string): void;
-  /**
-   * Trouble kinsumer recovers from, or that needs a look: retries, lost leases, undecodable records,
-   * stalled shards, a wait that keeps it from reading anything, a drain that gave up, a start that keeps failing.
-   */
-  warn(obj: object, msg?: string): void;
-  /** Faults that stop a shard or the client. */
-  error(obj: object, msg?: string): void;
-}
-
-/**
- * Metrics callbacks in the style of the Go kinsumer's StatReceiver. Every method is optional;
- * they run synchronously on kinsumer's path, so keep them cheap.
- */
-export interface StatReceiver {
-  /** A checkpoint was written (commit or release) with a position. */
-  checkpoint?(): void;
-  /** A record was emitted: when it entered the stream and when GetRecords returned it. */
-  eventToClient?(inserted: Date, retrieved: Date): void;
-  /** A GetRecords call returned `count` records; `millisBehindLatest` as reported by Kinesis. */
-  eventsFromKinesis?(count: number, shardId: string, millisBehindLatest: number): void;
-}
+// Kept with what uses them: the application's observers, and the connection counts of status().
+export type { Logger, StatReceiver } from './telemetry/observers.js';
+export type { ConnectionCounts, ConnectionsStatus } from './connections/own-connections.js';
+export type { KinsumerState, KinsumerStatus, ShardStatus } from './telemetry/status.js';
+export type { StreamStatus } from './telemetry/stream-status.js';

@@ -7,7 +7,7 @@ import { cycles, folderOf, moduleEdges, sourceFiles } from './support/module-gra
 // layer. The public face (the four top-level files) sits above them all.
 const LAYERS: readonly (readonly string[])[] = [
   ['errors'],
-  ['ports'],
+  ['ports', 'connections'],
   ['checkpoint'],
   ['reading'],
   ['kinesis', 'telemetry'],

@@ -14,8 +14,12 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import type { LocalAwsConfig } from '../../src/testing/index.js';
 
-/** The consumers measured. */
-export type CpuConsumer = 'kinsumer' | 'bareSdk' | 'rawHttp' | 'lifion' | 'lifionPollDelay0';
+/**
+ * The consumers measured. Over TLS (`Job.tls`), `kinsumer` and `bareSdk` use the SDK's default
+ * clients (the production path: `new KinesisClient({...})`), `bareSdkKeepAlive` a keep-alive
+ * `NodeHttpHandler`, `rawHttp` node:https; over plain HTTP every SDK client has a `NodeHttpHandler`.
+ */
+export type CpuConsumer = 'kinsumer' | 'bareSdk' | 'bareSdkKeepAlive' | 'rawHttp' | 'lifion' | 'lifionPollDelay0';
 
 /** What the figure asks one child for. */
 export interface Job {
@@ -38,6 +42,10 @@ export interface Job {
    * (leases, group-epoch reads, checkpoints, empty polls: what it spends by the clock, not by the record).
    */
   readonly idleMs?: number;
+  /** The endpoints are TLS ones (their certificate trusted through NODE_EXTRA_CA_CERTS). */
+  readonly tls?: boolean;
+  /** The bare and raw loops: after the last record, this many GetRecords on the drained shard, measured (CPU per empty poll). */
+  readonly idlePolls?: number;
 }
 
 /** AWS calls made (commands sent, retries not counted again). */
@@ -46,29 +54,32 @@ export interface CallCounts {
   readonly kinesis: number;
 }
 
+/** `Date.now()` at the start and the end of a measured span (the figure counts DynamoDB calls in it at its proxy). */
+export interface Span {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
 /** What a child prints. */
 export interface JobResult {
   readonly records: number;
   readonly cpuMicros: number;
   readonly wallMs: number;
   readonly checksum: number;
-  /** kinsumer only: the calls it made in the measured window. */
+  /** kinsumer only: the calls it made in the measured window (DynamoDB's filled in by the figure, from `window`). */
   readonly calls?: CallCounts;
+  readonly window?: Span;
   /** kinsumer only (see {@link Job.idleMs}): its CPU and calls while idle on the drained shard. */
-  readonly idle?: { readonly cpuMicros: number; readonly wallMs: number; readonly calls: CallCounts };
+  readonly idle?: { readonly cpuMicros: number; readonly wallMs: number; readonly calls: CallCounts; readonly window: Span };
+  /** The bare and raw loops (see {@link Job.idlePolls}): the CPU of that many empty GetRecords. */
+  readonly idlePolls?: { readonly cpuMicros: number; readonly polls: number };
 }
 
-// The AWS calls of the consumer under measure (kinsumer's clients count them, see countCalls).
+// kinsumer's GetRecords, counted by its `stats` (nothing is added to its clients: kinsumer leaves a
+// client with middleware of the application's on the SDK's path, which is not what is measured).
+// DynamoDB calls are counted by the figure, at a proxy in front of the local server.
 const calls = { dynamodb: 0, kinesis: 0 };
 const callsSince = (start: CallCounts): CallCounts => ({ dynamodb: calls.dynamodb - start.dynamodb, kinesis: calls.kinesis - start.kinesis });
-
-/** Counts every command a client sends (one step at the top of its stack: no work per record). */
-function countCalls(client: { middlewareStack: { add(middleware: unknown, options: { step: 'initialize'; name: string }): void } }, kind: keyof typeof calls): void {
-  client.middlewareStack.add((next: (args: unknown) => Promise<unknown>) => (args: unknown) => {
-    calls[kind] += 1;
-    return next(args);
-  }, { step: 'initialize', name: 'benchCallCounter' });
-}
 
 let checksum = 0;
 function touch(data: Uint8Array | undefined, sequenceNumber: string | undefined): void {
@@ -81,8 +92,11 @@ class Meter {
   private startCpu: NodeJS.CpuUsage | undefined;
   private startWall = 0;
   private startCalls: CallCounts = { ...calls };
+  private startDate = 0;
   private result: JobResult | undefined;
   private resolveDone!: (result: JobResult) => void;
+  /** Set by the bare and raw loops after their last record (see {@link Job.idlePolls}). */
+  idlePolls: JobResult['idlePolls'];
   readonly done = new Promise<JobResult>((resolve) => { this.resolveDone = resolve; });
 
   private readonly session: Session | undefined;
@@ -102,13 +116,14 @@ class Meter {
       this.session?.post('Profiler.start');
       this.startCpu = process.cpuUsage();
       this.startWall = performance.now();
+      this.startDate = Date.now();
       this.startCalls = { ...calls };
     }
     if (this.result === undefined && this.startCpu !== undefined && this.seen >= this.job.records) {
       const used = process.cpuUsage(this.startCpu);
       const result: JobResult = {
         records: this.seen - this.job.warmup, cpuMicros: used.user + used.system, wallMs: performance.now() - this.startWall, checksum,
-        ...(this.job.consumer === 'kinsumer' ? { calls: callsSince(this.startCalls) } : {}),
+        ...(this.job.consumer === 'kinsumer' ? { calls: callsSince(this.startCalls), window: { fromMs: this.startDate, toMs: Date.now() } } : {}),
       };
       this.result = result;
       const { session } = this;
@@ -125,10 +140,36 @@ class Meter {
   }
 }
 
-async function bareSdk(job: Job, meter: Meter): Promise<() => Promise<void>> {
+/** The clients a consumer of this job builds (see {@link CpuConsumer}). */
+async function clients(job: Job, keepAlive = false) {
+  const { KinesisClient } = await import('@aws-sdk/client-kinesis');
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { localDynamoDbClient, localKinesisClient } = await import('../../src/testing/index.js');
+  const { servers } = job;
+  if (job.tls !== true) return { kinesis: localKinesisClient(servers), dynamodb: localDynamoDbClient(servers) };
+  const base = { region: servers.region, credentials: servers.credentials };
+  if (!keepAlive) {
+    return { kinesis: new KinesisClient({ ...base, endpoint: servers.endpoints.kinesis }), dynamodb: new DynamoDBClient({ ...base, endpoint: servers.endpoints.dynamodb }) };
+  }
+  const { NodeHttpHandler } = await import('@smithy/node-http-handler');
+  const { Agent } = await import('node:https');
+  const requestHandler = new NodeHttpHandler({ httpsAgent: new Agent({ keepAlive: true }) });
+  return { kinesis: new KinesisClient({ ...base, endpoint: servers.endpoints.kinesis, requestHandler }), dynamodb: new DynamoDBClient({ ...base, endpoint: servers.endpoints.dynamodb }) };
+}
+
+/** After the last record: `job.idlePolls` GetRecords on the drained shard, their CPU. */
+async function idlePolls(job: Job, poll: () => Promise<unknown>): Promise<JobResult['idlePolls']> {
+  if (job.idlePolls === undefined || job.idlePolls <= 0) return undefined;
+  for (let i = 0; i < 20; i += 1) await poll();
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < job.idlePolls; i += 1) await poll();
+  const used = process.cpuUsage(cpu);
+  return { cpuMicros: used.user + used.system, polls: job.idlePolls };
+}
+
+async function bareSdk(job: Job, meter: Meter, keepAlive = false): Promise<() => Promise<void>> {
   const { GetRecordsCommand, GetShardIteratorCommand } = await import('@aws-sdk/client-kinesis');
-  const { localKinesisClient } = await import('../../src/testing/index.js');
-  const kinesis = localKinesisClient(job.servers);
+  const { kinesis } = await clients(job, keepAlive);
   let iterator = (await kinesis.send(new GetShardIteratorCommand({ StreamName: job.streamName, ShardId: job.shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
   let read = 0;
   while (read < job.records && iterator !== undefined) {
@@ -139,6 +180,8 @@ async function bareSdk(job: Job, meter: Meter): Promise<() => Promise<void>> {
     meter.count(records.length);
     iterator = page.NextShardIterator;
   }
+  const last = iterator;
+  meter.idlePolls = await idlePolls(job, () => kinesis.send(new GetRecordsCommand({ ShardIterator: last, Limit: 10_000 })));
   return () => Promise.resolve(kinesis.destroy());
 }
 
@@ -154,18 +197,18 @@ async function rawHttp(job: Job, meter: Meter): Promise<() => Promise<void>> {
     meter.count(page.count);
     iterator = page.next;
   }
+  const last = iterator ?? '';
+  meter.idlePolls = await idlePolls(job, () => kinesis.getRecords(last, 10_000, touch));
   return () => Promise.resolve(kinesis.destroy());
 }
 
 async function kinsumer(job: Job, meter: Meter): Promise<() => Promise<void>> {
   const { Kinsumer, createTables } = await import('../../src/index.js');
-  const { localDynamoDbClient, localKinesisClient } = await import('../../src/testing/index.js');
-  const kinesis = localKinesisClient(job.servers);
-  const dynamodb = localDynamoDbClient(job.servers);
-  countCalls(kinesis, 'kinesis');
-  countCalls(dynamodb, 'dynamodb');
+  const { kinesis, dynamodb } = await clients(job);
   await createTables({ dynamodb, applicationName: job.app });
-  const consumer = new Kinsumer({ streamName: job.streamName, applicationName: job.app, kinesis, dynamodb, clientId: `${job.app}-client` });
+  // Every GetRecords answered, lean or through the SDK.
+  const stats = { eventsFromKinesis: () => { calls.kinesis += 1; } };
+  const consumer = new Kinsumer({ streamName: job.streamName, applicationName: job.app, kinesis, dynamodb, clientId: `${job.app}-client`, stats });
   const subscription = consumer.records$.subscribe((record) => {
     touch(record.data, record.sequenceNumber);
     record.ack();
@@ -219,23 +262,27 @@ async function lifion(job: Job, meter: Meter, pollDelay: number | undefined): Pr
 
 async function run(job: Job): Promise<JobResult> {
   const meter = new Meter(job);
-  const start = { bareSdk, rawHttp, kinsumer, lifion: (j: Job, m: Meter) => lifion(j, m, undefined), lifionPollDelay0: (j: Job, m: Meter) => lifion(j, m, 0) }[job.consumer];
-  const stop = await start(job, meter);
+  const start = {
+    bareSdk: (j: Job, m: Meter) => bareSdk(j, m), bareSdkKeepAlive: (j: Job, m: Meter) => bareSdk(j, m, true), rawHttp, kinsumer,
+    lifion: (j: Job, m: Meter) => lifion(j, m, undefined), lifionPollDelay0: (j: Job, m: Meter) => lifion(j, m, 0),
+  }[job.consumer];
   const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${job.consumer}: no ${job.records} records within 240 s`)), 240_000).unref());
+  const stop = await Promise.race([start(job, meter), timeout]);
   const result = await Promise.race([meter.done, timeout]);
   const idle = job.idleMs === undefined || job.idleMs <= 0 ? undefined : await idleFor(job.idleMs);
   await stop();
-  return idle === undefined ? result : { ...result, idle };
+  return { ...result, ...(idle === undefined ? {} : { idle }), ...(meter.idlePolls === undefined ? {} : { idlePolls: meter.idlePolls }) };
 }
 
 /** The process's CPU and calls over `ms` of doing nothing but what it does by the clock. */
 async function idleFor(ms: number): Promise<NonNullable<JobResult['idle']>> {
   const cpu = process.cpuUsage();
   const wall = performance.now();
+  const fromMs = Date.now();
   const start = { ...calls };
   await new Promise((resolve) => setTimeout(resolve, ms));
   const used = process.cpuUsage(cpu);
-  return { cpuMicros: used.user + used.system, wallMs: performance.now() - wall, calls: callsSince(start) };
+  return { cpuMicros: used.user + used.system, wallMs: performance.now() - wall, calls: callsSince(start), window: { fromMs, toMs: Date.now() } };
 }
 
 if (process.argv[2] !== undefined && import.meta.url.endsWith(process.argv[1]?.split('/').pop() ?? '\0')) {

@@ -14,6 +14,10 @@ export interface DynamoCall {
   readonly key?: string;
   /** Items asked for, where the call names several (`BatchGetItem`). */
   readonly items?: number;
+  /** A strongly consistent read. */
+  readonly consistent?: boolean;
+  /** Actions of a `TransactWriteItems`. */
+  readonly actions?: number;
   readonly atMs: number;
 }
 
@@ -28,6 +32,26 @@ export class CallLog {
   since(atMs: number): DynamoCall[] {
     return this.calls.filter((call) => call.atMs >= atMs);
   }
+
+  /** The calls made in [fromMs, toMs] (`Date.now()` times, so another process's times compare). */
+  between(fromMs: number, toMs: number): DynamoCall[] {
+    return this.calls.filter((call) => call.atMs >= fromMs && call.atMs <= toMs);
+  }
+}
+
+/**
+ * On-demand capacity units a call uses, kinsumer's items being under 1 KB: a write 1, a strongly
+ * consistent read 1 and an eventually consistent one half (per item read), a transaction 2 per action.
+ */
+export function capacityUnits(call: DynamoCall): { readonly read: number; readonly write: number } {
+  const read = call.consistent === true ? 1 : 0.5;
+  switch (call.command) {
+    case 'GetItem': case 'Scan': case 'Query': return { read, write: 0 };
+    case 'BatchGetItem': return { read: read * (call.items ?? 1), write: 0 };
+    case 'PutItem': case 'UpdateItem': case 'DeleteItem': return { read: 0, write: 1 };
+    case 'TransactWriteItems': return { read: 0, write: 2 * (call.actions ?? 1) };
+    default: return { read: 0, write: 0 };
+  }
 }
 
 /** Counts of `calls` grouped by `keyOf`, keys sorted. */
@@ -41,7 +65,9 @@ interface KeyedInput {
   readonly TableName?: string;
   readonly Key?: Record<string, { S?: string }>;
   readonly Item?: Record<string, { S?: string }>;
-  readonly RequestItems?: Record<string, { readonly Keys?: readonly unknown[] }>;
+  readonly RequestItems?: Record<string, { readonly Keys?: readonly unknown[]; readonly ConsistentRead?: boolean }>;
+  readonly ConsistentRead?: boolean;
+  readonly TransactItems?: readonly unknown[];
 }
 
 function hashKeyOf(input: KeyedInput): string | undefined {
@@ -59,10 +85,19 @@ function describe(command: string, input: KeyedInput, atMs: number): DynamoCall 
   const table = input.TableName ?? Object.keys(input.RequestItems ?? {}).join('+');
   const key = hashKeyOf(input);
   const items = input.RequestItems === undefined ? undefined : Object.values(input.RequestItems).reduce((n, request) => n + (request.Keys?.length ?? 0), 0);
-  return { command, table, ...(key === undefined ? {} : { key }), ...(items === undefined ? {} : { items }), atMs };
+  const consistent = input.ConsistentRead === true || Object.values(input.RequestItems ?? {}).some((request) => request.ConsistentRead === true);
+  const actions = input.TransactItems?.length;
+  return {
+    command, table, ...(key === undefined ? {} : { key }), ...(items === undefined ? {} : { items }), ...(consistent ? { consistent } : {}),
+    ...(actions === undefined ? {} : { actions }), atMs,
+  };
 }
 
-/** Adds middleware to `client` that records every call it sends (retries of one call count once). */
+/**
+ * Adds middleware to `client` that records every call it sends (retries of one call count once).
+ * kinsumer sends every call of a client with middleware of the application's through the SDK (the
+ * middleware sees each): the counts are right, the CPU is not the lean path's (use a counting proxy then).
+ */
 export function countCalls(client: DynamoDBClient, log: CallLog): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {

@@ -114,6 +114,24 @@ export const SUMMARY_KEYS: readonly string[] = [
   'effects.recordsPerSecond',
   'effects.ratioToPlainSink',
   'effects.transactionsPerRecord',
+  // The production path: TLS endpoints, the SDK's default clients (issue 31).
+  ...['kinsumer', 'bareSdk', 'bareSdkKeepAlive', 'rawHttp'].flatMap((consumer) => ['100B', '1KiB'].map((size) => `tls.microsPerRecord.${consumer}.${size}`)),
+  ...['100B', '1KiB'].flatMap((size) => [`tls.ratioToRaw.${size}`, `tls.ratioToBareSdk.${size}`]),
+  ...['kinsumer', 'bareSdk', 'bareSdkKeepAlive', 'rawHttp'].map((consumer) => `tls.idle.microsPerPoll.${consumer}`),
+  'tls.idle.kinsumerCpuMsPerSecond',
+  // The fixed cost: per idle shard, per client, and at a moderate rate (issue 31).
+  ...['kinsumer', 'bareSdk', 'rawHttp'].map((consumer) => `fixedCost.perIdleShard.cpuMsPerSecond.${consumer}`),
+  'fixedCost.perClient.cpuMsPerSecond.kinsumer',
+  'fixedCost.perIdleShard.kinesisCallsPerMinute.kinsumer',
+  'fixedCost.perIdleShard.dynamoCallsPerMinute.kinsumer',
+  'fixedCost.perClient.dynamoCallsPerMinute.kinsumer',
+  'fixedCost.perIdleShard.dynamoDollarsPerMonth.kinsumer',
+  'fixedCost.perClient.dynamoDollarsPerMonth.kinsumer',
+  ...['kinsumer', 'bareSdk', 'rawHttp'].map((consumer) => `moderateRate.cpuMsPerSecond.${consumer}`),
+  'moderateRate.ratioToRaw',
+  'moderateRate.ratioToBareSdk',
+  'moderateRate.kinesisCallsPerMinute.kinsumer',
+  'moderateRate.dynamoCallsPerMinute.kinsumer',
 ];
 
 /** The figures' keyed values nested by their dotted keys; a later figure's value wins. */

@@ -22,7 +22,7 @@ function row(metric: Metric): string {
 const file = JSON.parse(readFileSync(process.argv[2] ?? RESULTS_PATH, 'utf8')) as ResultsFile;
 const out: string[] = [];
 // The order of `npm run bench`; figures it does not know (added later) come last.
-const ORDER = ['overhead', 'kinesis', 'cpu', 'memory', 'failover', 'dynamo-cost', 'latency', 'scale', 'operators', 'effects'];
+const ORDER = ['overhead', 'kinesis', 'cpu', 'tls', 'fixed-cost', 'memory', 'failover', 'dynamo-cost', 'latency', 'scale', 'operators', 'effects'];
 const rank = (name: string): number => (ORDER.includes(name) ? ORDER.indexOf(name) : ORDER.length);
 for (const figure of Object.values(file.figures).sort((a, b) => rank(a.figure) - rank(b.figure))) {
   out.push(`### ${figure.figure} — ${figure.title}`, '', `Run ${figure.date.slice(0, 16).replace('T', ' ')} UTC, ${Math.round(figure.durationMs / 1000)} s${figure.quick ? ' (quick)' : ''}.`, '');

@@ -3,7 +3,8 @@
 // signs it: kinesalite checks that a signature is there, not what it says), the answer's body made
 // text and parsed with one JSON.parse, every record's Data decoded from base64 to bytes. No SDK, no
 // middleware, no retries, nothing kept after the page: the same requests and pages as the SDK's
-// loop and kinsumer, with nothing but what any Node program must do to read them.
+// loop and kinsumer, with nothing but what any Node program must do to read them. Over TLS
+// (an `https:` endpoint) it is the same loop on `node:https` with a keep-alive agent.
 //
 // The body is made text the cheapest way Node has (a Latin-1 copy when it is all ASCII, checked
 // with `buffer.isAscii`) into a buffer reused from page to page: the tricks kinsumer's own decoder
@@ -11,7 +12,8 @@
 // difference in how the text is made.
 import { isAscii } from 'node:buffer';
 import { createHash, createHmac } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { Agent, type ClientRequest, type IncomingMessage, request } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LocalAwsConfig } from '../../src/testing/index.js';
 
 const TARGET_PREFIX = 'Kinesis_20131202.';
@@ -22,7 +24,8 @@ export type RecordSink = (data: Uint8Array, sequenceNumber: string) => void;
 
 /** Kinesis's JSON protocol over `node:http`, one call at a time. */
 export class RawKinesis {
-  readonly #agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  readonly #agent: Agent;
+  readonly #send: (options: object, answer: (res: IncomingMessage) => void) => ClientRequest;
   readonly #url: URL;
   readonly #region: string;
   readonly #credentials: LocalAwsConfig['credentials'];
@@ -32,14 +35,21 @@ export class RawKinesis {
 
   constructor(config: LocalAwsConfig) {
     this.#url = new URL(config.endpoints.kinesis);
-    if (this.#url.protocol !== 'http:') throw new Error(`the raw loop speaks plain HTTP only, not ${config.endpoints.kinesis}`);
+    const tls = this.#url.protocol === 'https:';
+    this.#agent = tls ? new HttpsAgent({ keepAlive: true, maxSockets: 1 }) : new Agent({ keepAlive: true, maxSockets: 1 });
+    this.#send = tls ? httpsRequest : request;
     this.#region = config.region;
     this.#credentials = config.credentials;
   }
 
   /** `GetShardIterator`, TRIM_HORIZON. */
-  async trimHorizon(streamName: string, shardId: string): Promise<string> {
-    const text = await this.#call('GetShardIterator', { StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' });
+  trimHorizon(streamName: string, shardId: string): Promise<string> {
+    return this.iterator(streamName, shardId, 'TRIM_HORIZON');
+  }
+
+  /** `GetShardIterator` of this type. */
+  async iterator(streamName: string, shardId: string, type: 'TRIM_HORIZON' | 'LATEST'): Promise<string> {
+    const text = await this.#call('GetShardIterator', { StreamName: streamName, ShardId: shardId, ShardIteratorType: type });
     const { ShardIterator } = JSON.parse(text) as { ShardIterator?: string };
     if (ShardIterator === undefined) throw new Error('GetShardIterator returned no iterator');
     return ShardIterator;
@@ -62,7 +72,7 @@ export class RawKinesis {
     const body = JSON.stringify(input);
     const headers = this.#signed(operation, body);
     return new Promise((resolve, reject) => {
-      const req = request({ agent: this.#agent, hostname: this.#url.hostname, port: this.#url.port, method: 'POST', path: '/', headers }, (res) => {
+      const req = this.#send({ agent: this.#agent, hostname: this.#url.hostname, port: this.#url.port, method: 'POST', path: '/', headers }, (res) => {
         const chunks: Buffer[] = [];
         let length = 0;
         res.on('data', (chunk: Buffer) => {

@@ -116,7 +116,7 @@ function main(): void {
     );
   };
   process.on('message', (message) => { if (message === 'stop') stop(); });
-  process.once('SIGTERM', stop);
+  process.on('SIGTERM', stop); // on, not once: a second SIGTERM must not end it mid-stop
   process.once('disconnect', stop);
 }
 

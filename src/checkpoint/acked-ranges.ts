@@ -11,6 +11,7 @@
 // distance from the one before it (the base's, or 0), and every number in base 36: Kinesis
 // sequence numbers are 56 digits, but neighbours in a shard differ in far fewer.
 // Sub-sequence numbers (KPL) follow a dot; no dot is a plain record (or a whole aggregate).
+import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { AckedRange, StoredCheckpoint } from '../ports/lease-store.js';
 import { type Position } from '../ports/position.js';
 import { comparePositions, isSequenceNumber } from './sequence-number.js';
@@ -70,6 +71,22 @@ export function encodeAckedRanges(
  * are written first, and only grow when the ranges between them are dropped. Readers accept four times the cap.
  */
 export const ACKED_RANGES_HARD_MAX_BYTES = 2 * ACKED_RANGES_MAX_BYTES;
+
+/**
+ * The attribute a store writes for `ranges`, all of them (`undefined`: none). A store never cuts
+ * them: a cut range that must be kept (see {@link capAckedRanges}) would deliver again records
+ * whose writes were applied. The checkpoint state holds back a write whose ranges do not fit.
+ * @throws KinsumerError when they do not fit in {@link ACKED_RANGES_HARD_MAX_BYTES}: nothing is written.
+ */
+export function encodeWrittenRanges(checkpoint: StoredCheckpoint | undefined, ranges: readonly AckedRange[]): string | undefined {
+  if (ranges.length === 0) return undefined;
+  const encoded = encodeAckedRanges(checkpoint, ranges, ACKED_RANGES_HARD_MAX_BYTES);
+  if (encoded?.kept !== ranges.length) {
+    throw new KinsumerError(`refused to write acked ranges that do not fit in ${ACKED_RANGES_HARD_MAX_BYTES} bytes (${encoded?.kept ?? 0} of ${ranges.length} would): `
+      + 'cutting them could deliver again records whose writes were committed');
+  }
+  return encoded.text;
+}
 
 /**
  * The ranges to write: every range `kept` marks (ranges whose records' writes were committed with

@@ -3,9 +3,10 @@
 import type { AckedRange, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
 import { type Position } from '../ports/position.js';
 import { Ack, ackRuns, isAcked, plainPosition } from './ack-runs.js';
-import { ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from './acked-ranges.js';
+import { ACKED_RANGES_HARD_MAX_BYTES, ACKED_RANGES_MAX_BYTES, capAckedRanges, encodeAckedRanges } from './acked-ranges.js';
+import { advances } from './checkpoint-advance.js';
 import { InheritedRanges } from './inherited-ranges.js';
-import { WHOLE, compareKeyed, comparePositions, sequenceKey } from './sequence-number.js';
+import { WHOLE, checkedSequenceKey, compareKeyed, comparePositions, describePosition, sequenceKey } from './sequence-number.js';
 
 /**
  * A record registered with {@link CheckpointState.track}: a ticket, the record's place in the
@@ -16,7 +17,7 @@ export type TrackedRecord = number;
 /** What a commit (or release) should write, snapshotted from the state before the write starts. */
 export interface CommitDecision {
   readonly write: CheckpointWrite;
-  /** Something new to write: the position or the acked ranges changed since the last successful write, or `Finished` is due. */
+  /** Something new to write (the position or ranges changed, or `Finished` is due) that fits: else `write` is the last one written. */
   readonly changed: boolean;
   /** The state's version at the snapshot; {@link CheckpointState.committed} compares it. */
   readonly version: number;
@@ -74,6 +75,8 @@ export class CheckpointState {
   #finishedWritten = false;
   // Ranges a previous owner acked that this owner has not passed yet.
   #inherited: InheritedRanges;
+  // What the row holds: the last write that succeeded, or the row as captured.
+  #written: CheckpointWrite;
 
   /**
    * @param initial the checkpoint stored at capture.
@@ -90,11 +93,12 @@ export class CheckpointState {
   } = {}) {
     const { start, finished = false, acked = [] } = options;
     this.#finishedWritten = finished;
+    this.#written = acked.length === 0 ? { checkpoint: initial, finished } : { checkpoint: initial, finished, acked };
     this.#initial = initial;
     if (initial?.type === 'position') {
-      this.#sequence = keyOf(initial.position);
+      this.#sequence = checkedSequenceKey(initial.position);
       this.#sub = initial.position.subSequenceNumber ?? WHOLE;
-    } else if (start !== undefined && !sameStart(start, initial)) {
+    } else if (start !== undefined && (start.type === 'position' || advances(initial, start))) {
       this.#initial = start;
       this.#version = 1;
       this.#startVersion = 1;
@@ -247,8 +251,7 @@ export class CheckpointState {
   skip(position: Position): boolean {
     if (!this.#inherited.ahead) return false;
     if (this.#finished) throw new RangeError('cannot track a record after finish()');
-    const sequence = sequenceKey(position.sequenceNumber);
-    if (sequence === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+    const sequence = checkedSequenceKey(position);
     const sub = position.subSequenceNumber ?? WHOLE;
     this.#checkOrder(position, sequence, sub);
     if (!this.#inherited.pass(sequence, sub, false)) return false;
@@ -287,8 +290,8 @@ export class CheckpointState {
   }
 
   /**
-   * The write to make now. Snapshot it before the write starts; a later ack must not be swallowed.
-   * With `including` (held records): a transaction's write, counting them as {@link commitHeld} will.
+   * The write to make now (held back while ranges to keep outgrow the hard cap). Snapshot it before
+   * the write starts. With `including` (held records): a transaction's write, counted as {@link commitHeld} will.
    */
   decide(including?: readonly TrackedRecord[]): CommitDecision {
     let head = this.#head;
@@ -303,9 +306,17 @@ export class CheckpointState {
     const runs = this.#runs(head, extra);
     const acked = capAckedRanges(position, runs.ranges, undefined, runs.kept);
     const write: CheckpointWrite = acked.length === 0 ? { checkpoint: position, finished } : { checkpoint: position, finished, acked };
-    if (extra === undefined) return { write, changed: this.dirty || finished, version: this.#version };
-    // Ranges that must be kept fit in the cap when they are made; they only shrink or merge later.
-    const covers = ![...extra].some((index) => index >= head) || (encodeAckedRanges(position, acked, Number.POSITIVE_INFINITY)?.text.length ?? 0) <= ACKED_RANGES_MAX_BYTES;
+    // Only ranges that must be kept go beyond the cap: made within it, plain acks may grow them
+    // (a kept `1.z` becomes `1.z-0.10`) past the hard cap, which no store cuts.
+    const bytes = runs.kept.includes(true) ? (encodeAckedRanges(position, acked, Number.POSITIVE_INFINITY)?.text.length ?? 0) : 0;
+    const fits = bytes <= ACKED_RANGES_HARD_MAX_BYTES;
+    if (extra === undefined) {
+      // Held back until the watermark shrinks them: the last write holds every range to keep.
+      if (!fits) return { write: this.#written, changed: false, version: this.#committedVersion };
+      return { write, changed: this.dirty || finished, version: this.#version };
+    }
+    // A held record beyond the watermark needs its range: kept ones fit in the cap when they are made.
+    const covers = fits && (![...extra].some((index) => index >= head) || bytes <= ACKED_RANGES_MAX_BYTES);
     return { write, changed: true, version: this.#version, covers };
   }
 
@@ -347,7 +358,10 @@ export class CheckpointState {
     }
     if (moved) this.#advance();
     else this.#version += 1;
-    this.committed(unchanged ? { ...decision, version: this.#version } : decision);
+    // Clean only when the watermark stands where the write left it: records skipped (or tracked)
+    // after the decision that the watermark passes now are not in the row's checkpoint.
+    const asWritten = unchanged && !advances(decision.write.checkpoint, this.position);
+    this.committed(asWritten ? { ...decision, version: this.#version } : decision);
   }
 
   /** The ranges beyond entry `head`, `extra` entries counted as kept acks. */
@@ -365,6 +379,7 @@ export class CheckpointState {
 
   /** A write of `decision` succeeded: clears `dirty` only if the position did not move since the snapshot. */
   committed(decision: CommitDecision): void {
+    this.#written = decision.write;
     if (decision.version > this.#committedVersion) this.#committedVersion = decision.version;
     if (decision.write.finished) this.#finishedWritten = true;
   }
@@ -427,23 +442,7 @@ export class CheckpointState {
     const beforeSequence = tracked ? this.#lastSequence : this.#sequence;
     if (beforeSequence === undefined) return;
     if (compareKeyed(sequence, sub, beforeSequence, tracked ? this.#lastSub : this.#sub) <= 0) {
-      throw new RangeError(`record ${describe(position)} is not after ${tracked ? 'the previous record' : 'the checkpoint'}`);
+      throw new RangeError(`record ${describePosition(position)} is not after ${tracked ? 'the previous record' : 'the checkpoint'}`);
     }
   }
-}
-
-/** The canonical digits of a position's sequence number; a malformed one is a RangeError. */
-function keyOf(position: Position): string {
-  const key = sequenceKey(position.sequenceNumber);
-  if (key === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
-  return key;
-}
-
-function sameStart(a: StoredCheckpoint, b: StoredCheckpoint | undefined): boolean {
-  if (a.type === 'AT_TIMESTAMP' && b?.type === 'AT_TIMESTAMP') return a.timestamp.getTime() === b.timestamp.getTime();
-  return a.type === b?.type && a.type !== 'position';
-}
-
-function describe(position: Position): string {
-  return position.subSequenceNumber === undefined ? position.sequenceNumber : `${position.sequenceNumber}/${position.subSequenceNumber}`;
 }

@@ -6,7 +6,7 @@
 // lease, W2), the release once, by close(). A fenced write means another client took the lease:
 // that shard stops with LeaseLostError, the consumer carries on.
 import {
-  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, defer, endWith, filter, first,
+  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, concat, defer, endWith, filter, first,
   identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, Observable, share, startWith, switchMap, take, takeUntil,
   tap, throttle, throttleTime, throwError,
 } from 'rxjs';
@@ -141,11 +141,14 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   // An ack asked for a commit the lane has not decided yet: later acks are in that decision (it
   // snapshots the state when it is made), so they need not ask again until it is made.
   let commitAsked = false;
-  const acked = (): void => {
+  const wantCommit = (): void => {
     if (!commitAsked) {
       commitAsked = true;
       commitWanted.next();
     }
+  };
+  const acked = (): void => {
+    wantCommit();
     if (acks.observed) acks.next();
   };
   // Each write that confirmed the lease: restarts the renewal clock, wakes a reader held back by leaseConfirmed().
@@ -177,6 +180,8 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       confirmedAtMs = Math.max(confirmedAtMs, sentAtMs);
       renewDue = false;
       committed(decision);
+      // The watermark went beyond what the transaction wrote (records skipped meanwhile): a commit is owed.
+      if (state.dirty) wantCommit();
       if (state.pending > 0) progress.progressed();
       if (acks.observed) acks.next();
       confirmed.next();
@@ -259,8 +264,9 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   });
 
   // The write a request stands for, decided when the lane gets to it (so it carries the latest state).
+  const transaction = catchError<never, Observable<never>>((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `transaction of shard ${shardId} failed`))));
   const write = (request: Request): Observable<never> => defer(() => {
-    if (request === 'release') return phase.value.kind === 'closing' ? release() : EMPTY;
+    if (request === 'release') return phase.value.kind === 'closing' ? concat(effects.settleUnknown().pipe(transaction), release()) : EMPTY;
     if (phase.value.kind !== 'open') return EMPTY;
     const failure = effects.failure;
     if (failure !== undefined) return throwError(() => fail(failure, `writes of shard ${shardId} failed`));
@@ -269,7 +275,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       return turn.pipe(
         // A commit asked for meanwhile (acks without writes) gets a turn of its own next.
         tap({ complete: () => { if (commitAsked) laneWanted.next(); } }),
-        catchError((error: unknown) => throwError(() => (error instanceof LeaseLostError ? lose(error) : fail(error, `transaction of shard ${shardId} failed`)))),
+        transaction,
       );
     }
     commitAsked = false;

@@ -7,16 +7,16 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import {
-  type Observable, type SchedulerLike, EMPTY, Subject, catchError, defer, filter, ignoreElements, mergeMap, race, take, tap, throwError, timer,
+  type Observable, type SchedulerLike, EMPTY, Subject, catchError, defer, filter, from, ignoreElements, mergeMap, race, take, tap, throwError, timer,
 } from 'rxjs';
-import { classifyAwsError } from '../errors/aws-error-kind.js';
+import { classifyAwsError, isInternalServerError } from '../errors/aws-error-kind.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import { backoffDelay, retryTransient } from '../errors/retry-backoff.js';
 import {
-  TransactionCancelledError, TransactionRejectedError, WriteConditionError, WriteRejectedError,
+  EarlierTransactionAppliedError, TransactionCancelledError, TransactionRejectedError, WriteConditionError, WriteRejectedError,
 } from '../errors/write-errors.js';
 import type { Clock } from '../ports/clock.js';
-import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
+import type { HeldLease, LeaseStore, WritesTransaction } from '../ports/lease-store.js';
 import type { WritesOutcome } from '../ports/shard-tracker.js';
 import type { KinsumerEvent } from '../types.js';
 import type { CheckpointState, CommitDecision, TrackedRecord } from './checkpoint-state.js';
@@ -25,6 +25,15 @@ import { weighWrites } from './transact-writes.js';
 
 /** Backoff after a transaction cancelled for a moment (a conflict, throttling): short, the lane waits meanwhile. */
 const CANCELLED_BACKOFF = { baseMs: 50, maxMs: 2000 } as const;
+/**
+ * Answers of HTTP 500 in a row to one identical request (the same token, re-sent with the normal
+ * backoff: 12.7 s of waits at most, 6.4 s on average) before the lane stops sending it and takes
+ * its writes for the cause: DynamoDB Local answers some malformed items (a plain value where an
+ * AttributeValue belongs) with the same 500 forever. A real burst of 500s that outlasts it blames
+ * nobody: the lane splits the transaction, and fails a record alone only when a transaction
+ * without it then goes through at its first attempt (see #probe).
+ */
+const SERVER_ERROR_ATTEMPTS = 8;
 /**
  * After a transaction whose records someone waited for (processRecords: the next record of each of
  * their keys is handled only then), the next one waits this long at most for as many records to
@@ -61,14 +70,30 @@ export class EffectsLane {
   // After a transaction that settled awaited writes: wait (until `untilMs`) for `count` effects to gather.
   #rejoin: { readonly untilMs: number; readonly count: number } | undefined;
   readonly #added = new Subject<void>();
+  // Transactions given up after 500s, oldest first: they may have applied. Until a later one
+  // settles it, every transaction names their tokens (`earlier`) and no plain write goes.
+  #unknown: Unknown[] = [];
+  // The one effect of a transaction given up after 500s: failed when a probe proves it did not apply.
+  #suspect: { readonly effect: PendingEffect; readonly error: unknown } | undefined;
+  // The token the row holds, as this lease knows it: every transaction follows it (WritesTransaction.after).
+  #rowToken: string | undefined;
 
   constructor(options: EffectsLaneOptions) {
     this.#options = options;
+    this.#rowToken = options.lease.transactionToken;
   }
 
-  /** Effects wait for a transaction. */
+  /** Effects wait for a transaction, or a transaction's outcome is unknown. */
   get waiting(): boolean {
-    return this.#queue.size > 0;
+    return this.#queue.size > 0 || this.#unknown.length > 0;
+  }
+
+  /**
+   * What must go before the release: a probe when a transaction's outcome is unknown (a release
+   * without its records would move the checkpoint back under writes that applied); else nothing.
+   */
+  settleUnknown(): Observable<never> {
+    return this.#unknown.length === 0 ? EMPTY : this.#probe();
   }
 
   /** A plain `ack({ writes })` failed and the records committed beside it are: the shard must end with this error. */
@@ -112,19 +137,24 @@ export class EffectsLane {
    */
   turn(): Observable<never> | undefined {
     const { store } = this.#options;
-    if (this.#queue.size === 0) return undefined;
+    if (this.#queue.size === 0) return this.#unknown.length === 0 ? undefined : this.#probe();
+    if (this.#suspect !== undefined) return this.#probe();
     const unknown = this.#queue.unknownTables();
-    if (unknown.length > 0 && store.tableKeys !== undefined) {
-      return store.tableKeys(unknown).pipe(
-        retryTransient({ operation: 'DescribeTable', shardId: this.#options.lease.shardId, scheduler: this.#options.scheduler, emit: this.#options.emit }),
-        tap((keys) => this.#queue.learnKeys(keys)),
-        // Not allowed to describe them (an IAM policy without DescribeTable): the writes to them
-        // fail, the shard and the client go on.
-        catchError((error: unknown) => {
-          const reason = `cannot tell the items of ${unknown.join(', ')} apart: DescribeTable failed (${error instanceof Error ? error.name : String(error)})`;
-          this.#queue.learnKeys(new Map(unknown.map((table) => [table, undefined])), reason);
-          return EMPTY;
-        }),
+    const tableKeys = store.tableKeys?.bind(store);
+    if (unknown.length > 0 && tableKeys !== undefined) {
+      // One table at a time (DescribeTable is per table anyway): a failure belongs to its table only.
+      return from(unknown).pipe(
+        mergeMap((table) => tableKeys([table]).pipe(
+          retryTransient({ operation: 'DescribeTable', shardId: this.#options.lease.shardId, scheduler: this.#options.scheduler, emit: this.#options.emit }),
+          tap((keys) => this.#queue.learnKeys(keys)),
+          // Not allowed to describe it (an IAM policy without DescribeTable): the writes to it
+          // fail, the shard and the client go on.
+          catchError((error: unknown) => {
+            const reason = `cannot tell the items of ${table} apart: DescribeTable failed (${error instanceof Error ? error.name : String(error)})`;
+            this.#queue.learnKeys(new Map([[table, undefined]]), reason);
+            return EMPTY;
+          }),
+        )),
         tap({ complete: () => this.#options.wake() }),
         ignoreElements(),
       );
@@ -145,7 +175,8 @@ export class EffectsLane {
     const flushing = failure !== undefined && failure.flush > 0;
     const packed = this.#queue.pack(flushing ? failure.flush : this.#narrow?.max);
     if (failure !== undefined) failure.flush = 0;
-    for (const { effect, error } of packed.rejected) this.#fail(effect, error);
+    // No write fails while a transaction's outcome is unknown (it may hold them): they wait for it.
+    if (this.#unknown.length === 0) for (const { effect, error } of packed.rejected) this.#fail(effect, error);
     const batch = [...packed.effects];
     let decision: CommitDecision | undefined;
     while (batch.length > 0) {
@@ -154,6 +185,7 @@ export class EffectsLane {
       batch.pop();
     }
     if (decision === undefined || batch.length === 0) {
+      if (this.#unknown.length > 0) return this.#probe();
       if (packed.rejected.length > 0 || flushing) this.#options.wake();
       return undefined;
     }
@@ -161,15 +193,16 @@ export class EffectsLane {
   }
 
   #transact(batch: readonly PendingEffect[], decision: CommitDecision): Observable<never> {
-    const { store, lease, state, scheduler, clock, emit } = this.#options;
-    const records = batch.flatMap((effect) => effect.records);
+    const { store, lease, scheduler, clock, emit } = this.#options;
     const writes = batch.flatMap((effect) => effect.writes);
     // Built once: every re-send is the identical request, with the same token.
-    const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, { token: randomUUID(), writes });
+    const token = randomUUID();
+    const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, this.#transaction(token, writes));
     // The lease counts as confirmed when the first attempt went out, not the last: a re-send's
     // success may be DynamoDB replaying an earlier attempt (same token) that applied before
     // another client captured the lease, and proves nothing about the lease at the re-send.
     let sentAtMs: number | undefined;
+    let serverErrors = 0;
     // Re-sent even after close(): until it is known whether it applied, no other write may follow
     // (a release without its records would move the checkpoint back under writes that applied).
     return defer(() => {
@@ -178,30 +211,125 @@ export class EffectsLane {
     }).pipe(
       retryTransient({
         operation: 'transaction', shardId: lease.shardId, scheduler, emit,
-        isRetriable: (error) => !(error instanceof TransactionCancelledError || error instanceof TransactionRejectedError) && classifyAwsError(error) === 'transient',
+        isRetriable: (error) => {
+          if (error instanceof TransactionCancelledError || error instanceof TransactionRejectedError || classifyAwsError(error) !== 'transient') return false;
+          serverErrors = isInternalServerError(error) ? serverErrors + 1 : 0;
+          return serverErrors < SERVER_ERROR_ATTEMPTS;
+        },
       }),
       tap(() => {
-        state.commitHeld(decision, records);
-        this.#queue.remove(batch);
-        this.#cancellations = 0;
-        if (this.#narrow !== undefined && (records.at(-1) ?? -1) >= this.#narrow.through) this.#narrow = undefined;
-        this.#options.committed(decision, sentAtMs ?? clock.elapsedNow());
-        let awaited = 0;
-        for (const effect of batch) {
-          if (effect.settle === undefined) continue;
-          effect.settle({ kind: 'committed' });
-          awaited += 1;
-        }
-        if (awaited > 0) this.#rejoin = { untilMs: clock.elapsedNow() + REJOIN_MS, count: this.#queue.size + awaited };
-        if (this.#queue.size > 0 || this.#failure !== undefined) this.#options.wake();
+        this.#applied(token);
+        this.#committedBatch(batch, decision, sentAtMs ?? clock.elapsedNow());
       }),
       ignoreElements(),
       catchError((error: unknown) => {
+        // Settle unknown transactions before failing any write (one of them may hold it): the batch goes again after.
+        if ((error instanceof TransactionCancelledError || error instanceof TransactionRejectedError) && this.#unknown.length > 0) return this.#probe();
         if (error instanceof TransactionCancelledError) return this.#cancelled(batch, error);
         if (error instanceof TransactionRejectedError) return this.#rejected(batch, error);
+        if (error instanceof EarlierTransactionAppliedError) return this.#appliedEarlier(error.token);
+        if (isInternalServerError(error)) return this.#gaveUp({ token, decision, batch, sentAtMs: sentAtMs ?? clock.elapsedNow() }, error);
         return throwError(() => error);
       }),
     );
+  }
+
+  /** A transaction of `batch` committed `decision`: its records are acked and kept, and told. */
+  #committedBatch(batch: readonly PendingEffect[], decision: CommitDecision, sentAtMs: number): void {
+    const { state, clock } = this.#options;
+    const records = batch.flatMap((effect) => effect.records);
+    state.commitHeld(decision, records);
+    this.#queue.remove(batch);
+    this.#cancellations = 0;
+    if (this.#narrow !== undefined && (records.at(-1) ?? -1) >= this.#narrow.through) this.#narrow = undefined;
+    this.#options.committed(decision, sentAtMs);
+    let awaited = 0;
+    for (const effect of batch) {
+      if (effect.settle === undefined) continue;
+      effect.settle({ kind: 'committed' });
+      awaited += 1;
+    }
+    if (awaited > 0) this.#rejoin = { untilMs: clock.elapsedNow() + REJOIN_MS, count: this.#queue.size + awaited };
+    if (this.#queue.size > 0 || this.#failure !== undefined) this.#options.wake();
+  }
+
+  /**
+   * A transaction after the row's token, naming the unknown ones. All of them follow the same
+   * token, so at most one can ever apply, and a later one's success proves none did.
+   */
+  #transaction(token: string, writes: WritesTransaction['writes']): WritesTransaction {
+    const after = this.#rowToken;
+    return this.#unknown.length === 0 ? { token, writes, after } : { token, writes, after, earlier: this.#unknown.map((unknown) => unknown.token) };
+  }
+
+  /** The transaction `token` applied: the row holds it, and every unknown one did not apply (nor can now). */
+  #applied(token: string): void {
+    this.#rowToken = token;
+    this.#unknown = [];
+  }
+
+  /**
+   * 500 to every attempt: stop sending it. Several effects: half go next (as after a refusal),
+   * until the one at fault is alone; one alone is a suspect, tried by a probe. Its outcome stays
+   * unknown until a later transaction settles it.
+   */
+  #gaveUp(unknown: Unknown, error: unknown): Observable<never> {
+    this.#unknown.push(unknown);
+    const { batch } = unknown;
+    const only = batch.length === 1 ? batch[0] : undefined;
+    if (only !== undefined) this.#suspect = { effect: only, error };
+    else this.#narrowTo(batch);
+    this.#options.wake();
+    return EMPTY;
+  }
+
+  /**
+   * A transaction of the checkpoint alone (no writes), naming the unknown ones: it settles them
+   * (its success: none applied; its condition meeting one's token: that one did). A suspect is
+   * failed only when the probe went through at its first attempt, right after the suspect's 500s:
+   * the server was answering then, so the 500s were the suspect's writes'. After a retried probe
+   * (an outage), the suspect goes again.
+   */
+  #probe(): Observable<never> {
+    const { store, lease, state, scheduler, clock, emit } = this.#options;
+    const decision = state.decide();
+    const token = randomUUID();
+    const request$ = (store.commitWithWrites as NonNullable<LeaseStore['commitWithWrites']>)(lease, decision.write, this.#transaction(token, []));
+    let attempts = 0;
+    let sentAtMs: number | undefined;
+    return defer(() => {
+      attempts += 1;
+      sentAtMs ??= clock.elapsedNow();
+      return request$;
+    }).pipe(
+      retryTransient({ operation: 'transaction', shardId: lease.shardId, scheduler, emit }),
+      tap(() => {
+        this.#applied(token);
+        this.#options.committed(decision, sentAtMs ?? clock.elapsedNow());
+        const suspect = this.#suspect;
+        this.#suspect = undefined;
+        if (suspect !== undefined && attempts === 1) {
+          const reason = `DynamoDB answered HTTP 500 to all ${SERVER_ERROR_ATTEMPTS} attempts of a transaction holding only these writes, and took one without them at once: `
+            + 'they are taken for malformed (a plain value where an AttributeValue belongs, say)';
+          this.#fail(suspect.effect, new WriteRejectedError(suspect.effect.recordIds, reason, undefined, { cause: suspect.error, retriable: true }));
+        }
+        this.#options.wake();
+      }),
+      ignoreElements(),
+      catchError((error: unknown) => (error instanceof EarlierTransactionAppliedError ? this.#appliedEarlier(error.token) : throwError(() => error))),
+    );
+  }
+
+  /** The unknown transaction `token` applied after all (the row holds its token): its records are committed; the others did not apply. */
+  #appliedEarlier(token: string): Observable<never> {
+    const applied = this.#unknown.find((unknown) => unknown.token === token);
+    this.#applied(token);
+    if (applied === undefined) return throwError(() => new KinsumerError(`the row holds the token of transaction ${token}, which this lane did not send`));
+    if (this.#suspect !== undefined && applied.batch.includes(this.#suspect.effect)) this.#suspect = undefined;
+    this.#narrow = undefined;
+    this.#committedBatch(applied.batch, applied.decision, applied.sentAtMs);
+    this.#options.wake();
+    return EMPTY;
   }
 
   /** Nothing applied: the writes that failed fail their records; the rest go again, at once or after a backoff. */
@@ -244,11 +372,16 @@ export class EffectsLane {
     if (only !== undefined) {
       this.#fail(only, new WriteRejectedError(only.recordIds, error.cause instanceof Error ? error.cause.message : error.message, undefined, { cause: error.cause ?? error }));
     } else {
-      const through = batch.at(-1)?.records.at(-1) ?? 0;
-      this.#narrow = { max: Math.ceil(batch.length / 2), through: Math.max(through, this.#narrow?.through ?? through) };
+      this.#narrowTo(batch);
     }
     this.#options.wake();
     return EMPTY;
+  }
+
+  /** Half of `batch` goes next, and so on, until a transaction reaching its last record commits. */
+  #narrowTo(batch: readonly PendingEffect[]): void {
+    const through = batch.at(-1)?.records.at(-1) ?? 0;
+    this.#narrow = { max: Math.ceil(batch.length / 2), through: Math.max(through, this.#narrow?.through ?? through) };
   }
 
   /**
@@ -265,6 +398,15 @@ export class EffectsLane {
     this.#failure ??= { error, flush: 0 };
     return true;
   }
+}
+
+/** A transaction given up after 500s: it may have applied. */
+interface Unknown {
+  readonly token: string;
+  readonly decision: CommitDecision;
+  readonly batch: readonly PendingEffect[];
+  /** When its first attempt was sent (`clock.elapsedNow()`). */
+  readonly sentAtMs: number;
 }
 
 function isTransientReason(reason: string): boolean {

@@ -39,8 +39,10 @@ type Items = { readonly ids: readonly string[] } | { readonly error: WriteReject
 
 /**
  * The waiting effects of one shard, in sequence order, and the key names of the tables they
- * write: learned from the keys of Updates, Deletes and ConditionChecks (exactly the key
- * attributes), asked for (DescribeTable) only for tables written by Puts alone.
+ * write, from one source: the table's own key schema (DescribeTable, {@link learnKeys}). A `Key`
+ * in a request is only what one record claims: a malformed one must fail that record alone.
+ * A table found missing (or not describable) is asked about again once no waiting write needs
+ * the answer: it may be created meanwhile.
  */
 export class EffectQueue {
   #effects: PendingEffect[] = [];
@@ -55,10 +57,6 @@ export class EffectQueue {
 
   /** Adds the writes of acked records; kept in order of their first record. */
   add(effect: PendingEffect): void {
-    for (const [index, write] of effect.writes.entries()) {
-      const action = actionOf(write, index);
-      if (action.kind !== 'Put' && !this.#keyNames.has(action.table)) this.#keyNames.set(action.table, Object.keys(action.attributes).sort());
-    }
     const first = effect.records[0] ?? 0;
     let at = this.#effects.length;
     while (at > 0 && ((this.#effects[at - 1] as PendingEffect).records[0] ?? 0) > first) at -= 1;
@@ -69,6 +67,18 @@ export class EffectQueue {
   remove(effects: readonly PendingEffect[]): void {
     const gone = new Set(effects);
     this.#effects = this.#effects.filter((effect) => !gone.has(effect));
+    this.#forgetUnanswered();
+  }
+
+  // A table without key names (missing, or DescribeTable refused) is asked about again by the next write to it.
+  #forgetUnanswered(): void {
+    if (this.#refused.size === 0 && ![...this.#keyNames.values()].includes(undefined)) return;
+    const written = new Set(this.#effects.flatMap((effect) => effect.weight.tables));
+    for (const [table, names] of this.#keyNames) {
+      if (names !== undefined || written.has(table)) continue;
+      this.#keyNames.delete(table);
+      this.#refused.delete(table);
+    }
   }
 
   /** Takes every waiting effect out (the lease ended). */

@@ -66,3 +66,15 @@ export function compareKeyed(aSequence: string, aSub: number, bSequence: string,
   if (bySequence !== 0) return bySequence;
   return aSub < bSub ? -1 : aSub > bSub ? 1 : 0;
 }
+
+/** The canonical digits of a position's sequence number (see {@link sequenceKey}). @throws RangeError on a malformed one. */
+export function checkedSequenceKey(position: Position): string {
+  const key = sequenceKey(position.sequenceNumber);
+  if (key === undefined) throw new RangeError(`not a sequence number: ${String(position.sequenceNumber)}`);
+  return key;
+}
+
+/** A position as messages spell it: `<sequenceNumber>[/<subSequenceNumber>]`. */
+export function describePosition(position: Position): string {
+  return position.subSequenceNumber === undefined ? position.sequenceNumber : `${position.sequenceNumber}/${position.subSequenceNumber}`;
+}

@@ -13,8 +13,8 @@ export class StallClock {
   #sinceMs: number;
   #stampDue = false;
 
-  /** `elapsedNow`: a monotonic clock (default the scheduler's `now()`); the stamp runs on `scheduler`. */
-  constructor(private readonly scheduler: SchedulerLike, private readonly elapsedNow: () => number = () => scheduler.now()) {
+  /** `elapsedNow`: a monotonic clock (the client's `clock.elapsedNow`); the stamp runs on `scheduler`. */
+  constructor(private readonly scheduler: SchedulerLike, private readonly elapsedNow: () => number) {
     this.#sinceMs = elapsedNow();
   }
 

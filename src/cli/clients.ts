@@ -3,7 +3,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import type { OptionValues } from './command.js';
+import { endpointProblem } from '../errors/endpoint-error.js';
+import { type OptionValues, UsageError } from './command.js';
 
 /** Client settings from the common options. */
 export interface ClientSettings {
@@ -13,12 +14,19 @@ export interface ClientSettings {
   readonly profile: string | undefined;
 }
 
+/** The client settings the common options give; an endpoint without its scheme is a usage error. */
 export function clientSettings(values: OptionValues): ClientSettings {
   const text = (name: string) => (typeof values[name] === 'string' ? values[name] : undefined);
+  const endpoint = (name: string) => {
+    const value = text(name);
+    const problem = value === undefined ? undefined : endpointProblem(value);
+    if (problem !== undefined) throw new UsageError(`--${name} ${value ?? ''} ${problem}`);
+    return value;
+  };
   return {
     region: text('region'),
-    kinesisEndpoint: text('kinesis-endpoint') ?? text('endpoint'),
-    dynamodbEndpoint: text('dynamodb-endpoint') ?? text('endpoint'),
+    kinesisEndpoint: endpoint('kinesis-endpoint') ?? endpoint('endpoint'),
+    dynamodbEndpoint: endpoint('dynamodb-endpoint') ?? endpoint('endpoint'),
     profile: text('profile'),
   };
 }

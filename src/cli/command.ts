@@ -54,7 +54,7 @@ export interface Command {
   readonly commonOptions?: readonly CommonOption[];
   /** What each exit code means for this command, shown by `--help`. Default: 0 done, 1 failed, 2 bad command line. */
   readonly exitCodes?: ExitCodeHelp;
-  /** Option names the command cannot run without. */
+  /** Option names the command cannot run without; `a|b`: one of the two. */
   readonly required: readonly string[];
   run(values: OptionValues, io: CliIo): Promise<ExitCode>;
 }

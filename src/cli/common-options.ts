@@ -1,6 +1,8 @@
 import type { ParseArgsConfig } from 'node:util';
 import { checkApplicationName } from '../dynamodb/table-names.js';
+import { ConfigError } from '../errors/kinsumer-errors.js';
 import { type StreamRef } from '../options.js';
+import { checkStreamList } from '../ports/stream-key.js';
 import { type OptionValues, UsageError } from './command.js';
 import { twoColumns } from './wrap.js';
 
@@ -31,7 +33,7 @@ export const COMMON_HELP: Readonly<Record<string, string>> = {
 const PLACEHOLDERS: Readonly<Record<string, string>> = {
   to: 'position', from: 'position', 'consumer-name': 'name', shard: 'id,...', limit: 'N', 'lease-ttl-ms': 'ms', 'refresh-ms': 'ms', interval: 'seconds',
   'lease-table': 'table', 'watch-ms': 'ms', timestamp: 'ISO time', 'initial-position': 'position',
-  stream: 'name|arn', app: 'name', region: 'region', endpoint: 'url', 'kinesis-endpoint': 'url', 'dynamodb-endpoint': 'url', profile: 'name',
+  stream: 'name|arn', streams: 'name|arn,...', app: 'name', region: 'region', endpoint: 'url', 'kinesis-endpoint': 'url', 'dynamodb-endpoint': 'url', profile: 'name',
 };
 
 /** Renders option help as `--name  text` lines, the texts aligned and wrapped to `width` under a hanging indent. */
@@ -61,6 +63,36 @@ export function streamOption(values: OptionValues): StreamRef {
   const value = textOption(values, 'stream');
   if (value === undefined || value === '') throw new UsageError('missing --stream');
   return value.startsWith('arn:') ? { streamArn: value } : { streamName: value };
+}
+
+/** The group's stream option: `--stream` (a one-stream group) or `--streams` (a group that reads streams). */
+export type GroupStreams =
+  | { readonly stream: StreamRef; readonly streams?: undefined }
+  | { readonly streams: readonly string[]; readonly stream?: undefined };
+
+/** `--streams`, as commands that read a group over many streams take it. */
+export const STREAMS_OPTION = { streams: { type: 'string' } } as const;
+
+/** Help of `--streams`, beside `--stream`'s. */
+export const STREAMS_HELP = 'a group that reads several streams (its streams option): the streams, by name or ARN, comma-separated; instead of --stream';
+
+/**
+ * `--stream` or `--streams` (exactly one): which streams the group reads, as its options say. A
+ * one-stream group's rows are plain shard ids, a `streams` group's are keys: the two never mix.
+ */
+export function groupStreamsOption(values: OptionValues): GroupStreams {
+  const text = textOption(values, 'streams');
+  if (text === undefined) {
+    if (textOption(values, 'stream') === undefined) throw new UsageError('missing --stream (or --streams, for a group that reads several streams)');
+    return { stream: streamOption(values) };
+  }
+  if (textOption(values, 'stream') !== undefined) throw new UsageError('give --stream (a one-stream group) or --streams (a group that reads streams), not both');
+  try {
+    return { streams: checkStreamList(text.split(',').map((item) => item.trim()).filter((item) => item !== ''), '--streams') };
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(`--streams ${error.rule}`);
+    throw error;
+  }
 }
 
 /** A whole-number option of at least `min`; `fallback` when not given. */

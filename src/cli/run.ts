@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { didYouMean } from '../errors/did-you-mean.js';
 import { EndpointError } from '../errors/endpoint-error.js';
 import { ConfigError, KinsumerError } from '../errors/kinsumer-errors.js';
 import { packageVersion } from '../group/package-version.js';
@@ -98,7 +99,7 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
   }
   const command = commands.find((c) => c.name === name);
   if (command === undefined) {
-    io.stderr.write(`kinsumer: unknown command '${name}'\n\n${mainHelp(commands, errorWidth)}`);
+    io.stderr.write(`kinsumer: unknown command '${name}'${didYouMean(name, commands.map((c) => c.name))}\n\n${mainHelp(commands, errorWidth)}`);
     return EXIT.usage;
   }
   let values: OptionValues;
@@ -108,10 +109,11 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
       io.stdout.write(commandHelp(command, width));
       return EXIT.ok;
     }
-    const missing = command.required.filter((option) => values[option] === undefined);
-    if (missing.length > 0) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}`);
+    // `a|b`: one of them.
+    const missing = command.required.filter((option) => option.split('|').every((one) => values[one] === undefined));
+    if (missing.length > 0) throw new UsageError(`missing ${missing.map(missingText).join(', ')}`);
   } catch (error) {
-    io.stderr.write(`kinsumer ${command.name}: ${(error as Error).message}\n\n${commandHelp(command, errorWidth)}`);
+    io.stderr.write(`kinsumer ${command.name}: ${parseProblem(error, command)}\n\n${commandHelp(command, errorWidth)}`);
     return EXIT.usage;
   }
   try {
@@ -126,11 +128,28 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
   }
 }
 
+/** `--to`, or for one of several `--to (or --clear)`. */
+function missingText(required: string): string {
+  const [first, ...others] = required.split('|');
+  return others.length === 0 ? `--${first}` : `--${first} (or ${others.map((o) => `--${o}`).join(', ')})`;
+}
+
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   // An EndpointError says all there is to say; its cause is the SDK's less helpful version.
   if (error instanceof EndpointError) return error.message;
   if (!(error instanceof KinsumerError) || !(error.cause instanceof Error)) return error.message;
   const cause = error.cause instanceof EndpointError ? error.cause.message : `${error.cause.name}: ${error.cause.message}`;
-  return `${error.message} (${cause})`;
+  // A KinsumerError carries an EndpointError among its causes on top of its message already.
+  return error.message.includes(error.cause.message) ? error.message : `${error.message} (${cause})`;
+}
+
+/** What is wrong with the command line: parseArgs's own words, but an unknown option with the nearest known one. */
+function parseProblem(error: unknown, command: Command): string {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' ? message : String(error);
+  const unknown = code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '(--?[^']+)'/.exec(text)?.[1] : undefined;
+  if (unknown === undefined) return text;
+  const known = Object.keys(commandOptions(command)).map((name) => `--${name}`);
+  return `unknown option '${unknown}'${didYouMean(unknown, known)}`;
 }

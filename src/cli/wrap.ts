@@ -75,6 +75,17 @@ export function wrapText(text: string, width: number, indent?: string): string[]
 }
 
 /**
+ * Lines of a command's report at `width`: a line that fits is kept as it is (its spacing too); a
+ * longer one is wrapped, its continuation lines two deeper than its own indent. Each ends with a newline.
+ */
+export function reportLines(lines: readonly string[], width: number): string {
+  return lines
+    .flatMap((line) => (line.length <= width ? [line] : wrapText(line, width, `${/^ */.exec(line)?.[0] ?? ''}  `)))
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+/**
  * Two columns: each label, then its text wrapped under a hanging indent at the text column. When
  * the terminal leaves the text less than `minText` columns, each text goes under its label instead.
  */

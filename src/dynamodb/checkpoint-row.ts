@@ -1,7 +1,7 @@
 // A row of `<app>_checkpoints`, read and written as the Go kinsumer reads and writes it: NULL-typed
 // or absent empties, nanosecond timestamps beyond 2^53, the magic `LATEST`; and the attributes only
 // this library writes (sub-sequence numbers, lease counter, floors, acked ranges).
-import { ACKED_RANGES_HARD_MAX_BYTES, decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
+import { decodeAckedRanges, encodeWrittenRanges } from '../checkpoint/acked-ranges.js';
 import { isSequenceNumber } from '../checkpoint/sequence-number.js';
 import { CorruptCheckpointError } from '../errors/kinsumer-errors.js';
 import type { CheckpointRow, CheckpointWrite, StoredCheckpoint } from '../ports/lease-store.js';
@@ -228,10 +228,10 @@ function setFloor(update: UpdateExpression, after: Position | undefined): void {
 
 // The ranges replace the stored ones, tagged with the checkpoint this write leaves (see acked-ranges.ts).
 export function setAckedRanges(update: UpdateExpression, write: CheckpointWrite): void {
-  // Already capped by the checkpoint state; ranges it must keep may go beyond the cap (see capAckedRanges).
-  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? [], ACKED_RANGES_HARD_MAX_BYTES);
-  if (encoded === undefined) update.remove(A.ackedRanges);
-  else update.set(A.ackedRanges, { S: encoded.text });
+  // Already capped by the checkpoint state; ranges it must keep may go beyond the cap (see capAckedRanges), never beyond the hard one.
+  const text = encodeWrittenRanges(write.checkpoint, write.acked ?? []);
+  if (text === undefined) update.remove(A.ackedRanges);
+  else update.set(A.ackedRanges, { S: text });
 }
 
 // A start instead of a position: SequenceNumber NULL, as the Go kinsumer writes "nothing read".

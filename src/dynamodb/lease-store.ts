@@ -19,7 +19,7 @@ import { backoffDelay } from '../errors/retry-backoff.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
 import type { MemberView } from '../ports/coordination.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
-import { START_SKEW_MARGIN_MS, withResetFloor } from '../reading/start-position.js';
+import { resetMomentOf, withResetFloor } from '../reading/start-position.js';
 import {
   CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCheckpoint, readableCounter, setAckedRanges, setCheckpoint, wronglyTyped,
 } from './checkpoint-row.js';
@@ -28,7 +28,7 @@ import { CorruptRowReporter } from './corrupt-rows.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
 import { revokeLease } from './revocation.js';
-import { transactionInput, transactionOutcome } from './transactions.js';
+import { ownerless, transactionInput, transactionOutcome } from './transactions.js';
 import { UpdateExpression } from './update-expression.js';
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -100,10 +100,8 @@ export class DynamoLeaseStore implements LeaseStore {
   // The checkpoint each held lease stored last (as captured, then as written): a commit that moves
   // it also writes CheckpointUpdate. Only this lease writes the row while it holds it (fenced).
   readonly #stored = new Map<string, { readonly leaseCounter: number; readonly checkpoint: StoredCheckpoint | undefined }>();
-  // The row's TransactionToken as each held lease captured or last wrote it: the next transaction's condition.
-  readonly #transactionTokens = new Map<string, { readonly leaseCounter: number; readonly token: AttributeValue | undefined }>();
-  // Key attribute names of the tables records write to, once described.
-  readonly #keyNames = new Map<string, readonly string[] | undefined>();
+  // Key attribute names of the tables records write to, once described (tables found only).
+  readonly #keyNames = new Map<string, readonly string[]>();
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
@@ -191,11 +189,11 @@ export class DynamoLeaseStore implements LeaseStore {
               const held = decodeCheckpointRow(attributes ?? {}, shardId);
               this.#leases.captured(shardId, held.leaseCounter);
               this.#stored.set(shardId, { leaseCounter: held.leaseCounter, checkpoint: held.checkpoint });
-              this.#transactionTokens.set(shardId, { leaseCounter: held.leaseCounter, token: attributes?.[A.transactionToken] });
               const lease = {
                 shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished,
                 ...(serverDate === undefined ? {} : { capturedAt: serverDate }),
                 ...(held.ownerIncarnation === undefined ? {} : { ownerIncarnation: held.ownerIncarnation }),
+                ...(held.transactionToken === undefined ? {} : { transactionToken: held.transactionToken }),
               };
               return held.acked === undefined ? lease : { ...lease, acked: held.acked };
             }),
@@ -233,29 +231,36 @@ export class DynamoLeaseStore implements LeaseStore {
     update.set(A.transactionToken, { S: transaction.token });
     update.condition(`${update.name(A.ownerId)} = ${update.value('me', { S: lease.ownerId })}`);
     update.condition(`${update.name(A.leaseCounter)} = ${update.value('counter', { N: String(lease.leaseCounter) })}`);
-    const previous = this.#transactionTokens.get(lease.shardId);
-    update.unchanged(A.transactionToken, previous?.leaseCounter === lease.leaseCounter ? previous.token : undefined);
+    update.unchanged(A.transactionToken, transaction.after === undefined ? undefined : { S: transaction.after });
     const input = transactionInput(update, this.#options.table, lease.shardId, transaction);
     return this.#options.dynamo.transactWriteItems(input).pipe(
-      catchError((error: unknown) => transactionOutcome(error, lease, transaction.token)),
-      tap(() => {
-        this.#wrote(lease, write);
-        this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: { S: transaction.token } });
-      }),
+      catchError((error: unknown) => (classifyAwsError(error) === 'not-found'
+        // DynamoDB does not say which table is missing. The checkpoints table is the lease's fault
+        // (the read fails with TableNotFoundError), not the records': only a user table is theirs.
+        ? this.#get(lease.shardId).pipe(mergeMap(() => transactionOutcome(error, lease, transaction)))
+        : transactionOutcome(error, lease, transaction))),
+      tap(() => this.#wrote(lease, write)),
     );
   }
 
-  /** DescribeTable of each table not described yet (a missing one: `undefined`). */
+  /**
+   * DescribeTable of each table not described yet (a missing one: `undefined`). Key schemas are
+   * kept for the store's life (a table's keys never change); a missing table is asked about again.
+   */
   tableKeys(tables: readonly string[]): Observable<ReadonlyMap<string, readonly string[] | undefined>> {
     const unknown = tables.filter((table) => !this.#keyNames.has(table));
+    const found = new Map<string, readonly string[] | undefined>();
     return from(unknown).pipe(
       mergeMap((table) => this.#options.dynamo.describeTable(table).pipe(
         map((description) => [table, description?.KeySchema?.map((key) => key.AttributeName ?? '')] as const),
         catchError((error: unknown) => (classifyAwsError(error) === 'not-found' ? of([table, undefined] as const) : throwError(() => error))),
       ), 4),
-      tap(([table, names]) => { this.#keyNames.set(table, names); }),
+      tap(([table, names]) => {
+        found.set(table, names);
+        if (names !== undefined) this.#keyNames.set(table, names);
+      }),
       reduce(() => undefined, undefined),
-      map(() => new Map(tables.map((table) => [table, this.#keyNames.get(table)]))),
+      map(() => new Map(tables.map((table) => [table, this.#keyNames.get(table) ?? found.get(table)]))),
     );
   }
 
@@ -304,7 +309,7 @@ export class DynamoLeaseStore implements LeaseStore {
     // time floor. Without a Date header, the client's clock less the skew margin.
     const read$ = this.#options.dynamo.getItemDated({ TableName: this.#options.table, Key: { [A.shard]: { S: shardId } }, ConsistentRead: true });
     return read$.pipe(
-      mergeMap(({ item, serverDate }) => write(item, serverDate ?? new Date(now() - START_SKEW_MARGIN_MS))),
+      mergeMap(({ item, serverDate }) => write(item, resetMomentOf(serverDate, now()))),
       map(() => undefined),
       catchError((error: unknown) => {
         // A write that lost a race, or (unforced) a row whose owner cannot be read: held, as far as a reset can tell.
@@ -350,9 +355,15 @@ export class DynamoLeaseStore implements LeaseStore {
       return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, { [A.shard]: { S: lease.shardId } }), ReturnValues: 'NONE' });
     }).pipe(
       map(() => undefined),
-      catchError((error: unknown) => (classifyAwsError(error) === 'conditional'
-        ? throwError(() => new LeaseLostError(lease.shardId, { cause: error }))
-        : tableError(this.#options.table, error))),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? this.#lost(lease.shardId, error) : tableError(this.#options.table, error))),
+    );
+  }
+
+  /** The lease is fenced: revoked (the row names no owner now: a reset) or taken, as a consistent read of the row tells. */
+  #lost(shardId: string, error: unknown): Observable<never> {
+    return this.#get(shardId).pipe(
+      catchError(() => of(undefined)),
+      mergeMap((item) => throwError(() => new LeaseLostError(shardId, { cause: error, revoked: ownerless(item) }))),
     );
   }
 

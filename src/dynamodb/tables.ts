@@ -2,6 +2,7 @@ import type { DynamoDBClient, TableDescription } from '@aws-sdk/client-dynamodb'
 import {
   type Observable, type SchedulerLike, asyncScheduler, catchError, defer, first, firstValueFrom, map, of, repeat, tap, throwError, timeout, timer,
 } from 'rxjs';
+import type { ServiceConnections } from '../connections/service-connections.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { ConfigError, KinsumerError, TableNotFoundError } from '../errors/kinsumer-errors.js';
 import type { RequestBound } from '../ports/request-timeout.js';
@@ -101,13 +102,13 @@ export async function deleteTables(options: TablesOptions): Promise<void> {
  * Checks that the application's tables exist: creates them when `create` is set, throws
  * `TableNotFoundError` naming the first missing one otherwise.
  */
-export async function checkTables(options: { dynamodb: DynamoDBClient; applicationName: string; create: boolean; scheduler?: SchedulerLike; bound?: RequestBound }): Promise<void> {
+export async function checkTables(options: { dynamodb: DynamoDBClient; applicationName: string; create: boolean; scheduler?: SchedulerLike; bound?: RequestBound; connections?: ServiceConnections }): Promise<void> {
   if (options.create) {
     await createTables({ dynamodb: options.dynamodb, applicationName: options.applicationName, ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }) });
     return;
   }
   // Each DescribeTable bounded (requestTimeoutMs): a hung one is retried with the start, not waited for.
-  const dynamo = new Dynamo(options.dynamodb, options.bound);
+  const dynamo = new Dynamo(options.dynamodb, options.bound, options.connections);
   for (const { table } of tableKeys(options.applicationName)) {
     const description = await describe(dynamo, table);
     if (description === undefined || description.TableStatus === 'DELETING') throw new TableNotFoundError(table);

@@ -5,7 +5,7 @@
 import type { AttributeValue, TransactWriteItem, TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
 import { type Observable, of, throwError } from 'rxjs';
 import { LeaseLostError } from '../errors/kinsumer-errors.js';
-import { TransactionCancelledError, TransactionRejectedError } from '../errors/write-errors.js';
+import { EarlierTransactionAppliedError, TransactionCancelledError, TransactionRejectedError } from '../errors/write-errors.js';
 import type { HeldLease, WritesTransaction } from '../ports/lease-store.js';
 import { CHECKPOINT_ATTRIBUTES } from './checkpoint-row.js';
 import type { UpdateExpression } from './update-expression.js';
@@ -34,13 +34,15 @@ export function transactionInput(update: UpdateExpression, table: string, shardI
 
 /**
  * What a failed TransactWriteItems of {@link transactionInput} means: success after all (its
- * checkpoint condition failed because the row already holds this lease and this transaction's
- * token: an earlier send applied it), `LeaseLostError` (fenced: nothing applied),
- * `TransactionCancelledError` (a write's condition, a conflict, throttling: nothing applied, a
- * reason per write), `TransactionRejectedError` (refused as a whole). Anything else passes as it
- * is (a transient fault leaves it unknown whether it applied: the lane sends it again).
+ * checkpoint condition failed because the row holds this transaction's token: an earlier send
+ * applied it — whoever holds the lease now, since only this lease ever sent that token),
+ * `EarlierTransactionAppliedError` (the row holds one of `transaction.earlier`),
+ * `LeaseLostError` (fenced: nothing applied), `TransactionCancelledError` (a write's condition, a
+ * conflict, throttling: nothing applied, a reason per write), `TransactionRejectedError` (refused
+ * as a whole). Anything else passes as it is (a transient fault leaves it unknown whether it
+ * applied: the lane sends it again).
  */
-export function transactionOutcome(error: unknown, lease: HeldLease, token: string): Observable<void> {
+export function transactionOutcome(error: unknown, lease: HeldLease, transaction: Pick<WritesTransaction, 'token' | 'earlier'>): Observable<void> {
   const shape = error as { name?: unknown; CancellationReasons?: readonly CancellationReason[] } | null;
   const name = typeof shape?.name === 'string' ? shape.name : '';
   if (name === 'ValidationException' || name === 'ResourceNotFoundException') return throwError(() => new TransactionRejectedError({ cause: error }));
@@ -50,9 +52,19 @@ export function transactionOutcome(error: unknown, lease: HeldLease, token: stri
   if (reasons === undefined || checkpoint === undefined) return throwError(() => new LeaseLostError(lease.shardId, { cause: error }));
   if (checkpoint.Code === 'ConditionalCheckFailed') {
     const row = checkpoint.Item;
-    const applied = row?.[A.ownerId]?.S === lease.ownerId && row[A.leaseCounter]?.N === String(lease.leaseCounter) && row[A.transactionToken]?.S === token;
-    return applied ? of(undefined) : throwError(() => new LeaseLostError(lease.shardId, { cause: error }));
+    const held = row?.[A.transactionToken]?.S;
+    if (held !== undefined && held === transaction.token) return of(undefined);
+    if (held !== undefined && transaction.earlier?.includes(held) === true) return throwError(() => new EarlierTransactionAppliedError(held, { cause: error }));
+    return throwError(() => new LeaseLostError(lease.shardId, { cause: error, revoked: ownerless(row) }));
   }
   const codes = reasons.slice(1).map((reason) => reason.Code ?? 'None');
   return throwError(() => new TransactionCancelledError(codes, { cause: error, ...(checkpoint.Code === undefined ? {} : { checkpointReason: checkpoint.Code }) }));
+}
+
+/**
+ * A row that names no owner: whoever held the lease was fenced by a reset (`kinsumer reset
+ * --force` removes the owner and moves the counter), not by a capture. `false` for a row not read.
+ */
+export function ownerless(row: Readonly<Record<string, { readonly S?: string | undefined }>> | undefined): boolean {
+  return row !== undefined && row[A.ownerId]?.S === undefined;
 }

@@ -77,6 +77,19 @@ export function classifyAwsError(error: unknown): AwsErrorKind {
   return 'fatal';
 }
 
+const INTERNAL = new Set(['InternalFailure', 'InternalServerError', 'InternalFailureException']);
+
+/**
+ * The server answered, and failed on the request (HTTP 500, an internal error): transient as a
+ * rule, but also how DynamoDB Local answers some malformed requests, every time. Not throttling,
+ * not an overloaded service (503), not a request that got no answer.
+ */
+export function isInternalServerError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || error instanceof KinsumerError) return false;
+  const { name, $metadata } = error as ErrorShape;
+  return (typeof name === 'string' && INTERNAL.has(name)) || $metadata?.httpStatusCode === 500;
+}
+
 /** `true` for the kinds that are worth retrying. */
 export function isTransient(error: unknown): boolean {
   return classifyAwsError(error) === 'transient';

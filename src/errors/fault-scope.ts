@@ -1,7 +1,7 @@
 import { classifyAwsError, isSetupFault } from './aws-error-kind.js';
 import { EndpointError } from './endpoint-error.js';
 import {
-  ClientReplacedError, ConfigError, CorruptCheckpointError, KinsumerError, LeaseLostError, StreamNotFoundError, TableNotFoundError,
+  ClientReplacedError, ConfigError, CorruptCheckpointError, KinsumerError, LeaseLostError, StreamGoneError, StreamNotFoundError, TableNotFoundError,
 } from './kinsumer-errors.js';
 
 /**
@@ -15,7 +15,7 @@ import {
 export function stopsTheClient(error: unknown): boolean {
   if (error instanceof TableNotFoundError || error instanceof StreamNotFoundError || error instanceof ConfigError || error instanceof ClientReplacedError) return true;
   if (error instanceof EndpointError) return !error.retriable;
-  if (error instanceof LeaseLostError || error instanceof CorruptCheckpointError) return false;
+  if (error instanceof LeaseLostError || error instanceof CorruptCheckpointError || error instanceof StreamGoneError) return false;
   if (error instanceof KinsumerError) return error.cause !== undefined && stopsTheClient(error.cause);
   return isSetupFault(error) || classifyAwsError(error) === 'not-found';
 }

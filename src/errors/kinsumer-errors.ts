@@ -9,7 +9,7 @@ export class KinsumerError extends Error {
   readonly retriable: boolean;
 
   constructor(message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(withSetupCause(message, options.cause), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.retriable = options.retriable ?? false;
   }
@@ -50,6 +50,24 @@ export class StreamNotFoundError extends KinsumerError {
   }
 }
 
+/**
+ * In a group that reads `streams`: a shard's stream is no longer the one its key names — deleted,
+ * created again under its name (a new stream, with other keys), or dropped from the list. A fault
+ * of that shard only: the shard is not read, its row is kept, the rest of the group reads on.
+ */
+export class StreamGoneError extends KinsumerError {
+  /** The stream, by the name (or ARN) the list gave. */
+  readonly stream: string;
+  /** The shard's key in the group (`<account>:<stream>:<creationEpoch>:<shardId>`). */
+  readonly shardId: string;
+
+  constructor(stream: string, shardId: string, options: { cause?: unknown } = {}) {
+    super(`Kinesis stream ${stream} is gone (deleted, created again, or no longer listed): shard ${shardId} is not read; its row is kept`, options);
+    this.stream = stream;
+    this.shardId = shardId;
+  }
+}
+
 /** One of the application's DynamoDB tables is missing. */
 export class TableNotFoundError extends KinsumerError {
   /** The missing table's full name, such as `myapp_checkpoints`. */
@@ -68,10 +86,20 @@ export class TableNotFoundError extends KinsumerError {
 export class LeaseLostError extends KinsumerError {
   /** The shard whose lease this client no longer holds. */
   readonly shardId: string;
+  /**
+   * `true` when the row names no owner any more: the lease was revoked, most likely by an
+   * operator's reset (`kinsumer reset --force`, `resetCheckpoints`, `import-kcl`), not taken by
+   * another client. The shard is captured again, and read from the new checkpoint.
+   */
+  readonly revoked: boolean;
 
-  constructor(shardId: string, options: { cause?: unknown } = {}) {
-    super(`lease on shard ${shardId} was lost to another client`, options);
+  constructor(shardId: string, options: { cause?: unknown; revoked?: boolean } = {}) {
+    const { revoked = false, ...rest } = options;
+    super(revoked
+      ? `lease on shard ${shardId} was revoked: its row names no owner now (a reset, such as kinsumer reset --force, or import-kcl); no other client holds it`
+      : `lease on shard ${shardId} was lost to another client`, rest);
     this.shardId = shardId;
+    this.revoked = revoked;
   }
 }
 
@@ -142,6 +170,18 @@ export class EndpointError extends KinsumerError {
   }
 }
 
+/**
+ * `message` with the {@link EndpointError} among `cause`'s causes on top (`describing table
+ * a_clients failed: the DynamoDB client has no region: ...`): it says what to change, and a
+ * wrapper's own words (which call failed) rarely do. Other causes stay below, as causes.
+ */
+function withSetupCause(message: string, cause: unknown): string {
+  for (let e: unknown = cause, depth = 0; e instanceof Error && depth < MAX_CAUSE_DEPTH; e = e.cause, depth += 1) {
+    if (e instanceof EndpointError) return message.includes(e.message) ? message : `${message}: ${e.message}`;
+  }
+  return message;
+}
+
 /** How deep {@link rootCause} looks: kinsumer wraps an SDK error that wraps a socket error. */
 const MAX_CAUSE_DEPTH = 8;
 
@@ -170,7 +210,10 @@ export function describeError(error: Error): string {
 function whyNot(cause: unknown): string {
   if (!(cause instanceof Error)) return '';
   const root = rootCause(cause) ?? cause;
-  return root === cause ? `: ${describeError(cause)}` : `: ${describeError(root)} (last error: ${cause.message})`;
+  if (root === cause) return `: ${describeError(cause)}`;
+  // The last error's own words: the explanation it carries on top is the root cause, said already.
+  const own = cause.message.endsWith(`: ${root.message}`) ? cause.message.slice(0, -root.message.length - 2) : cause.message;
+  return `: ${describeError(root)} (last error: ${own})`;
 }
 
 /** An operation that needs a shard without a live owner (such as `reset`) found one. */

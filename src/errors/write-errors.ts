@@ -57,6 +57,11 @@ export class WriteConditionError extends KinsumerError {
  * expression, two actions on one item, an action on the shard's own checkpoint row. None of its
  * writes were applied. Under `processRecords` the record goes to `onFailure` without another
  * attempt; with a plain `ack({ writes })` the shard ends with an `error` event carrying it.
+ *
+ * `retriable` when kinsumer inferred the refusal rather than being told: DynamoDB answered HTTP 500
+ * to every attempt of a transaction holding only these writes (as DynamoDB Local does for a
+ * malformed item), and at once to one without them. Then `processRecords` calls the handler again
+ * (`retry`) before `onFailure`.
  */
 export class WriteRejectedError extends KinsumerError {
   /** The record whose writes were refused (for a batch's writes, its first record). */
@@ -66,9 +71,9 @@ export class WriteRejectedError extends KinsumerError {
   /** The refused action's index in the record's `writes`, when DynamoDB or kinsumer could tell. */
   readonly actionIndex: number | undefined;
 
-  constructor(recordIds: readonly string[], reason: string, actionIndex?: number, options: { cause?: unknown } = {}) {
+  constructor(recordIds: readonly string[], reason: string, actionIndex?: number, options: { cause?: unknown; retriable?: boolean } = {}) {
     const action = actionIndex === undefined ? '' : ` (action ${actionIndex})`;
-    super(`the writes of record ${recordIds.join(', ')} were refused${action}: ${reason}`, { ...options, retriable: false });
+    super(`the writes of record ${recordIds.join(', ')} were refused${action}: ${reason}`, { ...options, retriable: options.retriable ?? false });
     this.recordId = recordIds[0] ?? '(none)';
     this.recordIds = recordIds;
     this.actionIndex = actionIndex;
@@ -112,5 +117,22 @@ export class TransactionRejectedError extends KinsumerError {
   constructor(options: { cause?: unknown } = {}) {
     const detail = options.cause instanceof Error ? `: ${options.cause.message}` : '';
     super(`transaction refused${detail}`, { ...options, retriable: false });
+  }
+}
+
+/**
+ * A transaction's checkpoint condition failed because the row holds the token of an earlier
+ * transaction of the same lease, one sent without a success ever answered (its attempts were
+ * answered 500, and the lane went on without it): that one applied after all, with its
+ * checkpoint. Nothing of this transaction applied. Raised by a lease store's `commitWithWrites`
+ * (see `WritesTransaction.earlier`); the write lane commits the earlier one's records.
+ */
+export class EarlierTransactionAppliedError extends KinsumerError {
+  /** The earlier transaction's token, which the row holds. */
+  readonly token: string;
+
+  constructor(token: string, options: { cause?: unknown } = {}) {
+    super(`an earlier transaction (${token}) applied after all`, { ...options, retriable: false });
+    this.token = token;
   }
 }

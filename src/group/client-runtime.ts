@@ -11,14 +11,14 @@ import { LeaseManager } from '../lease/lease-manager.js';
 import { type ReadingSwitch, drainBoundMs } from '../lease/lease-session.js';
 import type { ResolvedOptions } from '../options.js';
 import type { KinsumerPorts } from '../ports/backend.js';
-import type { LiveClient } from '../ports/coordination.js';
 import type { KinsumerEvent, KinsumerStatus, ShardLease, ShardStatus } from '../types.js';
+import { coordinate, epochPollMs, leaveGroup } from './coordinator.js';
+import { type Accepted, HeartbeatLiveness, heartbeats, renewIntervalMs } from './heartbeat.js';
+import { PeerWatch } from './peer-watch.js';
+import { drainingEvent } from './stop-log.js';
 
 /** The last fault a client reported, and when. */
 type ReportedFault = NonNullable<KinsumerStatus['lastError']>;
-import { coordinate, epochPollMs, leaveGroup } from './coordinator.js';
-import { type Accepted, HeartbeatLiveness, heartbeats, renewIntervalMs } from './heartbeat.js';
-import { drainingEvent } from './stop-log.js';
 
 /** Failed start attempts before a `start-failing` warning: past a blip, long before `startTimeoutMs`. */
 const START_FAILURES_REPORTED_AFTER = 3;
@@ -61,6 +61,7 @@ export class ClientRuntime {
   readonly leases$: Observable<ShardLease>;
   private readonly manager: LeaseManager;
   private readonly liveness = new HeartbeatLiveness();
+  private readonly peers: PeerWatch;
   private readonly failed = new Subject<never>();
   private readonly halted = new Subject<void>();
   private readonly beatsHalted = new Subject<void>();
@@ -88,8 +89,6 @@ export class ClientRuntime {
   private startFailures = 0;
   private startFailingReported = false;
   private startedAtMs = 0;
-  /** Who holds each shard, as the clients rows said last (names holders in `waiting` events). */
-  private holders: ReadonlyMap<string, string> = new Map();
   /** Shards the clients row listed when this process took the clientId's place: kept in its row until captured. */
   private claims = new Set<string>();
   /** Why it drains: drain() was called, the row asks for it (`kinsumer drain`), it stops (with the hand-over's end, monotonic ms). */
@@ -102,6 +101,7 @@ export class ClientRuntime {
   private announced = false;
 
   constructor(private readonly deps: ClientDeps) {
+    this.peers = new PeerWatch(deps.options);
     this.emit = (event) => {
       this.observe(event);
       deps.emit(event);
@@ -120,7 +120,7 @@ export class ClientRuntime {
       reading,
       unwatched$: this.unwatched.pipe(distinctUntilChanged()),
       tally: (shardId) => this.tallies.of(shardId),
-      holderOf: (shardId) => this.holders.get(shardId),
+      holderOf: (shardId) => this.peers.holderOf(shardId),
       liveness: this.liveness,
       ...(deps.random === undefined ? {} : { random: deps.random }),
     });
@@ -174,7 +174,7 @@ export class ClientRuntime {
       this.manager.revoke((shardId) => new LeaseLostError(shardId, { cause: new KinsumerError(`${options.clientId}'s life in the group ended: it missed heartbeats for leaseTtlMs`) }));
     }
     if (registration.revoked.length > 0) {
-      this.manager.revoke((shardId) => new LeaseLostError(shardId, { cause: new KinsumerError(`an operator's reset took the lease on ${shardId}`) }), registration.revoked);
+      this.manager.revoke((shardId) => new LeaseLostError(shardId, { cause: new KinsumerError(`an operator's reset took the lease on ${shardId}`), revoked: true }), registration.revoked);
     }
     if (first) this.claims = new Set(registration.claimed ?? []);
     this.liveness.confirm(sentAtMs, options.clock.wallNow() - (options.clock.elapsedNow() - sentAtMs));
@@ -205,7 +205,7 @@ export class ClientRuntime {
       held: () => this.manager.held(),
       members: (count) => { this.members = count; },
       // A holder whose row expired is still the one its leases name, until someone takes them.
-      clients: (clients) => { this.holders = new Map([...this.holders, ...holdings(clients)]); },
+      clients: (clients) => this.peers.seen(clients),
       perLeaseRenewal: (perLease) => this.liveness.setPerLeaseRenewal(perLease),
       draining: () => this.draining(),
       wake$: this.checkNow,
@@ -296,7 +296,7 @@ export class ClientRuntime {
     if (this.registered.value || this.failure !== undefined) return;
     this.startFailingReported = true;
     const { startTimeoutMs, clock } = this.deps.options;
-    const giveUpInMs = Math.max(0, startTimeoutMs - (clock.elapsedNow() - this.startedAtMs));
+    const giveUpInMs = Math.max(0, Math.round(startTimeoutMs - (clock.elapsedNow() - this.startedAtMs)));
     this.emit({ type: 'start-failing', attempts: this.startFailures, error, giveUpInMs });
   }
 
@@ -414,15 +414,6 @@ export class ClientRuntime {
     // Release what can be released; the subscriber has the error, so nobody acks what is in flight.
     void this.stop(false);
   }
-}
-
-/** Shard id → the client whose row says it holds it (the lowest id, when two rows say so). */
-function holdings(clients: readonly LiveClient[]): Map<string, string> {
-  const holders = new Map<string, string>();
-  for (const client of [...clients].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-    for (const shardId of client.shardIds ?? []) if (!holders.has(shardId)) holders.set(shardId, client.id);
-  }
-  return holders;
 }
 
 /** The table check wraps a transient DescribeTable failure in a retriable KinsumerError; the stream check throws the SDK's error. */

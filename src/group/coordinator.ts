@@ -306,7 +306,8 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
         } else {
           emit({ type: 'error', error: err });
         }
-        deps.options.logger.warn({ err }, `kinsumer: ${what} failed; retrying at the next tick`);
+        // Said already by the event above (summed up with the run of failures it belongs to).
+        deps.options.logger.debug({ err }, `kinsumer: ${what} failed; retrying at the next tick`);
         return EMPTY;
       }),
     );

@@ -6,16 +6,17 @@ import { Dynamo } from '../dynamodb/dynamo.js';
 import { tableNames } from '../dynamodb/table-names.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { ConfigError } from '../errors/kinsumer-errors.js';
-import { KinesisStream } from '../kinesis/kinesis.js';
+import { parseShardKey } from '../ports/stream-key.js';
 import type { InitialPosition } from '../types.js';
-import { planExport } from './export-plan.js';
+import { type ExportWrite, planExport, recordToRead } from './export-plan.js';
 import { type KclMoveOptions, checkMoveOptions } from './kcl-options.js';
 import { KclTable, type KclTableRead } from './kcl-table.js';
 import { ownedRowVersions, readCheckpointRows, readClientVersions, rowOwner } from './kinsumer-rows.js';
 import { encodeKclLease } from './lease-row.js';
-import type { KclPlan } from './plan.js';
+import type { KclPlan, KclPlanLine } from './plan.js';
 import { type RecordAtCheckpoint, recordAt } from './record-at.js';
-import { accountOf, selectStreamLeases } from './stream-leases.js';
+import { selectStreamLeases } from './stream-leases.js';
+import { manyStreams, oneStream, rowKey, rowsOf } from './stream-targets.js';
 import { movedKeys, readTwice } from './watch.js';
 
 /** Options of {@link exportKclCheckpoints}. */
@@ -35,7 +36,9 @@ const RECORD_READS_AT_ONCE = 8;
  * one lease per shard of the stream, in the format every KCL version reads: `checkpoint` and
  * `checkpointSubSequenceNumber` resume right after kinsumer's checkpoint; a shard never
  * checkpointed gets its start (`TRIM_HORIZON`, `LATEST`, or `AT_TIMESTAMP`, whose time the KCL
- * application must be configured with: the plan's `kclTimestamp`); a finished shard gets
+ * application must be configured with, one for the stream: the plan's `kclTimestamp`, the earliest
+ * start; a later start with a floor that arrived after it is written as "after the floor"
+ * instead, and each line says what the KCL reads that kinsumer would not); a finished shard gets
  * `SHARD_END` and its `childShardIds`, each child its `parentShardId`. No `leaseOwner` (a KCL
  * worker takes the lease at once), a `leaseCounter` above the row's, `ownerSwitchesSinceCheckpoint` 0.
  * Keys follow the table: multi-stream keys where it holds this stream's multi-stream leases.
@@ -52,8 +55,7 @@ export async function exportKclCheckpoints(options: ExportKclOptions): Promise<K
   const initialPosition = checkInitialPosition(options.initialPosition);
   const { dryRun, force, watchMs, scheduler } = checked;
   const dynamo = new Dynamo(options.dynamodb);
-  const stream = new KinesisStream(options.kinesis, checked.stream);
-  const [summary, shards] = await Promise.all([firstValueFrom(stream.describeSummary()), firstValueFrom(stream.listShards())]);
+  const single = checked.stream === undefined ? undefined : await oneStream(options.kinesis, checked.stream);
   const names = tableNames(checked.applicationName);
   const read = () => forkJoin({ rows: readCheckpointRows(dynamo, names.checkpoints), clients: readClientVersions(dynamo, names.clients) });
   const watched = await firstValueFrom(readTwice(read, ({ rows, clients }) => {
@@ -73,33 +75,45 @@ export async function exportKclCheckpoints(options: ExportKclOptions): Promise<K
   const createdTables = exists ? [] : [checked.leaseTable];
   if (!exists && !dryRun) await lastValueFrom(kcl.create(scheduler), { defaultValue: undefined });
   const table: KclTableRead = exists ? await firstValueFrom(kcl.read()) : { items: [], raw: new Map() };
-  const leases = selectStreamLeases(table.items, {
-    streamName: summary.streamName, accountId: accountOf(summary.streamArn), creationMs: summary.creationTimestamp?.getTime(),
-  });
   const kclCounters = new Map<string, bigint | undefined>();
   for (const item of table.items) if (item.kind !== 'other') kclCounters.set(item.leaseKey, item.kind === 'lease' ? item.lease.leaseCounter : undefined);
-  const keyProblem = leases.multiStream && leases.identifier === undefined
-    ? `the KCL table holds multi-stream leases but none of stream ${summary.streamName}: the creation epoch its keys need cannot be told; write one lease of it with the KCL first`
-    : undefined;
+  const { targets, missing } = single !== undefined ? { targets: [single], missing: [] } : await manyStreams(options.kinesis, streamsToExport(checked.streams, after.rows));
 
-  const wanted = shards.flatMap(({ shardId }) => {
-    const checkpoint = after.rows.get(shardId)?.row?.checkpoint;
-    return checkpoint?.type === 'position' && checkpoint.position.subSequenceNumber === undefined ? [{ shardId, sequenceNumber: checkpoint.position.sequenceNumber }] : [];
-  });
-  const records = new Map(await lastValueFrom(from(wanted).pipe(
-    mergeMap(({ shardId, sequenceNumber }) => recordAt(stream, shardId, sequenceNumber).pipe(map((record): [string, RecordAtCheckpoint] => [shardId, record])), RECORD_READS_AT_ONCE),
-    toArray(),
-  )));
-  const plan = planExport({
-    shards, kinsumer: after.rows, kclCounters, identifier: leases.identifier, records, initialPosition,
-    liveClients: [...live].sort(), keyProblem, force,
-  });
-  const lines = [...plan.lines];
-  const refused = [...plan.refused];
+  const lines: KclPlanLine[] = missing.map((entry) => ({ shardId: entry, kcl: undefined, start: undefined, action: 'skip', reason: `stream ${entry} not found: nothing exported of it` }));
+  const writes: ExportWrite[] = [];
+  const refused = new Set<string>();
+  let kclTimestamp: Date | undefined;
+  let taken = 0;
+  for (const target of targets) {
+    const leases = selectStreamLeases(table.items, target.kcl);
+    taken += [...leases.byShard.values()].flat().length + leases.otherIncarnations.length;
+    // A `streams` group knows its stream's identity; a one-stream group's keys follow the table.
+    const identifier = target.identity === undefined ? leases.identifier : leases.identifier ?? target.identity;
+    const keyProblem = identifier === undefined && leases.multiStream
+      ? `the KCL table holds multi-stream leases but none of stream ${target.summary.streamName}: the creation epoch its keys need cannot be told; write one lease of it with the KCL first`
+      : undefined;
+    const rows = rowsOf(target, after.rows);
+    const wanted = target.shards.flatMap(({ shardId }) => {
+      const sequenceNumber = recordToRead(rows.get(shardId)?.row);
+      return sequenceNumber === undefined ? [] : [{ shardId, sequenceNumber }];
+    });
+    const records = new Map(await lastValueFrom(from(wanted).pipe(
+      mergeMap(({ shardId, sequenceNumber }) => recordAt(target.stream, shardId, sequenceNumber).pipe(map((record): [string, RecordAtCheckpoint] => [shardId, record])), RECORD_READS_AT_ONCE),
+      toArray(),
+    )));
+    const plan = planExport({
+      shards: target.shards, kinsumer: rows, kclCounters, identifier, records, initialPosition, liveClients: [...live].sort(), keyProblem, force,
+    });
+    lines.push(...plan.lines.map((line) => ({ ...line, shardId: rowKey(target, line.shardId) })));
+    writes.push(...plan.writes.map((write) => ({ ...write, shardId: rowKey(target, write.shardId) })));
+    for (const reason of plan.refused) refused.add(targets.length > 1 ? reason.replace("the stream's shards", `the shards of ${target.entry}`) : reason);
+    // One time per stream: a multi-stream KCL application configures each stream's own (its lines say it).
+    if (single !== undefined) kclTimestamp = plan.kclTimestamp;
+  }
   let written = 0;
-  if (!dryRun && refused.length === 0) {
+  if (!dryRun && refused.size === 0) {
     let changed = 0;
-    for (const { shardId, lease } of plan.writes) {
+    for (const { shardId, lease } of writes) {
       try {
         await lastValueFrom(kcl.put(encodeKclLease(lease), table.raw.get(lease.leaseKey)), { defaultValue: undefined });
         written += 1;
@@ -111,14 +125,23 @@ export async function exportKclCheckpoints(options: ExportKclOptions): Promise<K
         if (line !== undefined) lines[index] = { ...line, action: 'refuse', reason: 'its KCL lease changed after it was read (is a KCL worker running?): not written' };
       }
     }
-    if (changed > 0) refused.push(`${changed} KCL leases changed between their read and their write and were not written (${written} were)`);
+    if (changed > 0) refused.add(`${changed} KCL leases changed between their read and their write and were not written (${written} were)`);
   }
   return {
-    shards: lines, written, refused, dryRun, watchedMs: watched.watchedMs,
-    ...(plan.kclTimestamp === undefined ? {} : { kclTimestamp: plan.kclTimestamp }),
+    shards: lines, written, refused: [...refused], dryRun, watchedMs: watched.watchedMs,
+    ...(kclTimestamp === undefined ? {} : { kclTimestamp }),
     ...(createdTables.length > 0 ? { createdTables } : {}),
-    ignored: { otherStreams: leases.otherStreams, otherItems: leases.otherItems },
+    ignored: { otherStreams: table.items.filter((item) => item.kind !== 'other').length - taken, otherItems: table.items.filter((item) => item.kind === 'other').length },
   };
+}
+
+/** The streams a `streams` export moves: the list given, or for `'all'` every stream (by name, sorted) the group has rows of. */
+function streamsToExport(streams: readonly string[] | 'all' | undefined, rows: ReadonlyMap<string, unknown>): readonly string[] {
+  if (streams !== 'all') return streams ?? [];
+  return [...new Set([...rows.keys()].flatMap((key) => {
+    const name = parseShardKey(key)?.stream.streamName;
+    return name === undefined ? [] : [name];
+  }))].sort();
 }
 
 function checkInitialPosition(value: unknown): InitialPosition {

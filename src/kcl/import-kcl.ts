@@ -6,14 +6,19 @@ import { tableNames } from '../dynamodb/table-names.js';
 import { createTables } from '../dynamodb/tables.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { ConfigError, TableNotFoundError } from '../errors/kinsumer-errors.js';
-import { KinesisStream } from '../kinesis/kinesis.js';
+import type { KinesisStream } from '../kinesis/kinesis.js';
+import { parseShardKey } from '../ports/stream-key.js';
+import { resetMomentOf } from '../reading/start-position.js';
 import { type ImportWrite, planImport } from './import-plan.js';
+import type { KclItem } from './lease-row.js';
+import type { KclPlanLine } from './plan.js';
+import { selectStreamLeases } from './stream-leases.js';
+import { manyStreams, oneStream, rowKey, rowsOf } from './stream-targets.js';
 import { type KclMoveOptions, checkMoveOptions } from './kcl-options.js';
 import { KclTable, type KclTableRead, leaseVersions } from './kcl-table.js';
 import { type StoredRow, ownedRowVersions, readCheckpointItem, readCheckpointRows, rowOwner, writeCheckpoint } from './kinsumer-rows.js';
 import type { KclPlan } from './plan.js';
 import { type RecordAtCheckpoint, recordAt } from './record-at.js';
-import { type StreamIdentity, accountOf, selectStreamLeases } from './stream-leases.js';
 import { movedKeys, readTwice } from './watch.js';
 
 /** Options of {@link importKclCheckpoints}. */
@@ -56,9 +61,8 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
   const timestamp = checkTimestamp(options.timestamp, Date.now());
   const { dryRun, force, watchMs, scheduler } = checked;
   const dynamo = new Dynamo(options.dynamodb);
-  const stream = new KinesisStream(options.kinesis, checked.stream);
-  const [summary, shards] = await Promise.all([firstValueFrom(stream.describeSummary()), firstValueFrom(stream.listShards())]);
-  const identity: StreamIdentity = { streamName: summary.streamName, accountId: accountOf(summary.streamArn), creationMs: summary.creationTimestamp?.getTime() };
+  // A one-stream group's stream is looked at first: not found, nothing else is read.
+  const single = checked.stream === undefined ? undefined : await oneStream(options.kinesis, checked.stream);
   const kcl = new KclTable(dynamo, checked.leaseTable);
   const table = tableNames(checked.applicationName).checkpoints;
   const read = (): Observable<{ kcl: KclTableRead; rows: Map<string, StoredRow> }> => forkJoin({
@@ -78,16 +82,30 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
     const owner = [after.rows.get(shardId), before.rows.get(shardId)].map((r) => (r === undefined ? undefined : rowOwner(r))).find((o) => o !== undefined);
     if (owner !== undefined) liveOwners.set(shardId, owner);
   }
-  const leases = selectStreamLeases(after.kcl.items, identity);
-  const records = await readRecordsAtCheckpoints(stream, shards.map((s) => s.shardId), leases.byShard);
-  const plan = planImport({ shards, leases, kinsumer: after.rows, records, movedLeases, liveOwners, timestamp, force });
-  const lines = [...plan.lines];
-  const refused = [...plan.refused];
+  const { targets, missing } = single !== undefined ? { targets: [single], missing: [] } : await manyStreams(options.kinesis, streamsToImport(checked.streams, after.kcl.items));
+  const selected = targets.map((target) => ({ target, leases: selectStreamLeases(after.kcl.items, target.kcl) }));
+  // The import's moment on DynamoDB's clock, read before any write as a reset reads its own: where a KCL LATEST starts.
+  const [firstLease] = selected.flatMap(({ leases }) => [...leases.byShard.values()].flat());
+  const importedAt = resetMomentOf(firstLease === undefined ? undefined : await firstValueFrom(kcl.serverDate(firstLease.leaseKey)), Date.now());
+  const lines: KclPlanLine[] = missing.map((entry) => ({ shardId: entry, kcl: undefined, start: undefined, action: 'skip', reason: `stream ${entry} not found: nothing of it to read, nothing imported` }));
+  const refused = new Set<string>();
+  const writes: ImportWrite[] = [];
+  for (const { target, leases } of selected) {
+    const records = await readRecordsAtCheckpoints(target.stream, target.shards.map((s) => s.shardId), leases.byShard);
+    const plan = planImport({
+      shards: target.shards, leases, kinsumer: rowsOf(target, after.rows), records, movedLeases, liveOwners: rowsOf(target, liveOwners), timestamp, importedAt, force,
+    });
+    // Lines and writes name kinsumer's rows (a `streams` group's keys); a lease of an older stream of the name, by its own key.
+    const older = new Set(leases.otherIncarnations.map(({ item }) => item.leaseKey));
+    lines.push(...plan.lines.map((line) => ({ ...line, shardId: line.leaseKey !== undefined && older.has(line.leaseKey) ? line.leaseKey : rowKey(target, line.shardId) })));
+    writes.push(...plan.writes.map((write) => ({ ...write, shardId: rowKey(target, write.shardId) })));
+    for (const reason of plan.refused) refused.add(targets.length > 1 ? reason.replace("the stream's shards", `the shards of ${target.entry}`) : reason);
+  }
   let written = 0;
-  if (!dryRun && refused.length === 0) {
+  if (!dryRun && refused.size === 0) {
     await createTables({ dynamodb: options.dynamodb, applicationName: checked.applicationName, scheduler });
     let changed = 0;
-    for (const write of plan.writes) {
+    for (const write of writes) {
       if (await writeOne(dynamo, table, write, after.rows.get(write.shardId), force)) {
         written += 1;
         continue;
@@ -97,12 +115,31 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
       const line = lines[index];
       if (line !== undefined) lines[index] = { ...line, action: 'refuse', reason: 'its kinsumer row changed after it was read: not written; run the import again' };
     }
-    if (changed > 0) refused.push(`${changed} kinsumer rows changed between their read and their write and were not written (${written} were)`);
+    if (changed > 0) refused.add(`${changed} kinsumer rows changed between their read and their write and were not written (${written} were)`);
   }
+  const taken = selected.reduce((n, { leases }) => n + [...leases.byShard.values()].flat().length + leases.otherIncarnations.length, 0);
+  const items = after.kcl.items;
   return {
-    shards: lines, written, refused, dryRun, watchedMs: watched.watchedMs,
-    ignored: { otherStreams: leases.otherStreams, otherItems: leases.otherItems },
+    shards: lines, written, refused: [...refused], dryRun, watchedMs: watched.watchedMs,
+    ignored: { otherStreams: items.filter((item) => item.kind !== 'other').length - taken, otherItems: items.filter((item) => item.kind === 'other').length },
   };
+}
+
+/**
+ * The streams a `streams` import moves: the list given, or for `'all'` every stream the KCL
+ * table has multi-stream leases of (by name, each once, sorted). A table of single-stream leases has no
+ * stream to name: a one-stream group takes it (streamName).
+ */
+function streamsToImport(streams: readonly string[] | 'all' | undefined, items: readonly KclItem[]): readonly string[] {
+  if (streams !== 'all') return streams ?? [];
+  const names = new Set<string>();
+  for (const item of items) {
+    if (item.kind === 'other') continue;
+    const stream = parseShardKey(item.leaseKey)?.stream;
+    if (stream === undefined) throw new ConfigError('streams', `the KCL table holds single-stream leases (${item.leaseKey}): import it into a one-stream group (streamName), not 'all'`);
+    names.add(stream.streamName);
+  }
+  return [...names].sort();
 }
 
 /** A forced write that lost the race with a live owner's renewal reads the row again and tries again, as a forced reset does. */

@@ -3,6 +3,7 @@
 // what moved during it, the records at the checkpoints) comes in, the lines and writes go out.
 import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
 import type { ShardInfo } from '../ports/stream.js';
+import { withResetFloor } from '../reading/start-position.js';
 import { type KinsumerTarget, compareWithRow, planStartOf } from './kinsumer-side.js';
 import { type KclCheckpoint, type KclLease, kclCheckpointText } from './lease-row.js';
 import type { KclPlanCheckpoint, KclPlanLine } from './plan.js';
@@ -32,6 +33,11 @@ export interface ImportFacts {
   readonly liveOwners: ReadonlyMap<string, string>;
   /** `--timestamp`: the KCL application's configured AT_TIMESTAMP time. */
   readonly timestamp: Date | undefined;
+  /**
+   * The import's moment, on DynamoDB's clock (read before any write): a KCL `LATEST` lease becomes
+   * `LATEST` from this moment, as `kinsumer reset --to LATEST` stores its own (design §8.3).
+   */
+  readonly importedAt: Date;
   readonly force: boolean;
 }
 
@@ -58,8 +64,11 @@ type Target = (KinsumerTarget & { readonly note?: string }) | { readonly refuse:
 /**
  * The kinsumer row that resumes where the KCL would: right after the user record checkpointed
  * (see record-at.ts for the two forms), a sentinel as the shard's start, SHARD_END as finished.
+ * `LATEST` is stored as a reset to `LATEST` at the import's moment stores it (withResetFloor): the
+ * KCL would start at the tip when a worker first took the lease; kinsumer starts at the import, so
+ * what is put between the import and the group's first capture is delivered, as after a reset.
  */
-function targetOf(checkpoint: KclCheckpoint, record: RecordAtCheckpoint | undefined, timestamp: Date | undefined): Target {
+function targetOf(checkpoint: KclCheckpoint, record: RecordAtCheckpoint | undefined, current: StoredCheckpoint | undefined, facts: ImportFacts): Target {
   switch (checkpoint.type) {
     case 'sequence': {
       const { sequenceNumber, subSequenceNumber } = checkpoint;
@@ -73,12 +82,17 @@ function targetOf(checkpoint: KclCheckpoint, record: RecordAtCheckpoint | undefi
       };
     }
     case 'TRIM_HORIZON':
-    case 'LATEST':
       return { checkpoint: { type: checkpoint.type }, finished: false };
+    case 'LATEST':
+      return {
+        checkpoint: withResetFloor({ type: 'LATEST' }, current, facts.importedAt),
+        finished: false,
+        note: `LATEST: from the import's moment (${facts.importedAt.toISOString()}), as after kinsumer reset --to LATEST: records put since are delivered`,
+      };
     case 'AT_TIMESTAMP':
-      return timestamp === undefined
+      return facts.timestamp === undefined
         ? { refuse: 'AT_TIMESTAMP: the time is in the KCL application\'s configuration, not in the lease; give it with --timestamp' }
-        : { checkpoint: { type: 'AT_TIMESTAMP', timestamp }, finished: false };
+        : { checkpoint: { type: 'AT_TIMESTAMP', timestamp: facts.timestamp }, finished: false };
     case 'SHARD_END':
       return { checkpoint: undefined, finished: true };
   }
@@ -139,7 +153,7 @@ function planShard(shardId: string, items: readonly LeaseItem[], facts: ImportFa
 
 function planLease(shardId: string, lease: KclLease, read: KinsumerRowRead | undefined, facts: ImportFacts): { line: KclPlanLine; write?: ImportWrite } {
   const base = { shardId, leaseKey: lease.leaseKey, kcl: planCheckpoint(lease.checkpoint) };
-  const target = targetOf(lease.checkpoint, facts.records.get(shardId), facts.timestamp);
+  const target = targetOf(lease.checkpoint, facts.records.get(shardId), read?.row?.checkpoint, facts);
   const current = planStartOf(read?.row?.checkpoint, read?.row?.finished ?? false);
   if ('refuse' in target) return { line: { ...base, start: current, action: 'refuse', reason: target.refuse } };
   const notes: string[] = [];

@@ -4,7 +4,8 @@ import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { type SchedulerLike, asyncScheduler } from 'rxjs';
 import { checkApplicationName } from '../dynamodb/table-names.js';
 import { ConfigError } from '../errors/kinsumer-errors.js';
-import { resolveStream } from '../options.js';
+import type { StreamRef } from '../options.js';
+import { resolveSource } from '../ports/stream-source.js';
 
 /**
  * How long the tables are watched for a live fleet by default: longer than the KCL's default
@@ -23,10 +24,17 @@ export interface KclMoveOptions {
   readonly leaseTable: string;
   /** The kinsumer consumer group (`<app>_checkpoints`, `<app>_clients`, `<app>_metadata`). */
   readonly applicationName: string;
-  /** The stream's name. Give this or {@link KclMoveOptions.streamArn}. */
+  /** The stream's name (a one-stream group). Give this, {@link KclMoveOptions.streamArn} or {@link KclMoveOptions.streams}. */
   readonly streamName?: string;
-  /** The stream's ARN. Give this or {@link KclMoveOptions.streamName}. */
+  /** The stream's ARN (a one-stream group). Give this, {@link KclMoveOptions.streamName} or {@link KclMoveOptions.streams}. */
   readonly streamArn?: string;
+  /**
+   * A group that reads `streams` (its rows keyed `<account>:<stream>:<creationEpoch>:<shardId>`):
+   * these of its streams (names or ARNs), or `'all'` — import: every stream the KCL table has
+   * multi-stream leases of (named by name: a stream of another account needs its ARN in a list);
+   * export: every stream the group has rows of.
+   */
+  readonly streams?: readonly string[] | 'all';
   /**
    * How long the rows are watched, on this machine's clock, to tell a live fleet from a stopped
    * one: a row that changes meanwhile has a live writer. Make it longer than the KCL fleet's
@@ -46,7 +54,9 @@ export interface KclMoveOptions {
 /** {@link KclMoveOptions}, checked. */
 export interface CheckedMoveOptions {
   readonly applicationName: string;
-  readonly stream: ReturnType<typeof resolveStream>;
+  /** The one stream; `undefined` with `streams`. */
+  readonly stream: StreamRef | undefined;
+  readonly streams: readonly string[] | 'all' | undefined;
   readonly leaseTable: string;
   readonly watchMs: number;
   readonly dryRun: boolean;
@@ -55,7 +65,7 @@ export interface CheckedMoveOptions {
 }
 
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
-const COMMON = ['dynamodb', 'kinesis', 'leaseTable', 'applicationName', 'streamName', 'streamArn', 'watchMs', 'dryRun', 'force', 'onWatch', 'scheduler'];
+const COMMON = ['dynamodb', 'kinesis', 'leaseTable', 'applicationName', 'streamName', 'streamArn', 'streams', 'watchMs', 'dryRun', 'force', 'onWatch', 'scheduler'];
 
 /** Checks the shared options (and that no unknown one is given); throws {@link ConfigError}. */
 export function checkMoveOptions(options: KclMoveOptions, own: readonly string[], operation: string): CheckedMoveOptions {
@@ -80,9 +90,15 @@ export function checkMoveOptions(options: KclMoveOptions, own: readonly string[]
   if (options.onWatch !== undefined && typeof options.onWatch !== 'function') throw new ConfigError('onWatch', 'must be a function');
   const scheduler = options.scheduler ?? asyncScheduler;
   if (typeof scheduler.now !== 'function' || typeof scheduler.schedule !== 'function') throw new ConfigError('scheduler', 'must be an RxJS SchedulerLike (now() and schedule())');
+  // 'all' stands for the list the tables hold; anything else is checked as the streams option is.
+  const { stream, streams } = options.streams === 'all'
+    ? { stream: resolveSource({ ...options, streams: ['all'] }).stream, streams: 'all' as const }
+    : resolveSource(options);
+  if (typeof streams === 'function') throw new ConfigError('streams', 'must be a list of stream names or ARNs, or \'all\'');
   return {
     applicationName: checkApplicationName(options.applicationName),
-    stream: resolveStream(options),
+    stream,
+    streams,
     leaseTable: options.leaseTable,
     watchMs,
     dryRun: options.dryRun ?? false,

@@ -33,6 +33,11 @@ export class KclTable {
     );
   }
 
+  /** DynamoDB's clock (the `Date` of its answer) at a strongly consistent read of one lease; `undefined` when the answer has none. */
+  serverDate(leaseKey: string): Observable<Date | undefined> {
+    return this.dynamo.getItemDated({ TableName: this.table, Key: { [A.leaseKey]: { S: leaseKey } }, ConsistentRead: true }).pipe(map(({ serverDate }) => serverDate));
+  }
+
   /** `true` when the table exists (in any state but DELETING). */
   exists(): Observable<boolean> {
     return this.dynamo.describeTable(this.table).pipe(

@@ -3,25 +3,13 @@
 import { comparePositions, samePosition } from '../checkpoint/sequence-number.js';
 import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
 import type { Position } from '../ports/position.js';
+import { startingPositionOf } from '../reading/start-position.js';
 import type { KclPlanStart } from './plan.js';
 
-/** A stored checkpoint (and `Finished`) as a plan shows it. */
+/** A stored checkpoint (and `Finished`) as a plan shows it: where a new owner would start (startingPositionOf). */
 export function planStartOf(checkpoint: StoredCheckpoint | undefined, finished: boolean): KclPlanStart {
   if (finished) return { type: 'FINISHED' };
-  if (checkpoint === undefined) return { type: 'INITIAL_POSITION' };
-  switch (checkpoint.type) {
-    case 'position': {
-      const { sequenceNumber, subSequenceNumber } = checkpoint.position;
-      return subSequenceNumber === undefined
-        ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
-        : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber };
-    }
-    case 'AT_TIMESTAMP':
-      return { type: 'AT_TIMESTAMP', timestamp: checkpoint.timestamp };
-    case 'LATEST':
-    case 'TRIM_HORIZON':
-      return { type: checkpoint.type };
-  }
+  return checkpoint === undefined ? { type: 'INITIAL_POSITION' } : startingPositionOf(checkpoint);
 }
 
 /** A plan start in words: `after <seq>[/<sub>]`, `TRIM_HORIZON`, `AT_TIMESTAMP <iso>`, `FINISHED`, ... */

@@ -9,6 +9,7 @@
 // way: 1.x, 2.x and the 3.0-3.4 scans abort on one malformed item, so every written row carries
 // leaseKey S, leaseCounter N, ownerSwitchesSinceCheckpoint N, checkpoint S and
 // checkpointSubSequenceNumber N, and the sets as SS (an S parentShardId reads as "no parents").
+import { type StreamIdentity, parseShardKey, shardKey } from '../ports/stream-key.js';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { isSequenceNumber } from '../checkpoint/sequence-number.js';
 import type { Item } from '../dynamodb/dynamo.js';
@@ -51,15 +52,12 @@ export type KclCheckpoint =
   | { readonly type: 'sequence'; readonly sequenceNumber: string; readonly subSequenceNumber: number }
   | { readonly type: KclSentinel };
 
-/** The stream of a multi-stream lease: `streamName` holds `<account>:<stream>:<creationEpoch>`. */
-export interface KclStreamIdentifier {
-  readonly accountId: string;
-  readonly streamName: string;
-  /** Seconds or milliseconds: the KCL application chose (the KCL takes it on trust). */
-  readonly creationEpoch: bigint;
-  /** `<account>:<stream>:<creationEpoch>`, as stored. */
-  readonly serialized: string;
-}
+/**
+ * The stream of a multi-stream lease: `streamName` holds `<account>:<stream>:<creationEpoch>`, in
+ * seconds or milliseconds (the KCL application chose; the KCL takes it on trust). The key format is
+ * ports/stream-key.ts's, the one a `streams` group names its shards by.
+ */
+export type KclStreamIdentifier = StreamIdentity;
 
 /** A lease, decoded. */
 export interface KclLease {
@@ -152,28 +150,25 @@ function readIds(value: AttributeValue | undefined): string[] {
   return [...new Set(ids.filter((id) => id !== ''))].sort();
 }
 
-const MULTI_STREAM_KEY = /^(\d+):([^:]+):(\d+):(.+)$/;
-
 /**
  * Single-stream keys are shard ids; multi-stream keys are `<account>:<stream>:<epoch>:<shardId>`
  * (`MultiStreamLease.getLeaseKey`), with `streamName` and `shardId` beside them.
  */
 function parseLeaseKey(leaseKey: string, item: Item): { shardId: string; stream?: KclStreamIdentifier; problem?: string } {
   if (!leaseKey.includes(':')) return { shardId: leaseKey };
-  const match = MULTI_STREAM_KEY.exec(leaseKey);
-  if (match === null) return { shardId: leaseKey, problem: 'leaseKey is neither a shard id nor <account>:<stream>:<creationEpoch>:<shardId>' };
-  const [, accountId = '', streamName = '', epoch = '', shardId = ''] = match;
-  const serialized = `${accountId}:${streamName}:${epoch}`;
+  const key = parseShardKey(leaseKey);
+  if (key === undefined) return { shardId: leaseKey, problem: 'leaseKey is neither a shard id nor <account>:<stream>:<creationEpoch>:<shardId>' };
+  const { shardId, stream } = key;
   const stored = item[A.streamName]?.S;
-  if (stored !== undefined && stored !== serialized) return { shardId, problem: `streamName ${stored} does not match its leaseKey` };
+  if (stored !== undefined && stored !== stream.serialized) return { shardId, problem: `streamName ${stored} does not match its leaseKey` };
   const storedShard = item[A.shardId]?.S;
   if (storedShard !== undefined && storedShard !== shardId) return { shardId, problem: `shardId ${storedShard} does not match its leaseKey` };
-  return { shardId, stream: { accountId, streamName, creationEpoch: BigInt(epoch), serialized } };
+  return { shardId, stream };
 }
 
-/** The lease key of a shard: the shard id, or `<stream identifier>:<shardId>` for a multi-stream table. */
+/** The lease key of a shard: the shard id, or its multi-stream key for a multi-stream table. */
 export function kclLeaseKey(shardId: string, stream: KclStreamIdentifier | undefined): string {
-  return stream === undefined ? shardId : `${stream.serialized}:${shardId}`;
+  return stream === undefined ? shardId : shardKey(stream, shardId);
 }
 
 /** The checkpoint as the KCL stores it: the `checkpoint` string and its sub-sequence number. */

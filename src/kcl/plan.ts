@@ -67,7 +67,11 @@ export interface KclPlan {
   /**
    * Export only: the time the KCL application must be configured with
    * (`InitialPositionInStream.AT_TIMESTAMP`), when a lease is written as `AT_TIMESTAMP` (the KCL
-   * takes the time from its configuration, not from the lease). The earliest of the shards'.
+   * takes the time from its configuration, one for the stream, not from the lease): the earliest
+   * of the shards' start times. A shard whose own start is later is read by the KCL from this time
+   * (its line says so), unless its start has a floor (the checkpoint a reset to `LATEST` replaced)
+   * whose record arrived at or after this time: that lease is written as a sequence checkpoint
+   * right after the floor, and its line says what the KCL then delivers.
    */
   readonly kclTimestamp?: Date;
   /** Export only: the KCL table, when the run created it (in a dry run: would create it). */

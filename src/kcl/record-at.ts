@@ -13,10 +13,10 @@ import { deaggregate } from '../reading/kpl.js';
 
 /** What the stream holds at a checkpoint's sequence number. */
 export type RecordAtCheckpoint =
-  /** A KPL aggregate of `count` user records. */
-  | { readonly kind: 'aggregate'; readonly count: number }
-  /** A plain record (or one that only starts like an aggregate: kinsumer delivers it whole). */
-  | { readonly kind: 'plain' }
+  /** A KPL aggregate of `count` user records, and when Kinesis accepted it. */
+  | { readonly kind: 'aggregate'; readonly count: number; readonly arrivedAt?: Date }
+  /** A plain record (or one that only starts like an aggregate: kinsumer delivers it whole), and when Kinesis accepted it. */
+  | { readonly kind: 'plain'; readonly arrivedAt?: Date }
   /** No such record any more (trimmed by retention): the first record the shard keeps comes after it. */
   | { readonly kind: 'gone' }
   /** The shard answered no record in a few pages: kinsumer cannot tell (the plan takes the form that loses nothing). */
@@ -35,7 +35,8 @@ export function recordAt(stream: StreamPort, shardId: string, sequenceNumber: st
       if (first !== undefined) {
         if (BigInt(first.sequenceNumber) !== BigInt(sequenceNumber)) return of({ kind: 'gone' });
         const found = deaggregate(first.data);
-        return of(found.kind === 'aggregate' ? { kind: 'aggregate', count: found.records.length } : { kind: 'plain' });
+        const arrivedAt = first.approximateArrivalTimestamp;
+        return of(found.kind === 'aggregate' ? { kind: 'aggregate', count: found.records.length, arrivedAt } : { kind: 'plain', arrivedAt });
       }
       if (answer.nextShardIterator === undefined) return of({ kind: 'gone' });
       if (empties + 1 >= MAX_EMPTY_PAGES) return of({ kind: 'unknown' });

@@ -6,6 +6,7 @@
 // takes it on trust): seconds or milliseconds of the stream's creation are both accepted. A lease
 // of the same name and account with another epoch belongs to an older stream that was deleted and
 // created again: its checkpoints are sequence numbers of shards that no longer exist.
+import { accountOfArn, parseShardKey } from '../ports/stream-key.js';
 import type { KclItem, KclStreamIdentifier } from './lease-row.js';
 
 /** The stream being moved, as DescribeStreamSummary tells it. */
@@ -42,10 +43,7 @@ function streamOf(item: LeaseItem): KclStreamIdentifier | undefined {
 }
 
 /** The account id of a stream ARN (`arn:aws:kinesis:<region>:<account>:stream/<name>`). */
-export function accountOf(streamArn: string): string | undefined {
-  const account = streamArn.split(':')[4];
-  return account !== undefined && /^\d+$/.test(account) ? account : undefined;
-}
+export const accountOf = accountOfArn;
 
 /** `true` when `epoch` is the stream's creation time in seconds or in milliseconds. */
 export function epochMatches(epoch: bigint, creationMs: number): boolean {
@@ -105,11 +103,6 @@ export function selectStreamLeases(items: readonly KclItem[], stream: StreamIden
   return { byShard, otherIncarnations, identifier, multiStream, otherStreams, otherItems };
 }
 
-const IDENTIFIER = /^(\d+):([^:]+):(\d+):/;
-
 function parseIdentifier(leaseKey: string): KclStreamIdentifier | undefined {
-  const match = IDENTIFIER.exec(leaseKey);
-  if (match === null) return undefined;
-  const [, accountId = '', streamName = '', epoch = ''] = match;
-  return { accountId, streamName, creationEpoch: BigInt(epoch), serialized: `${accountId}:${streamName}:${epoch}` };
+  return parseShardKey(leaseKey)?.stream;
 }

@@ -1,5 +1,5 @@
-// GetRecords without the SDK's response deserializer. The application's KinesisClient still
-// resolves the endpoint, signs, retries and sends every call; a middleware just inside the SDK's
+// GetRecords answers without the SDK's response deserializer: a lean call's answer
+// (lean-call.ts, decodeAnswer), or, for a call the SDK sends, a middleware just inside the SDK's
 // deserializer takes a successful answer's body, parses it with one JSON.parse, and hands the SDK
 // an empty body in its place. Each record's payload stays base64 and its arrival time a number
 // (WireRecord) until the application reads them, instead of a decoded Uint8Array and a Date per
@@ -65,6 +65,14 @@ function isJsonSuccess(response: RawResponse): boolean {
   if (status < 200 || status > 299) return false;
   const type = response.headers?.['content-type'] ?? response.headers?.['Content-Type'] ?? '';
   return !type.includes('cbor');
+}
+
+/**
+ * A whole answer (a lean call's, kinesis/lean-call.ts) decoded the lean way; `undefined` when it is
+ * not a successful GetRecords answer in JSON (then the SDK is given it).
+ */
+export function decodeAnswer(answer: { readonly statusCode: number; readonly headers: Record<string, string | undefined>; readonly chunks: readonly Uint8Array[] }): LeanPage | undefined {
+  return isJsonSuccess(answer) ? decodeGetRecords(joined(answer.chunks)) : undefined;
 }
 
 /** The body's bytes as they came: a Node stream's chunks (the Node HTTP handler's), or bytes; `undefined` for anything else. */

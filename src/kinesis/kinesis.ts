@@ -1,23 +1,29 @@
 // The only module that imports the Kinesis client at run time: every Kinesis call of the library
 // goes through here, as cold Observables of one request (subscribe = send, unsubscribe = abort).
+// Calls go on kinsumer's own keep-alive connections when the client's handler is a stock one
+// (connections/), GetRecords the lean way once the SDK has sent one (lean-call.ts); SubscribeToShard
+// always through the client's handler, which keeps its HTTP/2 session.
 import {
   DeregisterStreamConsumerCommand, DescribeStreamConsumerCommand, DescribeStreamSummaryCommand, GetRecordsCommand,
   GetShardIteratorCommand, ListShardsCommand, RegisterStreamConsumerCommand, SubscribeToShardCommand,
-  type GetShardIteratorCommandInput, type KinesisClient,
-  type ListShardsCommandOutput, type _Record as SdkRecord, type Shard,
+  type DescribeStreamConsumerCommandOutput, type DescribeStreamSummaryCommandOutput, type GetRecordsCommandInput,
+  type GetRecordsCommandOutput, type GetShardIteratorCommandInput, type GetShardIteratorCommandOutput, type KinesisClient,
+  type ListShardsCommandOutput, type RegisterStreamConsumerCommandOutput, type _Record as SdkRecord, type Shard,
 } from '@aws-sdk/client-kinesis';
 import { type Observable, EMPTY, catchError, expand, map, of, reduce, shareReplay, switchMap, throwError } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { explainErrors } from '../errors/endpoint-error.js';
 import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
+import { leanOrSdk } from '../connections/lean-call.js';
+import { type CommandWithStack, type Hop, ServiceConnections, lastHop } from '../connections/service-connections.js';
 import type { StreamRef } from '../options.js';
 import { type RequestBound, request, withinTimeout } from '../ports/request-timeout.js';
-import { DATE_HEADER_RESOLUTION_MS, readServerDate } from '../ports/server-date.js';
+import { DATE_HEADER_RESOLUTION_MS, dateOf, readServerDate } from '../ports/server-date.js';
 import type {
   FanOutPort, IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort,
 } from '../ports/stream.js';
 import { subscription } from './event-stream.js';
-import { leanGetRecords } from './get-records.js';
+import { decodeAnswer, leanGetRecords } from './get-records.js';
 
 /** Options of {@link KinesisStream}. */
 export interface KinesisStreamOptions {
@@ -28,6 +34,8 @@ export interface KinesisStreamOptions {
    * fault); a SubscribeToShard until the service accepts it. Default: no bound.
    */
   readonly bound?: RequestBound;
+  /** Where the calls go (kinsumer's connections or the client's handler). Default: decided from the client's handler. */
+  readonly connections?: ServiceConnections;
 }
 
 /** What DescribeStreamSummary says about the stream. */
@@ -54,11 +62,22 @@ export class KinesisStream implements StreamPort {
   /** `{ StreamARN }` or `{ StreamName }`: how every request that names the stream names it. */
   private readonly streamParams: { StreamARN: string } | { StreamName: string };
   private askedArn$: Observable<string> | undefined;
+  private readonly connections: ServiceConnections;
 
   constructor(private readonly client: KinesisClient, stream: StreamRef, private readonly options: KinesisStreamOptions = {}) {
     this.streamParams = stream.streamArn === undefined ? { StreamName: stream.streamName } : { StreamARN: stream.streamArn };
     this.streamLabel = stream.streamArn ?? stream.streamName;
+    this.connections = options.connections ?? new ServiceConnections('kinesis', client);
     this.fanOut = new KinesisFanOut(client, this, options.bound);
+  }
+
+  /**
+   * Sends `command` through the client, on kinsumer's connections where the plan says so (and
+   * with `hop`'s learning or first answer). Every call but SubscribeToShard goes this way.
+   */
+  async sendCommand<T>(command: CommandWithStack, signal: AbortSignal, hop: Omit<Hop, 'own' | 'signal'> = {}): Promise<T> {
+    lastHop(command, { ...hop, own: await this.connections.own(), signal });
+    return this.client.send(command as Parameters<KinesisClient['send']>[0], { abortSignal: signal }) as Promise<T>;
   }
 
   getShardIterator(shardId: string, start: IteratorStart): Observable<IssuedIterator> {
@@ -67,7 +86,7 @@ export class KinesisStream implements StreamPort {
       const command = new GetShardIteratorCommand(input);
       // Kinesis's clock, from its answer: where a LATEST iterator was positioned, for the start a lease keeps.
       const answeredAt = readServerDate(command);
-      const out = await this.client.send(command, { abortSignal: signal });
+      const out = await this.sendCommand<GetShardIteratorCommandOutput>(command, signal);
       if (out.ShardIterator === undefined) throw new Error(`GetShardIterator on ${shardId} returned no iterator`);
       const streamTime = streamTimeOf(answeredAt());
       return streamTime === undefined ? { shardIterator: out.ShardIterator } : { shardIterator: out.ShardIterator, streamTime };
@@ -77,22 +96,37 @@ export class KinesisStream implements StreamPort {
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage> {
     // An ARN also goes on GetRecords: cross-account reading through a resource policy needs it.
     const arn = 'StreamARN' in this.streamParams ? this.streamParams : {};
+    const input: GetRecordsCommandInput = { ShardIterator: shardIterator, Limit: limit, ...arn };
     return this.send('GetRecords', async (signal): Promise<RecordsPage> => {
-      const command = new GetRecordsCommand({ ShardIterator: shardIterator, Limit: limit, ...arn });
-      // The answer is decoded by get-records.ts, not by the SDK, unless it is an error or unexpected.
-      const lean = leanGetRecords();
-      type Middleware = Parameters<typeof command.middlewareStack.addRelativeTo>[0];
-      command.middlewareStack.addRelativeTo(lean.middleware as unknown as Middleware, {
-        relation: 'after', toMiddleware: 'deserializerMiddleware', name: 'kinsumerLeanGetRecords',
-      });
-      const out = await this.client.send(command, { abortSignal: signal });
-      return lean.page() ?? {
-        records: (out.Records ?? []).map(toRawRecord),
-        nextShardIterator: out.NextShardIterator ?? undefined,
-        millisBehindLatest: out.MillisBehindLatest,
-        childShardIds: out.ChildShards === undefined || out.ChildShards.length === 0 ? undefined : out.ChildShards.map((c) => c.ShardId ?? ''),
+      const lean = await this.connections.lean('GetRecords');
+      // The SDK sends the client's first call (the lean call learns from it), and whatever the lean
+      // call did not take — an error, an unexpected answer — as its first attempt, not sent again.
+      // Either way the page carries Kinesis's clock from its answer's Date header: how old its
+      // records are (maxRecordAgeMs), on the clock they arrived by.
+      const leanPage = (answer: Parameters<typeof decodeAnswer>[0]): RecordsPage | undefined => {
+        const page = decodeAnswer(answer);
+        return page === undefined ? undefined : withStreamTime(page, dateOf(answer.headers));
       };
+      return leanOrSdk(lean, () => JSON.stringify(input), signal, leanPage, (hop) => this.getRecordsBySdk(input, signal, hop));
     });
+  }
+
+  private async getRecordsBySdk(input: GetRecordsCommandInput, signal: AbortSignal, hop: Omit<Hop, 'own' | 'signal'>): Promise<RecordsPage> {
+    const command = new GetRecordsCommand(input);
+    // The answer is decoded by get-records.ts, not by the SDK, unless it is an error or unexpected.
+    const lean = leanGetRecords();
+    type Middleware = Parameters<typeof command.middlewareStack.addRelativeTo>[0];
+    command.middlewareStack.addRelativeTo(lean.middleware as unknown as Middleware, {
+      relation: 'after', toMiddleware: 'deserializerMiddleware', name: 'kinsumerLeanGetRecords',
+    });
+    const answeredAt = readServerDate(command);
+    const out = await this.sendCommand<GetRecordsCommandOutput>(command, signal, hop);
+    return withStreamTime(lean.page() ?? {
+      records: (out.Records ?? []).map(toRawRecord),
+      nextShardIterator: out.NextShardIterator ?? undefined,
+      millisBehindLatest: out.MillisBehindLatest,
+      childShardIds: out.ChildShards === undefined || out.ChildShards.length === 0 ? undefined : out.ChildShards.map((c) => c.ShardId ?? ''),
+    }, answeredAt());
   }
 
   listShards(): Observable<ShardInfo[]> {
@@ -104,7 +138,7 @@ export class KinesisStream implements StreamPort {
 
   /** DescribeStreamSummary (20 TPS per account, unlike DescribeStream's 10). */
   describeSummary(): Observable<StreamSummary> {
-    return this.send('DescribeStreamSummary', (signal) => this.client.send(new DescribeStreamSummaryCommand(this.streamParams), { abortSignal: signal })).pipe(
+    return this.send('DescribeStreamSummary', (signal) => this.sendCommand<DescribeStreamSummaryCommandOutput>(new DescribeStreamSummaryCommand(this.streamParams), signal)).pipe(
       map((out) => {
         const summary = out.StreamDescriptionSummary;
         return {
@@ -145,7 +179,7 @@ export class KinesisStream implements StreamPort {
   private listShardsPage(nextToken: string | undefined): Observable<ListShardsCommandOutput> {
     const size = this.options.listShardsPageSize === undefined ? {} : { MaxResults: this.options.listShardsPageSize };
     const input = nextToken === undefined ? { ...this.streamParams, ...size } : { NextToken: nextToken, ...size };
-    return this.send('ListShards', (signal) => this.client.send(new ListShardsCommand(input), { abortSignal: signal }));
+    return this.send('ListShards', (signal) => this.sendCommand<ListShardsCommandOutput>(new ListShardsCommand(input), signal));
   }
 
   private send<T>(operation: string, call: (signal: AbortSignal) => Promise<T>): Observable<T> {
@@ -166,14 +200,14 @@ class KinesisFanOut implements FanOutPort {
   constructor(private readonly client: KinesisClient, private readonly stream: KinesisStream, private readonly bound: RequestBound | undefined) {}
 
   describeConsumer(consumerName: string): Observable<StreamConsumerInfo | undefined> {
-    return this.call('DescribeStreamConsumer', (StreamARN, signal) => this.client.send(new DescribeStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
+    return this.call('DescribeStreamConsumer', (StreamARN, signal) => this.stream.sendCommand<DescribeStreamConsumerCommandOutput>(new DescribeStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), signal)).pipe(
       map((out): StreamConsumerInfo | undefined => toConsumerInfo(out.ConsumerDescription)),
       catchError((error: unknown) => (classifyAwsError(error) === 'not-found' ? of(undefined) : throwError(() => error))),
     );
   }
 
   registerConsumer(consumerName: string): Observable<StreamConsumerInfo> {
-    return this.call('RegisterStreamConsumer', (StreamARN, signal) => this.client.send(new RegisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal })).pipe(
+    return this.call('RegisterStreamConsumer', (StreamARN, signal) => this.stream.sendCommand<RegisterStreamConsumerCommandOutput>(new RegisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), signal)).pipe(
       map((out) => {
         const info = toConsumerInfo(out.Consumer);
         if (info === undefined) throw new Error(`RegisterStreamConsumer for ${consumerName} returned no consumer`);
@@ -183,7 +217,7 @@ class KinesisFanOut implements FanOutPort {
   }
 
   deregisterConsumer(consumerName: string): Observable<void> {
-    return this.call('DeregisterStreamConsumer', (StreamARN, signal) => this.client.send(new DeregisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), { abortSignal: signal }))
+    return this.call('DeregisterStreamConsumer', (StreamARN, signal) => this.stream.sendCommand(new DeregisterStreamConsumerCommand({ StreamARN, ConsumerName: consumerName }), signal))
       .pipe(map(() => undefined));
   }
 
@@ -210,7 +244,13 @@ class KinesisFanOut implements FanOutPort {
   }
 }
 
-/** The header names the answer's second; the iterator was positioned before the answer: up to a second before that second. */
+/** A page with the stream's clock its answer's `Date` header names, when it names one. */
+function withStreamTime(page: RecordsPage, answeredAt: Date | undefined): RecordsPage {
+  const streamTime = streamTimeOf(answeredAt);
+  return streamTime === undefined ? page : { ...page, streamTime };
+}
+
+/** The header names the answer's second; what it answers (an iterator positioned, a page read) came before the answer: up to a second before that second. */
 function streamTimeOf(date: Date | undefined): Date | undefined {
   return date === undefined ? undefined : new Date(date.getTime() - DATE_HEADER_RESOLUTION_MS);
 }

@@ -2,7 +2,8 @@
 // without stop()): which shards, who holds them, and how long at most — once per wait, not per
 // capture poll. The refusals of one poll round (captures are spread over half a poll) make one event.
 import { type SchedulerLike, type Subscription, timer } from 'rxjs';
-import type { KinsumerEvent } from '../types.js';
+import { logStillWaiting } from '../telemetry/event-log.js';
+import type { KinsumerEvent, Logger } from '../types.js';
 
 /** What the waits need from the lease manager. */
 export interface CaptureWaitsDeps {
@@ -17,12 +18,21 @@ export interface CaptureWaitsDeps {
   readonly holderOf?: (shardId: string) => string | undefined;
   /** Leases this client holds now. */
   readonly held: () => number;
+  /** Where a wait that outlives {@link CaptureWaitsDeps.stillWaitingAfterMs} is told, as a warning. */
+  readonly logger: Logger;
+  /**
+   * How long after it was reported a wait is no longer a hand-off: a live holder gives its leases
+   * up at its next shard check, and the capture poll after it takes them.
+   */
+  readonly stillWaitingAfterMs: number;
 }
 
 interface Wait {
   /** When the first capture of this wait was refused (this client's clock). */
   readonly sinceMs: number;
   reported: boolean;
+  /** Its holder, as reported. */
+  holder: string | undefined;
 }
 
 /**
@@ -32,13 +42,15 @@ interface Wait {
 export class CaptureWaits {
   readonly #waits = new Map<string, Wait>();
   #gathering: Subscription | undefined;
+  /** The checks, after one shard check, of the waits reported. */
+  readonly #checks = new Set<Subscription>();
 
   constructor(private readonly deps: CaptureWaitsDeps) {}
 
   /** A capture of `shardId` was refused. */
   refused(shardId: string): void {
     if (this.#waits.has(shardId)) return;
-    this.#waits.set(shardId, { sinceMs: this.deps.elapsedNow(), reported: false });
+    this.#waits.set(shardId, { sinceMs: this.deps.elapsedNow(), reported: false, holder: undefined });
     this.#gathering ??= timer(this.deps.gatherMs, this.deps.scheduler).subscribe(() => this.report());
   }
 
@@ -51,6 +63,8 @@ export class CaptureWaits {
   close(): void {
     this.#gathering?.unsubscribe();
     this.#gathering = undefined;
+    for (const check of this.#checks) check.unsubscribe();
+    this.#checks.clear();
     this.#waits.clear();
   }
 
@@ -66,9 +80,14 @@ export class CaptureWaits {
     for (const [shardId, wait] of fresh) {
       wait.reported = true;
       boundMs = Math.max(boundMs, wait.sinceMs + this.deps.leaseTtlMs - nowMs);
-      const holder = this.deps.holderOf?.(shardId);
-      if (holder !== undefined) holders.add(holder);
+      wait.holder = this.deps.holderOf?.(shardId);
+      if (wait.holder !== undefined) holders.add(wait.holder);
     }
+    const check = timer(this.deps.stillWaitingAfterMs, this.deps.scheduler).subscribe(() => {
+      this.#checks.delete(check);
+      this.stillWaiting(fresh);
+    });
+    this.#checks.add(check);
     this.deps.emit({
       type: 'waiting',
       reason: 'leases-held',
@@ -77,5 +96,17 @@ export class CaptureWaits {
       boundMs: Math.ceil(boundMs),
       held: this.deps.held(),
     });
+  }
+
+  // The waits of one report still standing one shard check later (the same waits, not new ones
+  // for the same shards): their holder did not hand them over.
+  private stillWaiting(reported: readonly (readonly [string, Wait])[]): void {
+    const standing = reported.filter(([shardId, wait]) => this.#waits.get(shardId) === wait);
+    if (standing.length === 0) return;
+    const nowMs = this.deps.elapsedNow();
+    const sinceMs = Math.min(...standing.map(([, wait]) => wait.sinceMs));
+    const boundMs = Math.max(0, ...standing.map(([, wait]) => wait.sinceMs + this.deps.leaseTtlMs - nowMs));
+    const holders = [...new Set(standing.flatMap(([, wait]) => (wait.holder === undefined ? [] : [wait.holder])))].sort();
+    logStillWaiting(this.deps.logger, { shardIds: standing.map(([shardId]) => shardId), holders, waitedMs: nowMs - sinceMs, boundMs: Math.ceil(boundMs) });
   }
 }

@@ -74,6 +74,8 @@ export class LeaseManager {
       emit,
       ...(holderOf === undefined ? {} : { holderOf }),
       held: () => this.held().length,
+      logger: options.logger,
+      stillWaitingAfterMs: options.shardCheckFrequencyMs + options.throttleDelayMs,
     });
   }
 
@@ -320,9 +322,10 @@ export class LeaseManager {
   }
 
   // A child shard never read before starts where its parents' group started (see inheritedStart):
-  // one read of the parents' rows, at its first capture only.
+  // one read of the parents' rows, at its first capture only. In a TRIM_HORIZON group too: a parent
+  // reset to LATEST or to a time stands for that time, and the child starts there, as export-kcl says.
   private withInheritedStart(lease: HeldLease, parentShardIds: readonly string[]): Observable<HeldLease> {
-    if (lease.checkpoint !== undefined || parentShardIds.length === 0 || this.deps.options.initialPosition === 'TRIM_HORIZON') return of(lease);
+    if (lease.checkpoint !== undefined || parentShardIds.length === 0) return of(lease);
     return this.deps.store.readMany(parentShardIds).pipe(map((parents) => {
       const checkpoint = inheritedStart(parents);
       return checkpoint === undefined ? lease : { ...lease, checkpoint };

@@ -16,7 +16,8 @@ import { Multicast } from '../reading/multicast.js';
 import { readerFor } from '../reading/read-mode.js';
 import { planStart, startToKeep } from '../reading/start-position.js';
 import { linkLease } from '../telemetry/lease-link.js';
-import { streamName } from '../telemetry/names.js';
+import { nameLeaseStream } from '../reading/delivered-record.js';
+import { streamOfShard } from '../telemetry/names.js';
 import type { KinsumerEvent, KinsumerRecord, ShardLease, ShardStatus, StartingPosition } from '../types.js';
 
 /** What a session needs from the client that captured the lease. */
@@ -121,7 +122,9 @@ export class LeaseSession {
     const startingPosition: StartingPosition = plan.startingPosition;
     this.tally = deps.tally?.(held.shardId) ?? new ShardTally();
     this.tally.attach(this.inFlight);
-    linkLease(this.leaseEnd.signal, { stream: streamName(options.stream), tracerProvider: options.tracerProvider });
+    const streamName = streamOfShard(options, held.shardId);
+    linkLease(this.leaseEnd.signal, { stream: streamName, tracerProvider: options.tracerProvider });
+    nameLeaseStream(this.leaseEnd.signal, streamName);
 
     // Renewal must not wait for a reader: an idle or not-yet-read lease stays ours.
     this.checkpointer.run$.subscribe({
@@ -175,6 +178,7 @@ export class LeaseSession {
 
     this.lease = {
       shardId: held.shardId,
+      streamName,
       parentShardIds,
       startingPosition,
       fencingToken: held.leaseCounter,
@@ -196,6 +200,7 @@ export class LeaseSession {
     const { checkpoint, atMs } = this.checkpointer.stored();
     return {
       shardId: this.lease.shardId,
+      streamName: this.lease.streamName,
       fencingToken: this.lease.fencingToken,
       checkpoint,
       inFlight: this.checkpointer.inFlight(),

@@ -1,10 +1,24 @@
 // The one place where the processing operators call the user's handler: with
 // `@opentelemetry/api` installed, each call is a span (src/telemetry/handler-span.ts).
-import { type Observable, defaultIfEmpty, defer, from, isObservable, of, takeLast } from 'rxjs';
+import { type Observable, defaultIfEmpty, defer, from, isObservable, map, of, takeLast } from 'rxjs';
 import { tracedCall$ } from '../telemetry/handler-span.js';
 import { otelApi } from '../telemetry/otel-api.js';
 import type { KinsumerRecord } from '../types.js';
-import type { HandlerResult, ProcessContext } from './process-types.js';
+import { batchResultOf, recordResultOf } from './handler-result.js';
+import type { BatchHandler, BatchResult, HandlerResult, ProcessContext, RecordHandler, RecordResult } from './process-types.js';
+
+/**
+ * Calls a record handler: emits its result, then completes; errors with what it threw, or with a
+ * `HandlerResultError` (not retriable) when what it returned is not a result.
+ */
+export function recordCall$(record: KinsumerRecord, ctx: ProcessContext, handler: RecordHandler): Observable<RecordResult | undefined> {
+  return handlerCall$([record], ctx, () => handler(record, ctx)).pipe(map(recordResultOf));
+}
+
+/** As {@link recordCall$}, for a batch handler. */
+export function batchCall$(records: readonly KinsumerRecord[], ctx: ProcessContext, handler: BatchHandler): Observable<BatchResult | undefined> {
+  return handlerCall$(records, ctx, () => handler(records, ctx)).pipe(map(batchResultOf));
+}
 
 /**
  * Calls a handler on `records` (one record, or one batch of one shard): emits what it returned,

@@ -62,8 +62,13 @@ export interface RecordResult {
   readonly writes?: readonly TransactWriteItem[];
 }
 
-/** Handles one record; rejecting (or throwing) fails this attempt. It may return `{ writes }` ({@link RecordResult}). */
-export type RecordHandler = (record: KinsumerRecord, ctx: ProcessContext) => HandlerResult<unknown>;
+/**
+ * Handles one record; rejecting (or throwing) fails this attempt. It returns nothing, or
+ * `{ writes }` ({@link RecordResult}); anything else (an unknown key such as `write`, `writes`
+ * that is not an array, a value that is not an object) fails the record with a
+ * `HandlerResultError`, which is not retried.
+ */
+export type RecordHandler = (record: KinsumerRecord, ctx: ProcessContext) => HandlerResult<RecordResult | void>;
 
 /** Takes a record that will not be processed (a dead-letter queue, a log): it is acked when this is done. */
 export type FailureHandler = (failure: FailedRecord) => HandlerResult<unknown>;
@@ -88,7 +93,7 @@ export interface ProcessRecordsOptions {
   readonly concurrency?: number;
   /** Retries of a failing record. Default `{ maxAttempts: 3, initialDelayMs: 100, maxDelayMs: 30000 }`. */
   readonly retry?: RetryOptions;
-  /** Records older than this (by `approximateArrivalTimestamp`, against the scheduler's clock) go to `onFailure` untried, or untried again. Needs `onFailure`. */
+  /** Records older than this (by `approximateArrivalTimestamp`, on the stream's clock: the age Kinesis's own time gives it, never this host's wall clock) go to `onFailure` untried, or untried again. Needs `onFailure`. */
   readonly maxRecordAgeMs?: number;
   /**
    * Where records that failed every attempt go; the record is acked once it resolves. Without it,
@@ -128,7 +133,12 @@ export interface BatchResult {
   readonly writes?: readonly TransactWriteItem[];
 }
 
-/** Handles one batch of one shard's records, in sequence order. Rejecting fails the whole batch. */
+/**
+ * Handles one batch of one shard's records, in sequence order. Rejecting fails the whole batch. It
+ * returns nothing, or `{ failed, writes }` ({@link BatchResult}); anything else (an unknown key,
+ * `failed` or `writes` that is not an array) fails the batch's records with a `HandlerResultError`,
+ * which is not retried.
+ */
 export type BatchHandler = (records: readonly KinsumerRecord[], ctx: ProcessContext) => HandlerResult<BatchResult | void>;
 
 /** A batch, settled: every record of it processed or sent to `onFailure`, and acked. */

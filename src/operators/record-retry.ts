@@ -1,8 +1,11 @@
-// What to do after a failed handler call, as pure functions: try again after a backoff delay, or
-// give up (maxAttempts spent, an error that cannot succeed on another try, or the record grew older
-// than maxRecordAgeMs).
+// What to do after a failed handler call: try again after a backoff delay, or give up
+// (maxAttempts spent, an error that cannot succeed on another try, or the record grew older than
+// maxRecordAgeMs). Pure functions, but for a record's age, which reads the clock.
+import type { SchedulerLike } from 'rxjs';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import { backoffDelay } from '../errors/retry-backoff.js';
+import { schedulerClock } from '../ports/clock.js';
+import { StreamRecord } from '../reading/delivered-record.js';
 import type { KinsumerRecord } from '../types.js';
 import type { RetryPredicate } from './process-types.js';
 
@@ -21,7 +24,7 @@ export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, initialDelayMs: 100,
 
 /** A record is older than `maxRecordAgeMs`: it goes to `onFailure` without (another) handler call. */
 export class RecordTooOldError extends KinsumerError {
-  /** How old the record was, by its `approximateArrivalTimestamp`, when it was found too old. */
+  /** How old the record was, by its `approximateArrivalTimestamp` on the stream's clock, when it was found too old. */
   readonly ageMs: number;
   /** The `maxRecordAgeMs` option it exceeded. */
   readonly maxRecordAgeMs: number;
@@ -58,12 +61,16 @@ export function worthRetrying(error: unknown, record: KinsumerRecord, retryIf: R
 }
 
 /**
- * The error to give up with if `record` is older than `maxRecordAgeMs` at `nowMs` (checked
- * before every call, the first included); `undefined` while it is young enough or without a limit.
+ * The error to give up with if `record` is older than `maxRecordAgeMs` now (checked before every
+ * call, the first included); `undefined` while it is young enough or without a limit. Its age is
+ * on the stream's clock (a delivered record carries it: see `StreamRecord.ageMs`), never this
+ * host's wall clock against Kinesis's; `scheduler`'s clock stands in only for a record made
+ * outside a reader.
  */
-export function tooOld(record: KinsumerRecord, nowMs: number, maxRecordAgeMs: number | undefined, lastError?: unknown): RecordTooOldError | undefined {
+export function tooOld(record: KinsumerRecord, scheduler: SchedulerLike, maxRecordAgeMs: number | undefined, lastError?: unknown): RecordTooOldError | undefined {
   if (maxRecordAgeMs === undefined) return undefined;
-  const ageMs = nowMs - record.approximateArrivalTimestamp.getTime();
+  // Whole milliseconds, as arrival times are (the monotonic clock counts fractions).
+  const ageMs = Math.round(StreamRecord.ageMs(record, schedulerClock(scheduler)));
   if (!(ageMs > maxRecordAgeMs)) return undefined;
   return new RecordTooOldError(ageMs, maxRecordAgeMs, lastError === undefined ? {} : { cause: lastError });
 }

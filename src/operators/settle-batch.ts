@@ -9,7 +9,7 @@ import { samePosition } from '../checkpoint/sequence-number.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import type { KinsumerRecord } from '../types.js';
 import { abortableWait } from './abortable-wait.js';
-import { handlerCall$, settle$ } from './handler-call.js';
+import { batchCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
 import type { BatchHandler, BatchResult, FailedRecord, ProcessedBatch, ProcessedRecord } from './process-types.js';
 import { afterFailure, tooOld, worthRetrying } from './record-retry.js';
@@ -34,7 +34,7 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
       if (signal.aborted) return leave();
       const young: KinsumerRecord[] = [];
       for (const record of remaining) {
-        const old = tooOld(record, scheduler.now(), maxRecordAgeMs, lastErrorOf.get(record));
+        const old = tooOld(record, scheduler, maxRecordAgeMs, lastErrorOf.get(record));
         if (old === undefined) young.push(record);
         else failures.push({ record, error: old, attempts: attemptsOf.get(record) ?? 0 });
       }
@@ -45,7 +45,7 @@ export function settleBatch$(shardId: string, batch: readonly KinsumerRecord[], 
       const ctx = { attempt: calls, signal };
       const records = remaining;
       let result: BatchResult | void = undefined;
-      running = handlerCall$(records, ctx, () => handler(records, ctx)).subscribe({
+      running = batchCall$(records, ctx, handler).subscribe({
         next: (value) => { result = value; },
         error: (error: unknown) => failed(records, error),
         complete: () => answered(records, result),

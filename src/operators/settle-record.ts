@@ -5,9 +5,9 @@
 import { Observable, type Subscription } from 'rxjs';
 import type { KinsumerRecord } from '../types.js';
 import { abortableWait } from './abortable-wait.js';
-import { handlerCall$, settle$ } from './handler-call.js';
+import { recordCall$, settle$ } from './handler-call.js';
 import type { ResolvedFailurePolicy } from './process-options.js';
-import type { ProcessedRecord, RecordHandler } from './process-types.js';
+import type { ProcessedRecord, RecordHandler, RecordResult } from './process-types.js';
 import { afterFailure, tooOld, worthRetrying } from './record-retry.js';
 import { ackWithWrites$, isFinalWriteFailure, writesOf } from './writes-ack.js';
 
@@ -24,12 +24,12 @@ export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handl
 
     const attempt = (): void => {
       if (signal.aborted) return leave();
-      const old = tooOld(record, scheduler.now(), maxRecordAgeMs, lastError);
+      const old = tooOld(record, scheduler, maxRecordAgeMs, lastError);
       if (old !== undefined) return giveUp(old);
       attempts += 1;
       const ctx = { attempt: attempts, signal };
-      let result: unknown;
-      running = handlerCall$([record], ctx, () => handler(record, ctx)).subscribe({
+      let result: RecordResult | undefined;
+      running = recordCall$(record, ctx, handler).subscribe({
         next: (value) => { result = value; },
         error: (error: unknown) => failed(error),
         complete: () => succeeded(result),
@@ -42,7 +42,7 @@ export function settleRecord$(record: KinsumerRecord, signal: AbortSignal, handl
     };
 
     // A result `{ writes }`: settled once they are committed with the record's checkpoint (§8.1).
-    const succeeded = (result: unknown): void => {
+    const succeeded = (result: RecordResult | undefined): void => {
       if (signal.aborted) return leave();
       const writes = writesOf(result);
       if (writes === undefined) {

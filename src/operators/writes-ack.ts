@@ -8,12 +8,11 @@ import { Observable } from 'rxjs';
 import { WriteRejectedError, WritesTooLargeError } from '../errors/write-errors.js';
 import { StreamRecord } from '../reading/delivered-record.js';
 import type { KinsumerRecord } from '../types.js';
+import type { BatchResult, RecordResult } from './process-types.js';
 
-/** The `writes` of a handler's result (`{ writes }`), or `undefined` when it returned none. */
-export function writesOf(result: unknown): readonly TransactWriteItem[] | undefined {
-  if (typeof result !== 'object' || result === null || !('writes' in result)) return undefined;
-  const { writes } = result as { writes?: unknown };
-  return writes === undefined ? undefined : (writes as readonly TransactWriteItem[]);
+/** The `writes` of a handler's result, checked by `handler-result.ts`, or `undefined` when it returned none. */
+export function writesOf(result: RecordResult | BatchResult | void): readonly TransactWriteItem[] | undefined {
+  return result === undefined ? undefined : result.writes;
 }
 
 /**
@@ -21,7 +20,7 @@ export function writesOf(result: unknown): readonly TransactWriteItem[] | undefi
  * or DynamoDB refuses them as they are. The records go to `onFailure` at once.
  */
 export function isFinalWriteFailure(error: unknown): boolean {
-  return error instanceof WritesTooLargeError || error instanceof WriteRejectedError;
+  return error instanceof WritesTooLargeError || (error instanceof WriteRejectedError && !error.retriable);
 }
 
 /**

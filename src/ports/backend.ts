@@ -1,7 +1,7 @@
 // What a client runs on: its stores and its stream, built by a backend (the AWS adapters in
 // production, the in-memory stores of `kinsumer/testing` in tests).
 import type { ResolvedOptions } from '../options.js';
-import type { KinsumerEvent } from '../types.js';
+import type { KinsumerEvent, KinsumerStatus } from '../types.js';
 import type { MembershipStore, MetadataStore } from './coordination.js';
 import type { LeaseStore } from './lease-store.js';
 import type { StreamPort } from './stream.js';
@@ -23,6 +23,10 @@ export interface KinsumerPorts {
   readonly prepare: () => Promise<void>;
   /** Jitter source for retry backoff. Default `Math.random`. */
   readonly random?: () => number;
+  /** What `status().connections` shows (the AWS adapters' connections). Default: none. */
+  readonly connections?: () => KinsumerStatus['connections'];
+  /** Called once the client stopped: closes what the ports keep open (kept-alive connections). */
+  readonly close?: () => void;
 }
 
 /**

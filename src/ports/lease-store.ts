@@ -140,6 +140,8 @@ export interface HeldLease {
    * it, not by the client's clock. Absent where the store tells no clock.
    */
   readonly capturedAt?: Date;
+  /** The row's `TransactionToken` at capture (the last transaction's, whoever sent it): the first transaction of this lease follows it. */
+  readonly transactionToken?: string;
 }
 
 /** What a commit or release writes. */
@@ -165,6 +167,19 @@ export interface WritesTransaction {
   readonly token: string;
   /** The writes, in order; the checkpoint's action goes before them. */
   readonly writes: readonly TransactWriteItem[];
+  /**
+   * The token the row holds, as this lease knows it (`HeldLease.transactionToken`, then each of
+   * its transactions known to have applied; `undefined`: none). The checkpoint's condition expects
+   * it, so a transaction applies only right after that one, and one sent later can never apply.
+   */
+  readonly after: string | undefined;
+  /**
+   * Tokens of earlier transactions of this lease whose outcome is unknown (never answered with a
+   * success, given up). When this one's checkpoint condition fails and the row holds one of them,
+   * that one applied: `commitWithWrites` errors with `EarlierTransactionAppliedError`, and the next
+   * transaction's condition expects that token.
+   */
+  readonly earlier?: readonly string[];
 }
 
 /**

@@ -17,14 +17,23 @@ export interface RequestBound {
 export function request<T>(send: (signal: AbortSignal) => Promise<T>, bound?: RequestBound & { readonly operation: string }): Observable<T> {
   const request$ = new Observable<T>((subscriber) => {
     const controller = new AbortController();
+    // Only a request still in flight is aborted: an abort builds a DOMException, and a request
+    // that answered has nothing left to abort (it was one of an idle client's largest costs).
+    let settled = false;
     send(controller.signal).then(
       (value) => {
+        settled = true;
         subscriber.next(value);
         subscriber.complete();
       },
-      (error: unknown) => subscriber.error(error),
+      (error: unknown) => {
+        settled = true;
+        subscriber.error(error);
+      },
     );
-    return () => controller.abort();
+    return () => {
+      if (!settled) controller.abort();
+    };
   });
   return bound === undefined ? request$ : request$.pipe(withinTimeout(bound.operation, bound));
 }

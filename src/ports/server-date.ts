@@ -17,12 +17,17 @@ export function serverDate(): { readonly middleware: ServerDateMiddleware; reado
   const middleware: ServerDateMiddleware = (next) => async (args) => {
     const result = await next(args);
     const headers = (result.response as { headers?: Record<string, string | undefined> } | undefined)?.headers;
-    const value = headers?.['date'] ?? headers?.['Date'];
-    const ms = value === undefined ? Number.NaN : Date.parse(value);
-    if (Number.isFinite(ms)) date = new Date(ms);
+    date = dateOf(headers) ?? date;
     return result;
   };
   return { middleware, date: () => date };
+}
+
+/** The server's clock as an answer's `Date` header says it; `undefined` without a readable one. */
+export function dateOf(headers: Readonly<Record<string, string | undefined>> | undefined): Date | undefined {
+  const value = headers?.['date'] ?? headers?.['Date'];
+  const ms = value === undefined ? Number.NaN : Date.parse(value);
+  return Number.isFinite(ms) ? new Date(ms) : undefined;
 }
 
 /** An AWS SDK v3 command, as far as adding a middleware to its own stack goes. */

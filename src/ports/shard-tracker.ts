@@ -13,7 +13,13 @@ export type WritesOutcome =
    * them (`WriteRejectedError`). The records are unacked again.
    */
   | { readonly kind: 'failed'; readonly error: Error }
-  /** Not applied: the lease ended first (lost, given up, failed). The lease's next owner delivers the records again. */
+  /**
+   * The lease ended (lost, given up, failed) before it learned that they committed. Not applied,
+   * unless an answer to their transaction was lost and the lease ended before a later transaction
+   * settled it: then they may have applied, with the checkpoint covering the records. Either way
+   * the stored checkpoint decides: it covers the records exactly when their writes applied, and
+   * the lease's next owner delivers them again exactly when they did not.
+   */
   | { readonly kind: 'abandoned'; readonly error: Error };
 
 /**

@@ -81,6 +81,12 @@ export interface RecordsPage {
   readonly millisBehindLatest: number | undefined;
   /** Children named by the service at the end of a closed shard (not every server reports them). */
   readonly childShardIds: readonly string[] | undefined;
+  /**
+   * A time on the stream's own clock no later than the answer, as {@link IssuedIterator.streamTime}
+   * (the Kinesis adapter: its `Date` header less 1 s; the in-memory stream: its clock): how old a
+   * record is, on the clock its arrival time is on. Absent when the server sent no `Date`.
+   */
+  readonly streamTime?: Date;
 }
 
 /** A shard as ListShards describes it. */

@@ -5,17 +5,29 @@
 // GetRecords path) until the application reads them.
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
+import type { Clock } from '../ports/clock.js';
 import type { Position } from '../ports/position.js';
 import type { ShardTracker, WritesOutcome } from '../ports/shard-tracker.js';
 import type { AckOptions, KinsumerRecord } from '../types.js';
 import { LEASE_SIGNAL } from './lease-signal.js';
 import { decodeBase64, recordJson, recordText } from './payload-decoding.js';
+import type { StreamClock } from './stream-clock.js';
 
-/** Where a page's records come from: their shard, and the lease they are read under. */
+/** Where a page's records come from: their shard, the lease they are read under, the stream's clock when read. */
 export interface RecordOrigin {
   readonly shardId: string;
   /** Aborted when the lease ends (see `leaseSignalOf`); `undefined` outside a lease session. */
   readonly leaseSignal: AbortSignal | undefined;
+  /** The stream's clock as the page's answer told it (how old a record is); `undefined`: not known. */
+  readonly streamClock?: StreamClock | undefined;
+}
+
+// The stream of each lease session's records, by the session's signal: one entry per lease, nothing per record.
+const leaseStreams = new WeakMap<AbortSignal, string>();
+
+/** Records read under the lease of `signal` are records of `streamName`. */
+export function nameLeaseStream(signal: AbortSignal, streamName: string): void {
+  leaseStreams.set(signal, streamName);
 }
 
 /** A record on its way to the application (see the module comment). */
@@ -31,6 +43,7 @@ export class StreamRecord implements KinsumerRecord {
   // The arrival time: a Date, or epoch milliseconds not yet made into one (a number).
   #arrival: Date | number;
   readonly #aggregateDone: boolean;
+  readonly #streamClock: StreamClock | undefined;
   #tracker: ShardTracker | undefined;
   #ticket = -1;
 
@@ -48,6 +61,7 @@ export class StreamRecord implements KinsumerRecord {
     this.subSequenceNumber = subSequenceNumber;
     this.partitionKey = partitionKey;
     this[LEASE_SIGNAL] = origin.leaseSignal;
+    this.#streamClock = origin.streamClock;
     this.#payload = data;
     this.#arrival = arrival;
     this.#aggregateDone = aggregateDone;
@@ -81,6 +95,19 @@ export class StreamRecord implements KinsumerRecord {
   }
 
   /**
+   * How old the record is, on the stream's clock: its page's stream time carried on by the
+   * monotonic clock, less its arrival time. Without a stream clock (a record made outside a
+   * reader), `fallback`'s wall clock stands in.
+   * @internal
+   */
+  static ageMs(record: KinsumerRecord, fallback: Clock): number {
+    const streamClock = record instanceof StreamRecord ? record.#streamClock : undefined;
+    const nowMs = streamClock === undefined ? fallback.wallNow() : streamClock.nowMs();
+    const arrival = record instanceof StreamRecord ? record.#arrival : record.approximateArrivalTimestamp;
+    return nowMs - (typeof arrival === 'number' ? arrival : arrival.getTime());
+  }
+
+  /**
    * The record's place in its shard, as plain data.
    * @internal
    */
@@ -96,6 +123,12 @@ export class StreamRecord implements KinsumerRecord {
   track(tracker: ShardTracker): void {
     this.#ticket = tracker.track(this);
     this.#tracker = tracker;
+  }
+
+  /** The stream's name, as its lease session named it (`''` for a record read outside one). */
+  get streamName(): string {
+    const signal = this[LEASE_SIGNAL];
+    return signal === undefined ? '' : leaseStreams.get(signal) ?? '';
   }
 
   /** `<shardId>/<sequenceNumber>`, and `/<subSequenceNumber>` for a KPL sub-record: the same at every delivery. */

@@ -15,6 +15,7 @@ import { DEFAULT_RENEW_AFTER_MS, planSubscribe, subscribeDelayMs } from './fan-o
 import { isRetriableReadError, readError } from './read-errors.js';
 import { checkpointRejected } from './read-errors.js';
 import { ShardDelivery } from './shard-delivery.js';
+import { type StreamClock, streamClockAt } from './stream-clock.js';
 import { type ReadShardOptions } from './shard-reader.js';
 import { type IteratorPlan, START_SKEW_MARGIN_MS } from './start-position.js';
 
@@ -89,21 +90,23 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
     }),
   );
 
-  const absorb = (event: ShardEvent): void => {
+  const absorb = (event: ShardEvent, streamClock: StreamClock): void => {
     stats?.eventsFromKinesis?.(event.records.length, shardId, event.millisBehindLatest ?? 0);
     options.onFetch?.({ records: event.records.length, millisBehindLatest: event.millisBehindLatest });
     continuation = event.continuationSequenceNumber;
     if (event.continuationSequenceNumber === undefined) childShardIds = event.childShardIds ?? [];
-    delivery.load(event.records, new Date(clock.wallNow()));
+    delivery.load(event.records, new Date(clock.wallNow()), streamClock);
   };
 
   const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'pull');
 
   // The events of one subscription, pulled one at a time while there is room.
   const pump = (events: ShardEventPull): Observable<Step> => {
+    // Events name no time: the stream's clock at the subscription's answer, carried on.
+    const streamClock = streamClockAt(events.streamTime, clock);
     const pull$ = delivery.roomFreed$.pipe(switchMap(() => events.next()), map((event): Step => {
       if (event === undefined) return 'renew';
-      absorb(event);
+      absorb(event, streamClock);
       delivery.deliver();
       return nextStep();
     }));

@@ -40,11 +40,60 @@ export interface AggregatedUserRecord {
   readonly data: Uint8Array;
 }
 
+// Per user record, four numbers in AggregatedRecords' table: its partition key's index, its
+// explicit hash key's index (-1: none), and where its data starts and ends in the aggregate.
+const FIELDS = 4;
+
+/**
+ * The user records of a decoded aggregate: checked whole (digest, structure, every index) when
+ * decoded, but kept as a table of numbers over the aggregate's own bytes, so an aggregate of
+ * thousands costs no object per user record until one is asked for (R18: a reader makes each
+ * record only when it emits it).
+ */
+export class AggregatedRecords implements Iterable<AggregatedUserRecord> {
+  /** How many user records the aggregate holds. */
+  readonly length: number;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly partitionKeys: readonly string[],
+    private readonly explicitHashKeys: readonly string[],
+    private readonly table: readonly number[],
+  ) {
+    this.length = table.length / FIELDS;
+  }
+
+  /** The partition key of user record `index`. */
+  partitionKey(index: number): string {
+    return this.partitionKeys[this.table[index * FIELDS] as number] as string;
+  }
+
+  /** The explicit hash key of user record `index`, if it has one. */
+  explicitHashKey(index: number): string | undefined {
+    const key = this.table[index * FIELDS + 1] as number;
+    return key < 0 ? undefined : this.explicitHashKeys[key];
+  }
+
+  /** The payload of user record `index`: a view into the aggregate's bytes (no copy). */
+  data(index: number): Uint8Array {
+    return this.bytes.subarray(this.table[index * FIELDS + 2], this.table[index * FIELDS + 3]);
+  }
+
+  /** User record `index` as one object. */
+  at(index: number): AggregatedUserRecord {
+    return { partitionKey: this.partitionKey(index), explicitHashKey: this.explicitHashKey(index), data: this.data(index) };
+  }
+
+  *[Symbol.iterator](): Iterator<AggregatedUserRecord> {
+    for (let index = 0; index < this.length; index += 1) yield this.at(index);
+  }
+}
+
 /** What {@link deaggregate} found in a record's data. */
 export type Deaggregation =
   /** Not an aggregate: deliver the record as it is. */
   | { readonly kind: 'plain' }
-  | { readonly kind: 'aggregate'; readonly records: readonly AggregatedUserRecord[] }
+  | { readonly kind: 'aggregate'; readonly records: AggregatedRecords }
   /** Starts like an aggregate but does not decode: deliver the raw record and report the error. */
   | { readonly kind: 'corrupt'; readonly error: AggregateDecodeError };
 
@@ -78,7 +127,7 @@ export function deaggregate(data: Uint8Array): Deaggregation {
     return { kind: 'corrupt', error: new AggregateDecodeError('checksum', `${body.length} protobuf bytes`) };
   }
   try {
-    return { kind: 'aggregate', records: decodeAggregatedRecord(body) };
+    return { kind: 'aggregate', records: decodeAggregatedRecord(data, bodyEnd) };
   } catch (error) {
     if (error instanceof AggregateDecodeError) return { kind: 'corrupt', error };
     throw error;
@@ -91,69 +140,63 @@ function digestMatches(body: Uint8Array, digest: Uint8Array): boolean {
   return true;
 }
 
-interface RecordEntry {
-  partitionKeyIndex: number | undefined;
-  explicitHashKeyIndex: number | undefined;
-  data: Uint8Array | undefined;
-}
-
-function decodeAggregatedRecord(body: Uint8Array): AggregatedUserRecord[] {
-  const reader = new ProtoReader(body, 0, body.length);
+function decodeAggregatedRecord(data: Uint8Array, bodyEnd: number): AggregatedRecords {
+  const reader = new ProtoReader(data, KPL_MAGIC.length, bodyEnd);
   const partitionKeys: string[] = [];
   const explicitHashKeys: string[] = [];
-  const entries: RecordEntry[] = [];
+  const table: number[] = [];
   while (!reader.done()) {
     const { field, wire } = reader.tag();
     if (field === 1 || field === 2 || field === 3) {
       if (wire !== WIRE_LENGTH_DELIMITED) throw new AggregateDecodeError('malformed', `field ${field} has wire type ${wire}`);
       if (field === 1) partitionKeys.push(reader.string());
       else if (field === 2) explicitHashKeys.push(reader.string());
-      else entries.push(decodeRecord(reader.message()));
+      else decodeRecord(reader.message(), table);
     } else {
       reader.skip(wire);
     }
   }
-  return entries.map((entry, index) => toUserRecord(entry, index, partitionKeys, explicitHashKeys));
+  // The key tables may come after the records that name them: indices are checked once all is read.
+  for (let index = 0; index < table.length / FIELDS; index += 1) {
+    const partitionKey = table[index * FIELDS] as number;
+    const explicitHashKey = table[index * FIELDS + 1] as number;
+    if (partitionKey >= partitionKeys.length) throw new AggregateDecodeError('malformed', `user record ${index} names partition key ${partitionKey} of ${partitionKeys.length}`);
+    if (explicitHashKey >= explicitHashKeys.length) {
+      throw new AggregateDecodeError('malformed', `user record ${index} names explicit hash key ${explicitHashKey} of ${explicitHashKeys.length}`);
+    }
+  }
+  return new AggregatedRecords(data, partitionKeys, explicitHashKeys, table);
 }
 
-function decodeRecord(reader: ProtoReader): RecordEntry {
-  const entry: RecordEntry = { partitionKeyIndex: undefined, explicitHashKeyIndex: undefined, data: undefined };
+/** Appends one user record's four numbers (see {@link FIELDS}) to `table`. */
+function decodeRecord(reader: ProtoReader, table: number[]): void {
+  const index = table.length / FIELDS;
+  let partitionKey = -1;
+  let explicitHashKey = -1;
+  let dataStart = -1;
+  let dataEnd = -1;
   while (!reader.done()) {
     const { field, wire } = reader.tag();
     if (field === 1 || field === 2) {
       if (wire !== WIRE_VARINT) throw new AggregateDecodeError('malformed', `record field ${field} has wire type ${wire}`);
-      if (field === 1) entry.partitionKeyIndex = reader.varint();
-      else entry.explicitHashKeyIndex = reader.varint();
+      if (field === 1) partitionKey = reader.varint();
+      else explicitHashKey = reader.varint();
     } else if (field === 3) {
       if (wire !== WIRE_LENGTH_DELIMITED) throw new AggregateDecodeError('malformed', `record data has wire type ${wire}`);
-      entry.data = reader.bytes();
+      [dataStart, dataEnd] = reader.range();
     } else {
       reader.skip(wire); // tags (field 4) and anything newer
     }
   }
-  return entry;
-}
-
-function toUserRecord(entry: RecordEntry, index: number, partitionKeys: readonly string[], explicitHashKeys: readonly string[]): AggregatedUserRecord {
-  const { partitionKeyIndex, explicitHashKeyIndex, data } = entry;
-  if (partitionKeyIndex === undefined || data === undefined) {
-    throw new AggregateDecodeError('malformed', `user record ${index} lacks its ${data === undefined ? 'data' : 'partition key index'}`);
+  if (partitionKey < 0 || dataStart < 0) {
+    throw new AggregateDecodeError('malformed', `user record ${index} lacks its ${dataStart < 0 ? 'data' : 'partition key index'}`);
   }
-  const partitionKey = partitionKeys[partitionKeyIndex];
-  if (partitionKey === undefined) throw new AggregateDecodeError('malformed', `user record ${index} names partition key ${partitionKeyIndex} of ${partitionKeys.length}`);
-  let explicitHashKey: string | undefined;
-  if (explicitHashKeyIndex !== undefined) {
-    explicitHashKey = explicitHashKeys[explicitHashKeyIndex];
-    if (explicitHashKey === undefined) {
-      throw new AggregateDecodeError('malformed', `user record ${index} names explicit hash key ${explicitHashKeyIndex} of ${explicitHashKeys.length}`);
-    }
-  }
-  return { partitionKey, explicitHashKey, data };
+  table.push(partitionKey, explicitHashKey, dataStart, dataEnd);
 }
 
 const utf8 = new TextDecoder();
 
-/** Just enough protobuf: varints and length-delimited fields, bounds-checked. */
+/** Just enough protobuf: varints and length-delimited fields, bounds-checked, positions in the whole buffer. */
 class ProtoReader {
   constructor(private readonly buffer: Uint8Array, private position: number, private readonly end: number) {}
 
@@ -186,26 +229,29 @@ class ProtoReader {
     throw new AggregateDecodeError('malformed', 'varint longer than 10 bytes');
   }
 
-  bytes(): Uint8Array {
+  /** Where a length-delimited field's bytes lie in the buffer: [start, end). */
+  range(): [number, number] {
     const length = this.varint();
     if (length > this.end - this.position) throw new AggregateDecodeError('truncated', `field of ${length} bytes runs past the end`);
     const start = this.position;
     this.position += length;
-    return this.buffer.subarray(start, this.position);
+    return [start, this.position];
   }
 
   string(): string {
-    return utf8.decode(this.bytes());
+    const [start, end] = this.range();
+    return utf8.decode(this.buffer.subarray(start, end));
   }
 
+  /** A reader of an embedded message, over the same buffer (positions stay the buffer's). */
   message(): ProtoReader {
-    const view = this.bytes();
-    return new ProtoReader(view, 0, view.length);
+    const [start, end] = this.range();
+    return new ProtoReader(this.buffer, start, end);
   }
 
   skip(wire: number): void {
     if (wire === WIRE_VARINT) this.varint();
-    else if (wire === WIRE_LENGTH_DELIMITED) this.bytes();
+    else if (wire === WIRE_LENGTH_DELIMITED) this.range();
     else if (wire === WIRE_FIXED64 || wire === WIRE_FIXED32) {
       const size = wire === WIRE_FIXED64 ? 8 : 4;
       if (size > this.end - this.position) throw new AggregateDecodeError('truncated', 'fixed-size field runs past the end');

@@ -7,8 +7,9 @@ import type { Position } from '../ports/position.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { RawRecord } from '../ports/stream.js';
 import type { KinsumerEvent, KinsumerRecord, StatReceiver } from '../types.js';
-import type { StreamRecord } from './delivered-record.js';
-import { unpackRecords } from './unpack-page.js';
+import type { Delivered } from './start-position.js';
+import type { StreamClock } from './stream-clock.js';
+import { PageCursor } from './unpack-page.js';
 
 /** What a {@link ShardDelivery} needs. */
 export interface ShardDeliveryOptions {
@@ -30,17 +31,17 @@ export interface ShardDeliveryOptions {
 
 /** The records of one fetch on their way to the application, gated on acks. */
 export class ShardDelivery {
-  /** The last record emitted; `undefined` before the first. */
-  last: StreamRecord | undefined;
+  /** The last record emitted (or passed over as acked already); `undefined` before the first. */
+  last: Delivered | undefined;
   /** What is still to skip (a resumed KPL aggregate); a reader moves it when it restarts elsewhere. */
   skipThrough: Position | undefined;
   /** Emits (once, then completes) as soon as there is room for one more record in flight. */
   readonly roomFreed$: Observable<void>;
 
-  // The rest of one fetch, when it held more user records than there was room for.
-  // Each entry is let go once emitted, so a record acked at once is garbage before the page ends.
-  private pending: (StreamRecord | undefined)[] = [];
-  private head = 0;
+  // The rest of one fetch, when it held more user records than there was room for: its raw
+  // records, each user record made only when emitted (R18), so what waits for room is no record
+  // yet, and a record acked at once is garbage before the page ends.
+  private pending: PageCursor | undefined;
   private retrievedAt = new Date(0);
 
   constructor(private readonly options: ShardDeliveryOptions, private readonly subscriber: Subscriber<KinsumerRecord>) {
@@ -63,29 +64,28 @@ export class ShardDelivery {
 
   /** `true` while records of the last fetch wait for room. */
   hasPending(): boolean {
-    return this.head < this.pending.length;
+    return this.pending?.hasNext() === true;
   }
 
   /**
    * Takes the raw records of one fetch (replacing what was left of the previous one): KPL
-   * aggregates are split, consumed sub-records skipped, corrupt aggregates reported.
+   * aggregates are split, consumed sub-records skipped, corrupt aggregates reported as they are
+   * emitted. `streamClock`: the stream's clock as the fetch's answer told it (records' ages).
    */
-  load(records: readonly RawRecord[], retrievedAt: Date): void {
+  load(records: readonly RawRecord[], retrievedAt: Date, streamClock: StreamClock): void {
     const { shardId, emit } = this.options;
     this.retrievedAt = retrievedAt;
-    const unpacked = unpackRecords(records, this.skipThrough, { shardId, leaseSignal: this.options.leaseSignal });
-    this.skipThrough = unpacked.skipThrough;
-    this.pending = unpacked.records;
-    this.head = 0;
-    const first = unpacked.records[0];
-    if (this.last === undefined && first !== undefined) this.options.tracker.narrowStart?.(first.position, first.approximateArrivalTimestamp);
-    for (const { sequenceNumber, error } of unpacked.undecodable) emit({ type: 'record-undecodable', shardId, sequenceNumber, error });
+    const origin = { shardId, leaseSignal: this.options.leaseSignal, streamClock };
+    const pending = new PageCursor(records, this.skipThrough, origin, ({ sequenceNumber, error }) => emit({ type: 'record-undecodable', shardId, sequenceNumber, error }));
+    this.skipThrough = pending.skipThrough;
+    this.pending = pending;
+    const first = this.last === undefined ? pending.peek() : undefined;
+    if (first !== undefined) this.options.tracker.narrowStart?.(first.position, first.arrival);
   }
 
   /** Drops what is left of the last fetch (a reader about to fetch again from {@link ShardDelivery.last}). */
   discardPending(): void {
-    this.pending = [];
-    this.head = 0;
+    this.pending = undefined;
   }
 
   /** Emits while there is room; a consumer that acks synchronously keeps the loop going. */
@@ -96,16 +96,15 @@ export class ShardDelivery {
     // counted at the last ask is used up (a consumer acking synchronously may have freed more).
     let room = 0;
     let emitted = false;
-    while (this.head < this.pending.length && !this.subscriber.closed) {
+    for (let pending = this.pending; pending?.hasNext() === true && !this.subscriber.closed; pending = this.pending) {
       if (room <= 0) room = this.room();
       if (room <= 0) break;
       room -= 1;
-      const next = this.pending[this.head] as StreamRecord;
-      this.pending[this.head] = undefined;
-      this.head += 1;
-      // A previous owner acked it (§7.3): counted as acked, never emitted.
+      const next = pending.next();
+      if (next === undefined) break;
+      // A previous owner acked it (§7.3): counted as acked, never emitted (nor kept: it is no delivered record).
       if (tracker.skip?.(next) === true) {
-        this.last = next;
+        this.last = { position: next.position, aggregateDone: next.aggregateDone };
         continue;
       }
       next.track(tracker);
@@ -116,7 +115,7 @@ export class ShardDelivery {
       if (tally !== undefined) tally.delivered += 1;
       this.subscriber.next(next);
     }
-    if (this.head >= this.pending.length) this.discardPending();
+    if (!this.hasPending()) this.discardPending();
     if (emitted) onDelivered?.();
   }
 

@@ -15,6 +15,7 @@ import {
 } from './poll-plan.js';
 import { checkpointRejected, isRetriableReadError as isRetriable, readError } from './read-errors.js';
 import { ShardDelivery } from './shard-delivery.js';
+import { streamClockAt } from './stream-clock.js';
 import { type IteratorPlan, START_SKEW_MARGIN_MS, planResume } from './start-position.js';
 
 /** What one GetRecords answer (or one SubscribeToShard event) said about the shard. */
@@ -107,6 +108,8 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   let childShardIds: readonly string[] | undefined;
   let recentCallsMs: number[] = [];
   let behind = false;
+  // The last answer was empty and not behind: the next call waits the idle pace (poll-plan.ts).
+  let idle = false;
 
   const iterator$ = defer(() => {
     if (iterator !== undefined && !iteratorTooOld(clock.elapsedNow(), iteratorIssuedAtMs, maxAgeMs)) return of(iterator);
@@ -135,7 +138,7 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   // One attempt: wait for the call budget, get an iterator if needed, call. Retries come back
   // through the wait, so a retry never breaks the spacing between calls. Room is asked for again
   // after the wait: a lease paused (or left unconfirmed) meanwhile sends nothing.
-  const attempt$ = defer(() => timer(pollDelayMs({ nowMs: clock.elapsedNow(), recentCallsMs, throttleDelayMs, behind }), scheduler)).pipe(
+  const attempt$ = defer(() => timer(pollDelayMs({ nowMs: clock.elapsedNow(), recentCallsMs, throttleDelayMs, behind, idle }), scheduler)).pipe(
     switchMap(() => roomFreed$),
     switchMap(() => iterator$),
     switchMap((current) => {
@@ -156,12 +159,13 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
 
   const absorb = (page: RecordsPage): void => {
     behind = (page.millisBehindLatest ?? 0) > 0;
+    idle = page.records.length === 0 && !behind;
     stats?.eventsFromKinesis?.(page.records.length, shardId, page.millisBehindLatest ?? 0);
     options.onFetch?.({ records: page.records.length, millisBehindLatest: page.millisBehindLatest });
     iterator = page.nextShardIterator;
     iteratorIssuedAtMs = clock.elapsedNow();
     if (page.nextShardIterator === undefined) childShardIds = page.childShardIds ?? [];
-    delivery.load(page.records, new Date(clock.wallNow()));
+    delivery.load(page.records, new Date(clock.wallNow()), streamClockAt(page.streamTime, clock));
   };
 
   const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'poll');

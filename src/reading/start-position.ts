@@ -37,37 +37,64 @@ export interface StartPlan extends IteratorPlan {
 }
 
 /**
- * From the checkpoint stored at capture (a stored checkpoint always wins) or, for a shard never
- * consumed, from the `initialPosition` option.
+ * From the checkpoint stored at capture (a stored checkpoint always wins, read through
+ * {@link startOf}) or, for a shard never consumed, from the `initialPosition` option.
  */
 export function planStart(checkpoint: StoredCheckpoint | undefined, initialPosition: InitialPosition): StartPlan {
   if (checkpoint === undefined) return fromInitialPosition(initialPosition);
-  if (checkpoint.type === 'LATEST') {
-    const resetStart = resetStartOf(checkpoint);
-    // From a reset's moment, so what was put between the reset and this capture comes too.
-    if (resetStart !== undefined) return withSkip(fromInitialPosition({ timestamp: resetStart }), checkpoint.after);
-    const plan = withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition: { type: 'LATEST' } }, checkpoint.after);
-    return checkpoint.notBefore === undefined ? plan : { ...plan, notBefore: checkpoint.notBefore };
+  const start = startOf(checkpoint);
+  const startingPosition = startingPositionOf(start);
+  switch (start.type) {
+    case 'LATEST': {
+      const plan = withSkip({ iteratorStart: { type: 'LATEST' }, startingPosition }, start.after);
+      return start.notBefore === undefined ? plan : { ...plan, notBefore: start.notBefore };
+    }
+    // Set by an operator's reset: a start, whatever the initialPosition option says.
+    case 'TRIM_HORIZON':
+      return { iteratorStart: { type: 'TRIM_HORIZON' }, startingPosition };
+    case 'AT_TIMESTAMP':
+      return withSkip({ iteratorStart: { type: 'AT_TIMESTAMP', timestamp: start.timestamp }, startingPosition }, start.after);
+    case 'position':
+      return { ...startAfter(start.position, false), startingPosition };
   }
-  // Set by an operator's reset: a start, whatever the initialPosition option says.
-  if (checkpoint.type === 'TRIM_HORIZON') return fromInitialPosition('TRIM_HORIZON');
-  if (checkpoint.type === 'AT_TIMESTAMP') return withSkip(fromInitialPosition({ timestamp: checkpoint.timestamp }), checkpoint.after);
-  const { sequenceNumber, subSequenceNumber } = checkpoint.position;
-  return {
-    ...startAfter(checkpoint.position, false),
-    startingPosition: subSequenceNumber === undefined
-      ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
-      : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber },
-  };
 }
 
 /**
- * Where a `LATEST` a reset wrote starts reading: its moment, or the later start time it replaced
- * (its floor). `undefined` for any other checkpoint, and for a `LATEST` written without a moment
- * (by an older writer): that one starts at the tip at its capture.
+ * Where a stored checkpoint starts, as the public {@link StartingPosition} says it (a lease's
+ * `lease-acquired`, a reset's `previous`, the KCL plans' kinsumer side): read through
+ * {@link startOf}, without the floors that only the reader uses.
  */
-export function resetStartOf(checkpoint: StoredCheckpoint): Date | undefined {
-  return checkpoint.type === 'LATEST' && checkpoint.resetAt !== undefined ? checkpoint.notBefore ?? checkpoint.resetAt : undefined;
+export function startingPositionOf(checkpoint: StoredCheckpoint): StartingPosition {
+  const start = startOf(checkpoint);
+  switch (start.type) {
+    case 'LATEST':
+    case 'TRIM_HORIZON':
+      return { type: start.type };
+    case 'AT_TIMESTAMP':
+      return { type: 'AT_TIMESTAMP', timestamp: start.timestamp };
+    case 'position': {
+      const { sequenceNumber, subSequenceNumber } = start.position;
+      return subSequenceNumber === undefined
+        ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
+        : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber };
+    }
+  }
+}
+
+/**
+ * The start a stored checkpoint stands for: the one rule every place that decides where a shard
+ * starts reads it through (a capture's plan, a child's start inherited from its parents, the
+ * export's KCL lease). A `LATEST` a reset wrote stands for a time, not for the tip at whatever
+ * moment someone next reads it: `AT_TIMESTAMP` of the reset's moment, or of the later start time it
+ * replaced (its `notBefore`), with its floor (`after`), so what was put between the reset and the
+ * next capture is read too (design §8.3) — also when that capture is of a child whose finished
+ * parent was reset (a finished shard is never captured again). A bare `LATEST` (written without a
+ * moment, by an older writer) stays the tip at the capture; every other checkpoint stands for itself.
+ */
+export function startOf(checkpoint: StoredCheckpoint): StoredCheckpoint {
+  if (checkpoint.type !== 'LATEST' || checkpoint.resetAt === undefined) return checkpoint;
+  const timestamp = checkpoint.notBefore ?? checkpoint.resetAt;
+  return checkpoint.after === undefined ? { type: 'AT_TIMESTAMP', timestamp } : { type: 'AT_TIMESTAMP', timestamp, after: checkpoint.after };
 }
 
 // A floor (what a reset to LATEST replaced): records at or before it are skipped, as after a KPL resume.
@@ -106,6 +133,16 @@ export function startToKeep(start: IteratorStart, nowMs: number, after?: Positio
 }
 
 /**
+ * The moment of a reset to `LATEST` (its `resetAt`), from the store's answer to a read made just
+ * before the write: DynamoDB's `Date` (whole seconds, so no later than the read), or, where the
+ * answer has none, the client's clock less {@link START_SKEW_MARGIN_MS} (a client clock up to that
+ * far ahead still names a time before the write). A record put after the write is never before it.
+ */
+export function resetMomentOf(serverDate: Date | undefined, clientNowMs: number): Date {
+  return serverDate ?? new Date(clientNowMs - START_SKEW_MARGIN_MS);
+}
+
+/**
  * What a reset to `LATEST` stores: `LATEST` with the checkpoint it replaces as a floor (`after`),
  * and a time floor (`notBefore`): the reset's own moment `resetAt` (when its write was accepted, on
  * the store's clock), or a later start time it replaced (a reset to a timestamp, or a start kept
@@ -117,8 +154,10 @@ export function startToKeep(start: IteratorStart, nowMs: number, after?: Positio
  */
 export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint | undefined, resetAt?: Date): StoredCheckpoint {
   if (to.type !== 'LATEST' || to.after !== undefined || to.notBefore !== undefined) return to;
-  const after = replaced?.type === 'position' ? replaced.position : replaced?.type === 'LATEST' || replaced?.type === 'AT_TIMESTAMP' ? replaced.after : undefined;
-  const replacedTime = replaced?.type === 'AT_TIMESTAMP' ? replaced.timestamp : replaced?.type === 'LATEST' ? replaced.notBefore : undefined;
+  // What the replaced checkpoint stood for (a reset replaced by a reset: its moment).
+  const start = replaced === undefined ? undefined : startOf(replaced);
+  const after = start?.type === 'position' ? start.position : start?.type === 'LATEST' || start?.type === 'AT_TIMESTAMP' ? start.after : undefined;
+  const replacedTime = start?.type === 'AT_TIMESTAMP' ? start.timestamp : start?.type === 'LATEST' ? start.notBefore : undefined;
   const notBefore = replacedTime === undefined || (resetAt !== undefined && resetAt > replacedTime) ? resetAt : replacedTime;
   return {
     type: 'LATEST',
@@ -132,19 +171,22 @@ export function withResetFloor(to: StoredCheckpoint, replaced: StoredCheckpoint 
  * Where a child shard (of a split or a merge) with no checkpoint of its own starts: where its
  * parents' group started, not where `initialPosition` says. The child exists only since its
  * parents closed, and it is captured only after they were read to their end, so a LATEST start
- * taken at its capture would skip every record put into it in between.
+ * taken at its capture would skip every record put into it in between. Each parent's row is read
+ * through {@link startOf}, as its own capture would read it:
  * - A parent read from a record, or from the oldest record kept: the group read the parent while
  *   it was open, so every record of the child is after the group's start → `TRIM_HORIZON`.
- * - Parents that only kept a start time (a LATEST or timestamp group that read nothing of them):
- *   the child starts at that time too (the earliest, for a merge) — on a stream resharded long
- *   before the group began, this keeps the old children's history unread, as LATEST promises.
+ * - Parents that only stand for a start time (a LATEST or timestamp group that read nothing of
+ *   them, or a reset to LATEST: its moment): the child starts at that time too (the earliest, for
+ *   a merge) — on a stream resharded long before the group began, this keeps the old children's
+ *   history unread, as LATEST promises; after a reset, what was put into the child since it is read.
  * - Nothing known (no row, or a bare LATEST): `undefined`, the `initialPosition` option decides.
  */
 export function inheritedStart(parents: readonly Pick<CheckpointRow, 'checkpoint'>[]): StoredCheckpoint | undefined {
   let earliest: Date | undefined;
   for (const { checkpoint } of parents) {
-    if (checkpoint?.type === 'position' || checkpoint?.type === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
-    if (checkpoint?.type === 'AT_TIMESTAMP' && (earliest === undefined || checkpoint.timestamp < earliest)) earliest = checkpoint.timestamp;
+    const start = checkpoint === undefined ? undefined : startOf(checkpoint);
+    if (start?.type === 'position' || start?.type === 'TRIM_HORIZON') return { type: 'TRIM_HORIZON' };
+    if (start?.type === 'AT_TIMESTAMP' && (earliest === undefined || start.timestamp < earliest)) earliest = start.timestamp;
   }
   return earliest === undefined ? undefined : { type: 'AT_TIMESTAMP', timestamp: earliest };
 }

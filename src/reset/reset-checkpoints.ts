@@ -18,9 +18,13 @@ import { DynamoMembershipStore } from '../dynamodb/membership-store.js';
 import { checkApplicationName, tableNames } from '../dynamodb/table-names.js';
 import { ConfigError, type CorruptCheckpointError, LeaseHeldError } from '../errors/kinsumer-errors.js';
 import { KinesisStream } from '../kinesis/kinesis.js';
-import { DEFAULTS, resolveStream } from '../options.js';
+import { DEFAULTS, type StreamRef } from '../options.js';
+import { parseShardKey } from '../ports/stream-key.js';
+import { resolveSource } from '../ports/stream-source.js';
 import { HOST_CLOCK } from '../ports/clock.js';
 import type { CheckpointRow, StoredCheckpoint } from '../ports/lease-store.js';
+import { startingPositionOf } from '../reading/start-position.js';
+import { checkGroupKind, clearRow, listedKeys, named, rowsOf } from './stream-rows.js';
 import type { InitialPosition, StartingPosition } from '../types.js';
 
 /** Options of {@link resetCheckpoints}. */
@@ -31,16 +35,28 @@ export interface ResetCheckpointsOptions {
   readonly kinesis: KinesisClient;
   /** The consumer group whose checkpoints move (`<app>_checkpoints`). */
   readonly applicationName: string;
-  /** The stream's name. Give this or {@link ResetCheckpointsOptions.streamArn}. */
+  /** The stream's name. Give this, {@link ResetCheckpointsOptions.streamArn} or {@link ResetCheckpointsOptions.streams}. */
   readonly streamName?: string;
-  /** The stream's ARN. Give this or {@link ResetCheckpointsOptions.streamName}. */
+  /** The stream's ARN. Give this, {@link ResetCheckpointsOptions.streamName} or {@link ResetCheckpointsOptions.streams}. */
   readonly streamArn?: string;
   /**
-   * Where the shards' next owners start reading: `'TRIM_HORIZON'`, `'LATEST'`, or `{ timestamp }`
-   * (the first record that arrived at or after it; not in the future).
+   * A group that reads `streams`: the streams (names or ARNs) whose shards are reset (their keys,
+   * `<account>:<stream>:<creationEpoch>:<shardId>`) — one of them, or several.
    */
-  readonly to: InitialPosition;
-  /** Only these shards of the stream. Default: every shard the stream lists. */
+  readonly streams?: readonly string[];
+  /**
+   * Where the shards' next owners start reading: `'TRIM_HORIZON'`, `'LATEST'`, or `{ timestamp }`
+   * (the first record that arrived at or after it; not in the future). Required unless `clear`.
+   */
+  readonly to?: InitialPosition;
+  /**
+   * With `streams`, instead of `to`: delete every checkpoint row of those streams, in every
+   * incarnation (a stream deleted and created again leaves its old rows): a stream dropped from
+   * the list leaves its rows, kept in case it comes back; this is how they go. The stream need not
+   * exist. A stream still listed starts again from `initialPosition`. Default `false`.
+   */
+  readonly clear?: boolean;
+  /** Only these shards (with `streams`: keys, or a shard's own id when one stream is given). Default: every shard the stream lists. */
   readonly shardIds?: readonly string[];
   /**
    * Reset shards whose lease a live client holds too (it loses the lease and reads again from the
@@ -67,8 +83,9 @@ export interface ShardReset {
    * `'held'`: not reset, a live client holds the lease (and `force` was not given).
    * `'captured'`: not reset, a client captured it between the check and the write.
    * `'skipped'`: not reset, because another shard was `'held'` (an unforced reset is all or nothing).
+   * `'cleared'`: (`clear`) its row was deleted.
    */
-  readonly outcome: 'reset' | 'held' | 'captured' | 'skipped';
+  readonly outcome: 'reset' | 'held' | 'captured' | 'skipped' | 'cleared';
   /** Its checkpoint before, as a new owner would have started from it; `undefined` for none. */
   readonly previous: StartingPosition | undefined;
   /**
@@ -105,7 +122,7 @@ const RESET_CLIENT_ID = 'kinsumer-reset';
 const WATCH_MARGIN_MS = 100;
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  'dynamodb', 'kinesis', 'applicationName', 'streamName', 'streamArn', 'to', 'shardIds', 'force', 'leaseTtlMs', 'onWatch',
+  'dynamodb', 'kinesis', 'applicationName', 'streamName', 'streamArn', 'streams', 'to', 'clear', 'shardIds', 'force', 'leaseTtlMs', 'onWatch',
 ]);
 
 /**
@@ -134,15 +151,12 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
 export async function resetCheckpoints(options: ResetCheckpointsOptions): Promise<ResetCheckpointsResult> {
   const checked = checkOptions(options);
   const { to, force, leaseTtlMs } = checked;
-  const stream = new KinesisStream(options.kinesis, checked.stream);
-  const listed = (await firstValueFrom(stream.listShards())).map((s) => s.shardId);
-  const unknown = checked.shardIds?.filter((id) => !listed.includes(id)) ?? [];
-  if (unknown.length > 0) throw new ConfigError('shardIds', `not a shard of stream ${stream.streamLabel}: ${unknown.join(', ')}`);
-  const targets = checked.shardIds === undefined ? listed : listed.filter((id) => checked.shardIds?.includes(id));
-
-  const corrupt = new Map<string, CorruptCheckpointError>();
   const dynamo = new Dynamo(options.dynamodb);
   const tables = tableNames(checked.applicationName);
+  await checkGroupKind(dynamo, tables.metadata, checked.streams !== undefined);
+  const targets = await targetsOf(options.kinesis, dynamo, tables.checkpoints, checked);
+
+  const corrupt = new Map<string, CorruptCheckpointError>();
   const clock = { now: () => HOST_CLOCK.wallNow(), elapsedNow: () => HOST_CLOCK.elapsedNow() };
   // The owners' clients rows, read with the lease rows: a lease captured in a member's life lives
   // as long as that life heartbeats (docs/architecture.md, "Liveness"). This reader never registers.
@@ -172,7 +186,7 @@ export async function resetCheckpoints(options: ResetCheckpointsOptions): Promis
     return {
       shardId,
       outcome,
-      previous: startingPosition(row?.checkpoint),
+      previous: row?.checkpoint === undefined ? undefined : startingPositionOf(row.checkpoint),
       ...(row !== undefined && live.has(shardId) ? { liveOwner: liveOwner(row) } : {}),
       finished: row?.finished ?? false,
       ...(problem === undefined ? {} : { corrupt: problem }),
@@ -182,8 +196,33 @@ export async function resetCheckpoints(options: ResetCheckpointsOptions): Promis
     return { done: false, shards: targets.map((id) => describe(id, live.has(id) ? 'held' : 'skipped')) };
   }
   const shards: ShardReset[] = [];
-  for (const shardId of targets) shards.push(describe(shardId, await resetOne(store, shardId, to, force, corrupt.has(shardId))));
-  return { done: shards.every((s) => s.outcome === 'reset'), shards };
+  for (const shardId of targets) {
+    const outcome = to === undefined ? await clearOne(dynamo, tables.checkpoints, shardId, force) : await resetOne(store, shardId, to, force, corrupt.has(shardId));
+    shards.push(describe(shardId, outcome));
+  }
+  return { done: shards.every((s) => s.outcome === 'reset' || s.outcome === 'cleared'), shards };
+}
+
+/** The shards to reset: the listed ones (of the stream, or keys of `streams`), or with `clear` every row of `streams`. */
+async function targetsOf(kinesis: KinesisClient, dynamo: Dynamo, table: string, checked: CheckedOptions): Promise<string[]> {
+  const { streams, shardIds } = checked;
+  if (streams !== undefined && checked.to === undefined) return (await rowsOf(dynamo, table, streams)).filter((key) => shardIds === undefined || shardIds.includes(key));
+  const stream = checked.stream === undefined ? undefined : new KinesisStream(kinesis, checked.stream);
+  const listed = stream === undefined ? await listedKeys(kinesis, streams ?? []) : (await firstValueFrom(stream.listShards())).map((s) => s.shardId);
+  // With one stream of a streams group, a shard may be named by its own id.
+  const [only] = streams?.length === 1 ? streams : [];
+  const keyOf = (id: string) => (only === undefined ? id : listed.find((key) => key === id || (named(only, key) && parseShardKey(key)?.shardId === id)) ?? id);
+  const wanted = shardIds?.map(keyOf);
+  const unknown = wanted?.filter((id) => !listed.includes(id)) ?? [];
+  if (unknown.length > 0) throw new ConfigError('shardIds', `not a shard of ${stream === undefined ? `streams ${(streams ?? []).join(', ')}` : `stream ${stream.streamLabel}`}: ${unknown.join(', ')}`);
+  return wanted === undefined ? listed : listed.filter((id) => wanted.includes(id));
+}
+
+async function clearOne(dynamo: Dynamo, table: string, shardId: string, force: boolean): Promise<ShardReset['outcome']> {
+  for (let attempt = 1; ; attempt += 1) {
+    if (await clearRow(dynamo, table, shardId, force)) return 'cleared';
+    if (!force || attempt >= FORCED_ATTEMPTS) return 'captured';
+  }
 }
 
 /** Forced, a row that changed between the reset's read and its write is read and fenced again. */
@@ -204,8 +243,11 @@ async function resetOne(store: DynamoLeaseStore, shardId: string, to: StoredChec
 
 interface CheckedOptions {
   readonly applicationName: string;
-  readonly stream: ReturnType<typeof resolveStream>;
-  readonly to: StoredCheckpoint;
+  /** The one stream; `undefined` with `streams`. */
+  readonly stream: StreamRef | undefined;
+  readonly streams: readonly string[] | undefined;
+  /** `undefined`: clear the rows. */
+  readonly to: StoredCheckpoint | undefined;
   readonly shardIds: readonly string[] | undefined;
   readonly force: boolean;
   readonly leaseTtlMs: number;
@@ -229,10 +271,17 @@ function checkOptions(options: ResetCheckpointsOptions): CheckedOptions {
   if (typeof leaseTtlMs !== 'number' || !Number.isFinite(leaseTtlMs) || leaseTtlMs <= 0) {
     throw new ConfigError('leaseTtlMs', 'must be a positive finite number of milliseconds');
   }
+  const { stream, streams } = resolveSource(options);
+  if (typeof streams === 'function') throw new ConfigError('streams', 'must be a list of stream names or ARNs');
+  const clear: unknown = options.clear ?? false;
+  if (typeof clear !== 'boolean') throw new ConfigError('clear', 'must be a boolean');
+  if (clear && streams === undefined) throw new ConfigError('clear', 'is for a group that reads streams: give streams (a one-stream group resets, it does not clear)');
+  if (clear && options.to !== undefined) throw new ConfigError('to', 'give to or clear, not both');
   return {
     applicationName: checkApplicationName(options.applicationName),
-    stream: resolveStream(options),
-    to: resetTarget(options.to, Date.now()),
+    stream,
+    streams,
+    to: clear ? undefined : resetTarget(options.to, Date.now()),
     shardIds: checkShardIds(options.shardIds),
     force,
     leaseTtlMs,
@@ -264,13 +313,4 @@ function liveOwner(row: CheckpointRow): NonNullable<ShardReset['liveOwner']> {
     ...(row.ownerName === undefined ? {} : { clientName: row.ownerName }),
     ...(row.lastUpdateNs === undefined ? {} : { renewedAt: new Date(millisFromNanos(row.lastUpdateNs)) }),
   };
-}
-
-/** A stored checkpoint as the public {@link StartingPosition} a new owner would start from. */
-function startingPosition(checkpoint: StoredCheckpoint | undefined): StartingPosition | undefined {
-  if (checkpoint === undefined || checkpoint.type !== 'position') return checkpoint;
-  const { sequenceNumber, subSequenceNumber } = checkpoint.position;
-  return subSequenceNumber === undefined
-    ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber }
-    : { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber, subSequenceNumber };
 }

@@ -22,16 +22,25 @@ export class ClientMetrics {
   readonly #checkpoints: Counter;
   readonly #retries: Counter;
   readonly #stream: Attributes;
+  readonly #streamOf: (shardId: string) => string;
+  /** Every stream a lease was held of (the group's one stream from the start): a stream's gauge of leases held drops to 0, it does not vanish. */
+  readonly #streams = new Set<string>();
   readonly #byShard = new Map<string, Attributes>();
   // The live client until close(); then only its final figures, so a meter that nobody collects
   // from (an unscraped pull exporter) does not keep a stopped client reachable through status().
   #source: MetricsSource | undefined;
   #final: { readonly status: KinsumerStatus; readonly counts: readonly ShardCount[] } | undefined;
 
-  constructor(api: OtelApiModule, provider: MeterProviderLike | undefined, stream: string, source: MetricsSource) {
+  /**
+   * @param stream - The group's one stream (`kinsumer.stream` of every metric); `undefined` in a
+   *   group that reads `streams`, whose metrics carry each shard's stream (`streamOf`).
+   */
+  constructor(api: OtelApiModule, provider: MeterProviderLike | undefined, stream: string | undefined, streamOf: (shardId: string) => string, source: MetricsSource) {
     this.#source = source;
     const meter = (provider === undefined ? api.metrics.getMeterProvider() : provider).getMeter(SCOPE) as Meter;
-    this.#stream = { [ATTRIBUTE.stream]: stream };
+    this.#stream = stream === undefined ? {} : { [ATTRIBUTE.stream]: stream };
+    this.#streamOf = streamOf;
+    if (stream !== undefined) this.#streams.add(stream);
     this.#checkpoints = meter.createCounter(METRIC.checkpoints, { description: 'Checkpoints written (commits and releases that stored a position)', unit: '{checkpoint}' });
     this.#retries = meter.createCounter(METRIC.retries, { description: 'AWS requests retried after a transient fault', unit: '{retry}' });
     const delivered = meter.createObservableCounter(METRIC.delivered, { description: 'Records emitted to the application', unit: '{record}' });
@@ -48,7 +57,12 @@ export class ClientMetrics {
         if (shard.millisBehindLatest !== undefined) result.observe(behind, shard.millisBehindLatest, attributes);
         result.observe(pending, shard.pending, attributes);
       }
-      result.observe(leases, status.shards.length, this.#stream);
+      const perStream = new Map([...this.#streams].map((name) => [name, 0]));
+      for (const shard of status.shards) perStream.set(this.#streamOf(shard.shardId), (perStream.get(this.#streamOf(shard.shardId)) ?? 0) + 1);
+      for (const [name, count] of perStream) {
+        this.#streams.add(name);
+        result.observe(leases, count, { [ATTRIBUTE.stream]: name });
+      }
       for (const count of counts) {
         const attributes = this.#shard(count.shardId);
         result.observe(delivered, count.delivered, attributes);
@@ -95,7 +109,7 @@ export class ClientMetrics {
   #shard(shardId: string): Attributes {
     let attributes = this.#byShard.get(shardId);
     if (attributes === undefined) {
-      attributes = { ...this.#stream, [ATTRIBUTE.shardId]: shardId };
+      attributes = { [ATTRIBUTE.stream]: this.#streamOf(shardId), [ATTRIBUTE.shardId]: shardId };
       this.#byShard.set(shardId, attributes);
     }
     return attributes;

@@ -4,6 +4,7 @@
 // info) are dropped: a healthy run prints nothing.
 import { errorJson } from '../errors/error-json.js';
 import type { Logger } from '../types.js';
+import { isMsKey, wholeMs } from './whole-ms.js';
 
 /** Longest JSON tail of a line: the object is context, the message says what happened. */
 const MAX_JSON = 2000;
@@ -23,8 +24,9 @@ export function stderrLogger(write: (line: string) => void = (line) => { process
 function asJson(obj: object): string {
   let json: string;
   try {
-    json = JSON.stringify(obj, (_key, value: unknown) => {
+    json = JSON.stringify(obj, (key, value: unknown) => {
       if (typeof value === 'bigint') return value.toString();
+      if (typeof value === 'number' && isMsKey(key)) return wholeMs(value);
       // A KinsumerError was already turned into data by its toJSON; any other error is, here.
       if (value instanceof Error) return errorJson(value);
       return value;

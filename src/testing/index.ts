@@ -20,6 +20,7 @@ export {
 } from './servers.js';
 export { MemoryStream, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
 export { MemoryFanOut, type MemoryFanOutOptions } from './memory-fan-out.js';
+export { MemoryStreams, type MemoryStreamsOptions, type MemoryStreamSetOptions } from './memory-streams.js';
 export { MemoryLeaseStore, MemoryCheckpointTable, type MemoryLeaseStoreOptions, type MemoryLeaseOperation } from './memory-lease-store.js';
 export { MemoryItemTables, CLIENT_TOKEN_WINDOW_MS, type CancellationCode, type ExtraAction, type ExtraCheck } from './memory-items.js';
 export { UnsupportedExpressionError } from './memory-expressions.js';

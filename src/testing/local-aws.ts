@@ -1,6 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { endpointProblem } from '../errors/endpoint-error.js';
+import { ConfigError } from '../errors/kinsumer-errors.js';
 import {
   startDynalite, startDynamoDbLocal, startKinesalite, startKinesisLocal,
   type RunningServer,
@@ -114,7 +116,7 @@ export async function startLocalAws(options: LocalAwsOptions = {}): Promise<Loca
 export function localKinesisClient(config: LocalAwsConfig, overrides: { endpoint?: string; maxAttempts?: number } = {}): KinesisClient {
   return new KinesisClient({
     region: config.region,
-    endpoint: overrides.endpoint ?? config.endpoints.kinesis,
+    endpoint: overrides.endpoint === undefined ? checkedEndpoint(config.endpoints.kinesis, 'endpoints.kinesis') : checkedEndpoint(overrides.endpoint, 'endpoint'),
     credentials: config.credentials,
     requestHandler: new NodeHttpHandler(),
     ...(overrides.maxAttempts === undefined ? {} : { maxAttempts: overrides.maxAttempts }),
@@ -125,11 +127,18 @@ export function localKinesisClient(config: LocalAwsConfig, overrides: { endpoint
 export function localDynamoDbClient(config: LocalAwsConfig, overrides: { endpoint?: string; maxAttempts?: number } = {}): DynamoDBClient {
   return new DynamoDBClient({
     region: config.region,
-    endpoint: overrides.endpoint ?? config.endpoints.dynamodb,
+    endpoint: overrides.endpoint === undefined ? checkedEndpoint(config.endpoints.dynamodb, 'endpoints.dynamodb') : checkedEndpoint(overrides.endpoint, 'endpoint'),
     credentials: config.credentials,
     requestHandler: new NodeHttpHandler(),
     ...(overrides.maxAttempts === undefined ? {} : { maxAttempts: overrides.maxAttempts }),
   });
+}
+
+/** `endpoint` when it is a URL a client can call; a `ConfigError` naming `option` when it lacks its scheme. */
+function checkedEndpoint(endpoint: string, option: string): string {
+  const problem = endpointProblem(endpoint);
+  if (problem !== undefined) throw new ConfigError(option, `${endpoint} ${problem}`);
+  return endpoint;
 }
 
 function kindFromEnv<K extends string>(variable: string, allowed: readonly K[], fallback: K): K {

@@ -5,6 +5,7 @@
 // successful one fails with ResourceInUseException, a later one takes over and the earlier
 // connection fails with it; the last event of a closed shard names its children.
 import { type Observable, type SchedulerLike, Observable as RxObservable, defer, of, throwError } from 'rxjs';
+import { type Clock, schedulerClock } from '../ports/clock.js';
 import type { FanOutPort, IteratorStart, ShardEvent, ShardEventPull, StreamConsumerInfo } from '../ports/stream.js';
 import { type MemoryStream, awsError } from './memory-stream.js';
 
@@ -59,8 +60,11 @@ export class MemoryFanOut implements FanOutPort {
   private readonly heartbeatMs: number;
   private readonly maxEventRecords: number;
   private readonly activationMs: number;
+  // The service's own clock: the scheduler's time, read through the one seam that reads it.
+  private readonly clock: Clock;
 
   constructor(private readonly stream: MemoryStream, private readonly options: MemoryFanOutOptions) {
+    this.clock = schedulerClock(options.scheduler);
     this.subscriptionMs = options.subscriptionMs ?? 300_000;
     this.takeoverMs = options.takeoverMs ?? 5000;
     this.eventIntervalMs = Math.max(1, options.eventIntervalMs ?? 200);
@@ -129,7 +133,7 @@ export class MemoryFanOut implements FanOutPort {
   }
 
   private now(): number {
-    return this.options.scheduler.now();
+    return this.clock.wallNow();
   }
 
   /** The next event: once records are there (or a heartbeat is due), `undefined` at the subscription's end. */

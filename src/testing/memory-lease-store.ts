@@ -3,8 +3,8 @@
 // records' writes committed with the checkpoint in one transaction over MemoryItemTables), for
 // model tests, virtual-time tests of the layers above, and benchmarks that must not measure DynamoDB.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type Observable, type SchedulerLike, catchError, defer, map, of, tap, throwError, timer } from 'rxjs';
-import { ACKED_RANGES_HARD_MAX_BYTES, decodeAckedRanges, encodeAckedRanges } from '../checkpoint/acked-ranges.js';
+import { type Observable, type SchedulerLike, catchError, defer, map, of, throwError, timer } from 'rxjs';
+import { decodeAckedRanges, encodeWrittenRanges } from '../checkpoint/acked-ranges.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
 import { CHECKPOINT_ATTRIBUTES as A } from '../dynamodb/checkpoint-row.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
@@ -120,8 +120,6 @@ export class MemoryLeaseStore implements LeaseStore {
   readonly #options: MemoryLeaseStoreOptions;
   readonly #faults: Array<{ readonly error: unknown; readonly operations: readonly MemoryLeaseOperation[] | undefined; readonly applied: boolean }> = [];
   readonly #leases: LeaseObservations;
-  // The row's transaction token as each held lease captured or last wrote it (the next transaction's condition).
-  readonly #transactionTokens = new Map<string, { readonly leaseCounter: number; readonly token: string | undefined }>();
 
   constructor(options: MemoryLeaseStoreOptions) {
     this.#options = options;
@@ -209,12 +207,12 @@ export class MemoryLeaseStore implements LeaseStore {
         };
         this.table.put(row);
         this.#leases.captured(shardId, leaseCounter);
-        this.#transactionTokens.set(shardId, { leaseCounter, token: row.transactionToken });
         const capturedAtMs = this.table.now?.();
         const held = {
           shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished,
           ...(capturedAtMs === undefined ? {} : { capturedAt: new Date(capturedAtMs) }),
           ...(ownerIncarnation === undefined ? {} : { ownerIncarnation }),
+          ...(row.transactionToken === undefined ? {} : { transactionToken: row.transactionToken }),
         };
         return row.acked === undefined ? held : { ...held, acked: row.acked };
       };
@@ -231,8 +229,6 @@ export class MemoryLeaseStore implements LeaseStore {
    * transaction's token, answered (and mapped to the port's errors) as DynamoDB would.
    */
   commitWithWrites(lease: HeldLease, write: CheckpointWrite, transaction: WritesTransaction): Observable<void> {
-    const known = this.#transactionTokens.get(lease.shardId);
-    const expected = known?.leaseCounter === lease.leaseCounter ? known.token : undefined;
     return this.#call('commitWithWrites', () => () => {
       const nowMs = this.#options.now();
       this.items.transact(transaction.writes, {
@@ -242,7 +238,7 @@ export class MemoryLeaseStore implements LeaseStore {
         extra: {
           check: () => {
             const row = this.table.row(lease.shardId);
-            if (row?.ownerId === lease.ownerId && row.leaseCounter === lease.leaseCounter && row.transactionToken === expected) return { failed: false };
+            if (row?.ownerId === lease.ownerId && row.leaseCounter === lease.leaseCounter && row.transactionToken === transaction.after) return { failed: false };
             return { failed: true, ...(row === undefined ? {} : { item: rowItem(row) }) };
           },
           apply: () => {
@@ -252,8 +248,7 @@ export class MemoryLeaseStore implements LeaseStore {
         },
       });
     }).pipe(
-      catchError((error: unknown) => transactionOutcome(error, lease, transaction.token)),
-      tap(() => { this.#transactionTokens.set(lease.shardId, { leaseCounter: lease.leaseCounter, token: transaction.token }); }),
+      catchError((error: unknown) => transactionOutcome(error, lease, transaction)),
     );
   }
 
@@ -298,7 +293,7 @@ export class MemoryLeaseStore implements LeaseStore {
     return this.#call(operation, () => () => {
       const row = this.table.row(lease.shardId);
       if (row?.ownerId !== lease.ownerId || row.leaseCounter !== lease.leaseCounter) {
-        throw new LeaseLostError(lease.shardId, { cause: conditionalCheckFailed() });
+        throw new LeaseLostError(lease.shardId, { cause: conditionalCheckFailed(), revoked: row !== undefined && row.ownerId === undefined });
       }
       this.table.put({ ...change(row), lastUpdateNs: nanosFromMillis(this.#options.now()) });
     });
@@ -357,8 +352,8 @@ function written(row: CheckpointRow, write: CheckpointWrite, nowMs: number): Che
 }
 
 function storedRanges(write: CheckpointWrite, rowCheckpoint: StoredCheckpoint | undefined): AckedRange[] | undefined {
-  const encoded = encodeAckedRanges(write.checkpoint, write.acked ?? [], ACKED_RANGES_HARD_MAX_BYTES);
-  return encoded === undefined ? undefined : decodeAckedRanges(encoded.text, rowCheckpoint);
+  const text = encodeWrittenRanges(write.checkpoint, write.acked ?? []);
+  return text === undefined ? undefined : decodeAckedRanges(text, rowCheckpoint);
 }
 
 function sameLeaseState(a: CheckpointRow | undefined, b: CheckpointRow | undefined): boolean {

@@ -320,10 +320,12 @@ export class MemoryStream implements StreamPort {
     const next = position + records.length;
     const unread = shard.records[next];
     const millisBehindLatest = unread === undefined ? 0 : Math.max(1, now - unread.approximateArrivalTimestamp.getTime());
+    // The stream's clock, as a Date header would tell it (exact here: no header to round).
+    const streamTime = new Date(now);
     if (!shard.open && unread === undefined) {
-      return { records, nextShardIterator: undefined, millisBehindLatest, childShardIds: this.reportChildShards ? shard.children : undefined };
+      return { records, nextShardIterator: undefined, millisBehindLatest, childShardIds: this.reportChildShards ? shard.children : undefined, streamTime };
     }
-    return { records, nextShardIterator: this.encodeIterator(shard, next), millisBehindLatest, childShardIds: undefined };
+    return { records, nextShardIterator: this.encodeIterator(shard, next), millisBehindLatest, childShardIds: undefined, streamTime };
   }
 
   private startIndex(shard: MemoryShard, start: IteratorStart): number {

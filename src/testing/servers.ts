@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { answerAtTimestampOnQuietShards } from './kinesalite-at-timestamp.js';
 
 /** A local server the kit started, and how to stop it. */
 export interface RunningServer {
@@ -35,8 +36,17 @@ function loadOptional(name: string, purpose: string): ServerFactory {
   }
 }
 
-/** Starts kinesalite in this process on 127.0.0.1, port 0. */
+/**
+ * Starts kinesalite in this process on 127.0.0.1, port 0. GetShardIterator AT_TIMESTAMP on a shard
+ * with no record at or after the time answers as Kinesis does (kinesalite 3.3.3 never answers it),
+ * unless kinesalite was loaded in this process before the first start.
+ */
 export async function startKinesalite(options: KinesaliteOptions = {}): Promise<RunningServer> {
+  try {
+    answerAtTimestampOnQuietShards(require);
+  } catch {
+    // kinesalite missing: loadOptional says how to install it.
+  }
   const kinesalite = loadOptional('kinesalite', 'the local Kinesis server');
   const transitionMs = options.streamTransitionMs ?? 50;
   const server = kinesalite({

@@ -1,5 +1,6 @@
 // After import-kcl, a kinsumer consumer resumes exactly where the KCL would have: on both tiers of
 // local servers, from lease tables written exactly as the KCL writes them (test/support/kcl-rows.ts).
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
 import { expect } from 'chai';
 import { importKclCheckpoints } from '../../src/index.js';
@@ -68,10 +69,17 @@ for (const tier of TIERS) {
       expect(plan.refused, JSON.stringify(plan.shards)).to.deep.equal([]);
       expect(plan.written).to.equal(5);
       expect(plan.shards.find((l) => l.shardId === s1)?.reason).to.contain('pendingCheckpoint');
+      // LATEST is the import's moment (DynamoDB's clock), as a reset to LATEST stores it: a record
+      // put between the import and the group's first capture is delivered (review-4 §3.6).
+      const importedAt = Number((await local().dynamodb.send(new GetItemCommand({ TableName: `${app}_checkpoints`, Key: { Shard: { S: s3 } }, ConsistentRead: true }))).Item?.ResetTimestamp?.N);
+      expect(importedAt, 'the LATEST row\'s ResetTimestamp').to.be.above(0);
+      const between = await putInto(local().kinesis, name, keys.get(s3) ?? '', [`${s3}-between`]);
+      const arrivedS3 = await arrivals(name, s3);
+      const sinceImport = [...records(s3), ...between].filter((r) => (arrivedS3.get(r.sequenceNumber) ?? 0) >= importedAt).flatMap((r) => r.texts);
+      expect(sinceImport).to.include(`${s3}-between`);
 
       const consumer = new Collector({ kinesis: local().kinesis, dynamodb: local().dynamodb, stream: name, app });
       try {
-        // LATEST is fixed when the shard is first read: records put after that are its first.
         await consumer.reading(shards);
         const after = new Map(shards.map((id) => [id, `${id}-after`]));
         for (const [shardId, text] of after) await putInto(local().kinesis, name, keys.get(shardId) ?? '', [text]);
@@ -81,7 +89,7 @@ for (const tier of TIERS) {
           [s0]: [...textsFrom(records(s0), 3), `${s0}-after`],
           [s1]: [...textsFrom(records(s1), 2), `${s1}-after`],
           [s2]: [...textsFrom(records(s2), 0), `${s2}-after`],
-          [s3]: [`${s3}-after`],
+          [s3]: [...sinceImport, `${s3}-after`],
           [s4]: [...atOrAfterTimestamp, `${s4}-after`],
         });
         expect(atOrAfterTimestamp).to.include(`${s4}-3`).and.not.include(`${s4}-0`);

@@ -4,7 +4,7 @@
 // kinsumer's reading code), so "the rows a KCL would resume from" is checked by what it would deliver.
 import { type AttributeValue, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
-import { createTables, exportKclCheckpoints, importKclCheckpoints } from '../../src/index.js';
+import { createTables, exportKclCheckpoints, importKclCheckpoints, resetCheckpoints } from '../../src/index.js';
 import { createStream, mergeShards, splitShard } from '../../src/testing/index.js';
 import { Collector, type PutRecord, hashKeys, putInto, useTier } from '../support/kcl-fixtures.js';
 import { kclWouldDeliver } from '../support/kcl-resume.js';
@@ -132,6 +132,41 @@ for (const tier of TIERS) {
         const delivered = await kclWouldDeliver(local().kinesis, stream, { shardId, checkpoint: row.checkpoint?.S ?? '', subSequenceNumber: Number(row.checkpointSubSequenceNumber?.N) });
         expect(delivered.map((r) => r.data), shardId).to.deep.equal(fresh[index]?.flatMap((r) => r.texts));
       }
+    });
+    it('the KCL has one AT_TIMESTAMP for the stream: a shard reset to LATEST later than it is exported after its floor (nothing kinsumer consumed comes again), and the plan says so (review-4 §3.5)', async () => {
+      const stream = uniqueName('kcl-floor');
+      await createStream(local().kinesis, stream, 2);
+      const keys = await hashKeys(local().kinesis, stream);
+      const [a = '', b = ''] = [...keys.keys()].sort();
+      const app = uniqueName('kcl-app');
+      await createTables({ dynamodb: local().dynamodb, applicationName: app });
+      const aws = { dynamodb: local().dynamodb, kinesis: local().kinesis, applicationName: app, streamName: stream };
+      // b starts at a time before any record of a: the stream's earliest start, so the KCL's one time.
+      const early = new Date(Date.now() - 60_000);
+      const consumed = await putInto(local().kinesis, stream, keys.get(a) ?? '', texts('a', 3));
+      const consumer = new Collector({ kinesis: local().kinesis, dynamodb: local().dynamodb, stream, app });
+      try {
+        await consumer.delivered(new Map([[a, 'a-2']]), 'a-2');
+      } finally {
+        await consumer.stop();
+      }
+      expect((await resetCheckpoints({ ...aws, to: { timestamp: early }, shardIds: [b] })).done).to.equal(true);
+      // A backlog, skipped by a reset to LATEST: kinsumer would start a at the reset's moment, after a-2.
+      const skipped = await putInto(local().kinesis, stream, keys.get(a) ?? '', ['a-backlog-0', 'a-backlog-1']);
+      expect((await resetCheckpoints({ ...aws, to: 'LATEST', shardIds: [a] })).done).to.equal(true);
+
+      const table = uniqueName('kcl-leases');
+      const exported = await exportKclCheckpoints({ ...aws, leaseTable: table, applicationName: app, watchMs: 100 });
+      expect(exported.refused).to.deep.equal([]);
+      expect(exported.kclTimestamp).to.deep.equal(early);
+      const line = exported.shards.find((l) => l.shardId === a);
+      expect(line?.kcl).to.deep.equal({ checkpoint: last(consumed), subSequenceNumber: 0 });
+      expect(line?.reason).to.contain(`after its floor ${last(consumed)}`);
+      const fresh = await putInto(local().kinesis, stream, keys.get(a) ?? '', ['a-new']);
+      const row = await item(table, a);
+      const delivered = await kclWouldDeliver(local().kinesis, stream, { shardId: a, checkpoint: row.checkpoint?.S ?? '', subSequenceNumber: Number(row.checkpointSubSequenceNumber?.N) }, exported.kclTimestamp);
+      // The backlog the reset skipped comes to the KCL (it has no per-shard time); nothing kinsumer consumed does.
+      expect(delivered.map((r) => r.data)).to.deep.equal([...skipped, ...fresh].flatMap((r) => r.texts));
     });
   });
 }

@@ -14,13 +14,15 @@ import {
 import { unpackRecords } from '../../src/reading/unpack-page.js';
 import { WireRecord } from '../../src/kinesis/wire-record.js';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
+import { errorShape, failure, watchCommands } from '../support/sdk-calls.js';
 import { aggregate } from '../support/kpl-aggregate.js';
 import { uniqueName } from '../support/local.js';
 
-// kinsumer decodes GetRecords answers itself (src/kinesis/get-records.ts): the SDK's client still
-// signs and sends, its deserializer is skipped. Here the same records, read once through
-// KinesisStream and once through a plain SDK GetRecordsCommand, must come out the same, on both
-// local Kinesis servers; errors must stay exactly the SDK's.
+// kinsumer decodes GetRecords answers itself (src/kinesis/get-records.ts), and after the client's
+// first call sends them itself (src/kinesis/lean-call.ts), handing any error to the SDK as its first
+// attempt. Here the same records, read once through KinesisStream and once through a plain SDK
+// GetRecordsCommand, must come out the same, on both local Kinesis servers; errors must stay
+// exactly the SDK's, on the client's first call (the SDK's) and on lean calls after it.
 
 const SERVERS: ReadonlyArray<{ readonly name: string; start(): Promise<RunningServer>; readonly encryption: boolean }> = [
   { name: 'kinesalite', start: () => startKinesalite(), encryption: false },
@@ -85,11 +87,17 @@ for (const server of SERVERS) {
       await running?.stop();
     });
 
-    /** The same shard read twice from TRIM_HORIZON: through KinesisStream, and through the SDK alone. */
+    /**
+     * The same shard read three times from TRIM_HORIZON: through KinesisStream (its first call, which
+     * the SDK sends, then a lean call of its own), and through the SDK alone. The lean call's page.
+     */
     async function readBothWays(streamName: string): Promise<{ lean: RecordsPage; sdk: RawRecord[]; sdkMillisBehind: number | undefined }> {
       const [shardId = ''] = await openShardIds(client, streamName);
       const iterator = async () => (await client.send(new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator ?? '';
-      const lean = await firstValueFrom(new KinesisStream(client, { streamName }).getRecords(await iterator(), 100));
+      const stream = new KinesisStream(client, { streamName });
+      const first = await firstValueFrom(stream.getRecords(await iterator(), 100));
+      const lean = await firstValueFrom(stream.getRecords(await iterator(), 100));
+      expect(lean.records.map(fieldsOf), 'the first call and the lean call read the same').to.deep.equal(first.records.map(fieldsOf));
       const out = await client.send(new GetRecordsCommand({ ShardIterator: await iterator(), Limit: 100 }));
       return { lean, sdk: (out.Records ?? []).map(fromSdk), sdkMillisBehind: out.MillisBehindLatest };
     }
@@ -148,6 +156,8 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
   let client: KinesisClient;
   let streamName: string;
   let iterator: string;
+  // Its first call went through the SDK: every call of the tests is a lean one.
+  let stream: KinesisStream;
   before(async () => {
     running = await startKinesalite();
     proxy = await startFaultProxy({ target: running.endpoint });
@@ -157,6 +167,8 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     await createStream(client, streamName, 1);
     const [shardId = ''] = await openShardIds(client, streamName);
     iterator = (await client.send(new GetShardIteratorCommand({ StreamName: streamName, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator ?? '';
+    stream = new KinesisStream(client, { streamName });
+    await firstValueFrom(stream.getRecords(iterator, 10));
   });
   after(async () => {
     client?.destroy();
@@ -164,29 +176,21 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     await running?.stop();
   });
 
-  const failure = async (call: Promise<unknown>): Promise<unknown> => {
-    try {
-      await call;
-    } catch (error) {
-      return error;
-    }
-    throw new Error('expected the call to fail');
-  };
 
-  /** What the SDK and kinsumer report of one error: class, name, fault, status, message, classification. */
-  const shape = (error: unknown) => {
-    const e = error as Error & { $fault?: string; $metadata?: { httpStatusCode?: number } };
-    return { constructor: e.constructor, name: e.name, fault: e.$fault, status: e.$metadata?.httpStatusCode, message: e.message, class: classifyAwsError(e) };
-  };
 
   for (const error of ['ProvisionedThroughputExceededException', 'ExpiredIteratorException', 'InternalFailure', 'KMSThrottlingException', 'AccessDeniedException']) {
     it(`${error}: the same error class, name, fault, status and message as the SDK's`, async () => {
       proxy.script('GetRecords', 1, { kind: 'error', error });
       const sdk = await failure(client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 10 })));
       proxy.script('GetRecords', 1, { kind: 'error', error });
-      const lean = await failure(firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10)));
-      expect(shape(lean)).to.deep.equal(shape(sdk));
+      const first = await failure(firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10)));
+      proxy.script('GetRecords', 1, { kind: 'error', error });
+      const calls = proxy.counts().calls.GetRecords ?? 0;
+      const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
+      expect(errorShape(first)).to.deep.equal(errorShape(sdk));
+      expect(errorShape(lean)).to.deep.equal(errorShape(sdk));
       expect((lean as Error).name).to.equal(error);
+      expect(proxy.counts().calls.GetRecords, 'the lean call\'s answer is the SDK\'s attempt: not sent again').to.equal(calls + 1);
     });
   }
 
@@ -194,22 +198,38 @@ describe('conformance: lean GetRecords errors are the SDK\'s (kinesalite behind 
     proxy.script('GetRecords', 1, { kind: 'error', error: 'ResourceNotFoundException' });
     const sdk = await failure(client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 10 })));
     proxy.script('GetRecords', 1, { kind: 'error', error: 'ResourceNotFoundException' });
-    const lean = await failure(firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10)));
+    const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
     expect(lean).to.be.instanceOf(StreamNotFoundError);
-    expect(shape((lean as Error).cause)).to.deep.equal(shape(sdk));
+    expect(errorShape((lean as Error).cause)).to.deep.equal(errorShape(sdk));
   });
 
   it('a dropped connection: the same network error class as the SDK\'s (transient)', async () => {
     proxy.script('GetRecords', 1, { kind: 'drop' });
     const sdk = await failure(client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 10 })));
     proxy.script('GetRecords', 1, { kind: 'drop' });
-    const lean = await failure(firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10)));
-    expect(shape(lean).constructor).to.equal(shape(sdk).constructor);
+    const lean = await failure(firstValueFrom(stream.getRecords(iterator, 10)));
+    expect(errorShape(lean).constructor).to.equal(errorShape(sdk).constructor);
     expect([classifyAwsError(lean), classifyAwsError(sdk)]).to.deep.equal(['transient', 'transient']);
   });
 
+  it('a client with middleware of the application\'s: every GetRecords through the SDK, so the middleware sees each', async () => {
+    const watched = localKinesisClient(config(running.endpoint), { endpoint: proxy.endpoint, maxAttempts: 1 });
+    const seen = watchCommands(watched);
+    try {
+      const traced = new KinesisStream(watched, { streamName });
+      const from = proxy.log().length;
+      for (let turn = 0; turn < 3; turn += 1) await firstValueFrom(traced.getRecords(iterator, 10));
+      expect(seen).to.deep.equal(['GetRecordsCommand', 'GetRecordsCommand', 'GetRecordsCommand']);
+      expect(proxy.log().slice(from).map((c) => c.bySdk)).to.deep.equal([true, true, true]);
+    } finally {
+      watched.destroy();
+    }
+  });
+
   it('after the faults, the next call reads normally through the lean path', async () => {
-    const page = await firstValueFrom(new KinesisStream(client, { streamName }).getRecords(iterator, 10));
+    const from = proxy.log().length;
+    const page = await firstValueFrom(stream.getRecords(iterator, 10));
+    expect(proxy.log().slice(from), 'kinsumer\'s own call').to.deep.equal([{ operation: 'GetRecords', bySdk: false }]);
     expect(page.records).to.deep.equal([]);
     expect(page.nextShardIterator).to.be.a('string');
   });

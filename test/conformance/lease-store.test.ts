@@ -7,7 +7,7 @@ import { nanosFromMillis, rfc1123z } from '../../src/dynamodb/codec.js';
 import { createTables } from '../../src/dynamodb/tables.js';
 import { Dynamo, type Item } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
-import { LeaseLostError, TableNotFoundError } from '../../src/errors/kinsumer-errors.js';
+import { KinsumerError, LeaseLostError, TableNotFoundError } from '../../src/errors/kinsumer-errors.js';
 import { ACKED_RANGES_HARD_MAX_BYTES, ACKED_RANGES_MAX_BYTES, encodeAckedRanges } from '../../src/checkpoint/acked-ranges.js';
 import type { AckedRange, HeldLease, LeaseStore, StoredCheckpoint } from '../../src/ports/lease-store.js';
 import { itemSize } from '../../src/checkpoint/transact-writes.js';
@@ -129,6 +129,20 @@ function leaseStoreSpec(backend: () => LeaseStoreBackend): void {
       expect(next.checkpoint).to.deep.equal(at(SEQ));
       await write(b.commit(next, { checkpoint: at(LATER), finished: false }));
       expect((await firstValueFrom(b.read(shard)))?.acked, 'a commit without ranges removes them').to.equal(undefined);
+    });
+
+    it('acked ranges beyond the hard cap are never cut silently: the write fails (KinsumerError) and the row keeps what it had (review-4 §3.3)', async () => {
+      const shard = uniqueName('ranges-cap');
+      const a = store('a');
+      const lease = await held(a, shard);
+      await write(a.commit(lease, { checkpoint: at(SEQ), finished: false, acked: RANGES }));
+      // Single records 10^18 apart: 13 characters each, far more than 16 KiB of them.
+      const many: AckedRange[] = Array.from({ length: 2_000 }, (_, i) => ({ from: beyond(10n ** 18n * BigInt(i + 1)), to: beyond(10n ** 18n * BigInt(i + 1)) }));
+      expect(encodeAckedRanges(at(SEQ), many, Number.POSITIVE_INFINITY)?.text.length).to.be.above(ACKED_RANGES_HARD_MAX_BYTES);
+      const error = await write(a.commit(lease, { checkpoint: at(SEQ), finished: false, acked: many })).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(KinsumerError);
+      expect(String(error)).to.match(/acked ranges/);
+      expect((await firstValueFrom(a.read(shard)))?.acked, 'nothing written').to.deep.equal(RANGES);
     });
 
     /** Runs a reset; the window, on the store's clock, its moment lies in (less a second: the `Date` header's resolution). */
@@ -575,10 +589,12 @@ for (const tier of TIERS) {
       await write(first.release(lease, { checkpoint: { type: 'position', position: at128(0n, 2 ** 52) }, finished: false }));
       const big = new DynamoLeaseStore({ dynamo: new Dynamo(local.dynamodb), table, clientId: longId('b'), clientName: longId('n'), leaseTtlMs: TTL_MS, now: () => NOW_MS });
       const second = await held(big, shard);
-      await write(big.commit(second, { checkpoint: { type: 'position', position: at128(0n, 2 ** 52) }, finished: true, acked: many }));
+      const checkpoint: StoredCheckpoint = { type: 'position', position: at128(0n, 2 ** 52) };
+      const fitting = many.slice(0, encodeAckedRanges(checkpoint, many, ACKED_RANGES_HARD_MAX_BYTES)?.kept ?? 0);
+      await write(big.commit(second, { checkpoint, finished: true, acked: fitting }));
       const item = await raw(shard) ?? {};
       const ranges = item.AckedRanges?.S ?? '';
-      expect(ranges.length, 'the ranges are capped').to.be.within(ACKED_RANGES_HARD_MAX_BYTES - 200, ACKED_RANGES_HARD_MAX_BYTES);
+      expect(ranges.length, 'as many ranges as the hard cap takes').to.be.within(ACKED_RANGES_HARD_MAX_BYTES - 200, ACKED_RANGES_HARD_MAX_BYTES);
       expect(Object.keys(item).sort()).to.deep.equal(['AckedRanges', 'CheckpointUpdate', 'CheckpointUpdateRFC', 'Finished', 'FinishedRFC', 'LastOwnerID', 'LastUpdate', 'LastUpdateRFC', 'LeaseCounter', 'OwnerID', 'OwnerName', 'Shard', 'SequenceNumber', 'SubSequenceNumber'].sort());
       const size = itemSize(item);
       // CheckpointUpdate and its RFC form add about 80 bytes.

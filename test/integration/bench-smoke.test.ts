@@ -9,7 +9,7 @@ import { type FigureResult, type ResultsFile, SUMMARY_KEYS, summaryValue } from 
 const run = promisify(execFile);
 
 /** The figures bench/run.ts must always produce (bench/fan-out-latency.ts is optional). */
-const FIGURES = ['overhead', 'kinesis', 'cpu', 'memory', 'failover', 'dynamo-cost', 'latency', 'scale', 'operators', 'effects'] as const;
+const FIGURES = ['overhead', 'kinesis', 'cpu', 'tls', 'fixed-cost', 'memory', 'failover', 'dynamo-cost', 'latency', 'scale', 'operators', 'effects'] as const;
 
 // `npm run bench` in its tiny mode: every figure runs end to end on the real local servers and
 // worker processes, with durations cut to almost nothing. Only the shape of the results is

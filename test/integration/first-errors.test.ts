@@ -2,11 +2,15 @@ import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { NodeHttp2Handler } from '@smithy/node-http-handler';
 import { expect } from 'chai';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { EndpointError, Kinsumer, KinsumerError, createTables, type KinsumerEvent } from '../../src/index.js';
-import { createStream } from '../../src/testing/index.js';
+import { Dynamo } from '../../src/dynamodb/dynamo.js';
+import { createStream, putRecords } from '../../src/testing/index.js';
+import { startDynalite } from '../../src/testing/servers.js';
 import { cli } from '../support/cli.js';
+import { BARE_AWS_ENV, withEnv } from '../support/env.js';
 import { uniqueName, useLocalAws } from '../support/local.js';
 import { QUIET } from '../support/memory-group.js';
 
@@ -42,13 +46,34 @@ describe('first errors that explain themselves (kinesalite + dynalite)', functio
   this.timeout(60_000);
   const local = useLocalAws();
 
-  it("the application's own KinesisClient (HTTP/2) against kinesalite: an EndpointError saying what to pass, the HTTP/2 error as cause", async () => {
+  it('the SDK\'s default KinesisClient (HTTP/2) against kinesalite (HTTP/1.1 only): kinsumer reads on its own HTTP/1.1 connections', async () => {
     const stream = uniqueName('h2');
     const app = uniqueName('h2-app');
     await createStream(local().kinesis, stream, 1);
     await createTables({ dynamodb: local().dynamodb, applicationName: app });
+    await putRecords(local().kinesis, stream, [{ partitionKey: 'k', data: 'read with a default client' }]);
     // What a newcomer writes first: the SDK's default request handler, which speaks HTTP/2 to Kinesis.
     const kinesis = new KinesisClient({ endpoint: local().endpoints.kinesis, region: local().region, credentials: local().credentials });
+    const consumer = new Kinsumer({ streamName: stream, applicationName: app, kinesis, dynamodb: local().dynamodb, logger: QUIET, initialPosition: 'TRIM_HORIZON' });
+    try {
+      const record = await firstValueFrom(consumer.records$);
+      expect(record.text()).to.equal('read with a default client');
+      record.ack();
+      expect(consumer.status().connections.kinesis?.opened).to.be.at.least(1);
+    } finally {
+      await consumer.stop();
+      kinesis.destroy();
+    }
+  });
+
+  it("a KinesisClient with an HTTP/2 handler of the application's own against kinesalite: an EndpointError saying what to pass, the HTTP/2 error as cause", async () => {
+    const stream = uniqueName('h2');
+    const app = uniqueName('h2-app');
+    await createStream(local().kinesis, stream, 1);
+    await createTables({ dynamodb: local().dynamodb, applicationName: app });
+    // Connect options make the handler the application's: kinsumer sends through it as it is.
+    const requestHandler = new NodeHttp2Handler({ nodeHttp2ConnectOptions: {} });
+    const kinesis = new KinesisClient({ endpoint: local().endpoints.kinesis, region: local().region, credentials: local().credentials, requestHandler });
     const consumer = new Kinsumer({ streamName: stream, applicationName: app, kinesis, dynamodb: local().dynamodb, logger: QUIET });
     try {
       const error = await firstValueFrom(consumer.records$).then(() => undefined, (e: unknown) => e);
@@ -123,5 +148,54 @@ describe('first errors that explain themselves (kinesalite + dynalite)', functio
     expect(out.code).to.equal(1);
     expect(out.stderr).to.contain(`the Kinesis server at ${local().endpoints.kinesis} has no enhanced fan-out (DescribeStreamConsumer is not an operation it knows; kinesalite has none, kinesis-local and AWS do)`);
     expect(out.stderr).not.to.match(/: UnknownError/);
+  });
+
+  it('streamArn on kinesalite: says kinesalite takes no StreamARN and to name the stream (library and CLI), not "Either NextToken or StreamName"', async () => {
+    const stream = uniqueName('by-arn');
+    const app = uniqueName('by-arn-app');
+    await createStream(local().kinesis, stream, 1);
+    await createTables({ dynamodb: local().dynamodb, applicationName: app });
+    const streamArn = `arn:aws:kinesis:${local().region}:000000000000:stream/${stream}`;
+    const consumer = new Kinsumer({ streamArn, applicationName: app, kinesis: local().kinesis, dynamodb: local().dynamodb, logger: QUIET });
+    const error = await firstValueFrom(consumer.records$).then(() => undefined, (e: unknown) => e);
+    await consumer.stop().catch(() => undefined);
+    const explained = `the Kinesis server at ${local().endpoints.kinesis} does not take a stream's ARN (StreamARN), as kinesalite does not: name the stream instead (streamName, or --stream <name> in the CLI)`;
+    expect((error as Error).message).to.contain(explained);
+    expect(error).to.be.instanceOf(KinsumerError).and.include({ retriable: false });
+    const tail = await cli(['tail', '--stream', streamArn, '--limit', '1', '--endpoint', local().endpoints.kinesis]);
+    expect(tail.code).to.equal(1);
+    expect(tail.stderr).to.contain(explained).and.not.contain('Either NextToken');
+  });
+
+  it('records\' writes on dynalite: the error names TransactWriteItems and points at DynamoDB Local', async () => {
+    const dynalite = await startDynalite();
+    const client = new DynamoDBClient({ endpoint: dynalite.endpoint, region: 'us-east-1', credentials: local().credentials });
+    try {
+      const error = await firstValueFrom(new Dynamo(client).transactWriteItems({ TransactItems: [{ Put: { TableName: 't', Item: { k: { S: 'v' } } } }] })).then(() => undefined, (e: unknown) => e);
+      expect(error).to.be.instanceOf(EndpointError);
+      expect((error as Error).message).to.equal(`the DynamoDB server at ${dynalite.endpoint} does not know the operation TransactWriteItems (UnknownOperationException): `
+        + "dynalite has no transactions, which records' writes (ack({ writes })) need: use DynamoDB Local (startLocalAws({ dynamodb: 'dynamodb-local' }) from kinsumer/testing) or DynamoDB");
+    } finally {
+      client.destroy();
+      await dynalite.stop();
+    }
+  });
+
+  it('CLI: create-tables without a region says to give --region; an endpoint without its scheme is a usage error saying so', async () => {
+    const bare = await withEnv(BARE_AWS_ENV, () => cli(['create-tables', '--app', 'a']));
+    expect(bare.code).to.equal(1);
+    expect(bare.stderr).to.match(/^kinsumer create-tables: describing table a_clients failed: the DynamoDB client has no region: .*pass --region to the CLI\n$/);
+    const noScheme = await cli(['status', '--stream', 's', '--app', 'a', '--kinesis-endpoint', local().endpoints.kinesis, '--dynamodb-endpoint', 'localhost:8000']);
+    expect(noScheme.code).to.equal(2);
+    expect(noScheme.stderr).to.equal('kinsumer status: --dynamodb-endpoint localhost:8000 has no scheme: write it as http://localhost:8000 (or https://)\n');
+  });
+
+  it('CLI: a misspelt command or option gets "did you mean"', async () => {
+    const command = await cli(['staus']);
+    expect(command.code).to.equal(2);
+    expect(command.stderr.split('\n')[0]).to.equal("kinsumer: unknown command 'staus' (did you mean status?)");
+    const option = await cli(['status', '--stream', 's', '--app', 'a', '--regoin', 'x']);
+    expect(option.code).to.equal(2);
+    expect(option.stderr.split('\n')[0]).to.equal("kinsumer status: unknown option '--regoin' (did you mean --region?)");
   });
 });

@@ -7,7 +7,7 @@ import { eventually, uniqueName, useLocalAws } from '../support/local.js';
 import { QUIET } from '../support/memory-group.js';
 import { unreadGaps, type Delivered, type Sent } from '../support/unread-gaps.js';
 
-// Timings shortened consistently on both sides, as the README's migration section says to set
+// Timings shortened consistently on both sides, as docs/from-go.md (rolling migration) says to set
 // them: one shard check, the Go TTL (5 × shard check) as our leaseTtlMs.
 const SHARD_CHECK_MS = 2000;
 const GO_TIMINGS: GoTimings = { shardCheckFrequencyMs: SHARD_CHECK_MS, leaderActionFrequencyMs: 2 * SHARD_CHECK_MS, throttleDelayMs: 200, commitFrequencyMs: 200 };

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 
@@ -18,6 +19,14 @@ async function shWithErrors(command: string, args: string[], cwd: string): Promi
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
     throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout}${stderr}`);
   }
+}
+
+/** The guides moved out of the README: the API reference's project documents (typedoc.config.js). */
+async function guides(): Promise<string[]> {
+  const config = await import(pathToFileURL(resolve('typedoc.config.js')).href) as { default: { projectDocuments?: string[] } };
+  const pages = config.default.projectDocuments ?? [];
+  expect(pages.length, 'the guides in typedoc.config.js').to.be.greaterThan(0);
+  return pages;
 }
 
 // The package as a user gets it: `npm pack`, installed into an empty project with its peer
@@ -172,9 +181,10 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
     }
     expect(unresolved, 'sources neither shipped nor inlined').to.deep.equal([]);
   });
-  it('the README names only what the package or its peers declare (every identifier in its inline code)', async () => {
+  it('the README and its guides name only what the package or its peers declare (every identifier in their inline code)', async () => {
     const root = join(dir, 'node_modules/kinsumer');
-    const readme = await readFile(join(root, 'README.md'), 'utf8');
+    // The README as shipped, and the guides it links (not shipped).
+    const readme = [await readFile(join(root, 'README.md'), 'utf8'), ...await Promise.all((await guides()).map((page) => readFile(page, 'utf8')))].join('\n');
     const dist = join(root, 'dist');
     const files = await readdir(dist, { recursive: true });
     const text = async (ext: string) => (await Promise.all(files.filter((f) => f.endsWith(ext)).map((f) => readFile(join(dist, f), 'utf8')))).join('\n');
@@ -188,8 +198,9 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
     const NOT_API: Readonly<Record<string, string>> = {
       throttleDelay: 'the README\'s own example of a misspelt option',
       true: 'a JavaScript value', new: 'a JavaScript keyword', require: 'Node\'s CommonJS loader', backend: 'a placeholder argument',
-      requestHandler: 'an AWS SDK client option',
+      requestHandler: 'an AWS SDK client option', disableConcurrentStreams: 'an AWS SDK HTTP/2 handler option',
       MillisBehindLatest: 'a Kinesis response field', NextToken: 'a Kinesis request field', ChildShards: 'a Kinesis response field',
+      StreamARN: 'a Kinesis request field',
       Infinity: 'a JavaScript value',
       // The settings of AWS Lambda's Kinesis trigger, in the table that maps them to the operators' options.
       ParallelizationFactor: 'a Lambda setting', MaximumRetryAttempts: 'a Lambda setting', MaximumRecordAgeInSeconds: 'a Lambda setting',
@@ -206,6 +217,8 @@ describe('the packed package (npm pack, installed elsewhere)', function () {
       module: 'a package.json and tsconfig value', commonjs: 'a tsconfig value', moduleResolution: 'a tsconfig option', node10: 'a tsconfig value',
       exports: 'a package.json field', typesVersions: 'a package.json field', sourcesContent: 'a source map field',
       tsx: 'the TypeScript runner the examples use',
+      // The AWS SDK's warning on Node 20 and the variable that silences it (README, Quick start).
+      NodeVersionSupportWarning: 'an AWS SDK warning', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'an AWS SDK environment variable',
     };
     const known = (name: string) => declared.has(name) || peers.has(name) || peers.has(`${name}Command`) || name in NOT_API
       // Environment variables the shipped code reads (by name).
@@ -247,5 +260,22 @@ describe('the API reference (typedoc)', function () {
   it('shows the title once on the home page (the README brings its own heading)', async () => {
     const home = await readFile(join(out, 'html', 'index.html'), 'utf8');
     expect(home.match(/<h1[\s>]/g)).to.have.length(1);
+  });
+
+  it('keeps the inline code of a heading in the page contents (newcomer trial 4: "The demo ()", an empty `kinsumer status`), on the home page and every guide', async () => {
+    const pages = [['README.md', 'index.html'], ...(await guides()).map((page) => [page, `documents/${basename(page, '.md')}.html`])];
+    const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    const missing: string[] = [];
+    let withCode = 0;
+    for (const [page = '', html = ''] of pages) {
+      const rendered = await readFile(join(out, 'html', html), 'utf8');
+      const navigation = rendered.slice(rendered.indexOf('tsd-page-navigation'));
+      const contents = [...navigation.matchAll(/<a href="#[^"]*"[^>]*><span>(.*?)<\/span>/g)].map((m) => (m[1] ?? '').replace(/<wbr\/>/g, ''));
+      const headings = (await readFile(page, 'utf8')).replace(/```[\s\S]*?```/g, '').match(/^#{1,4} .*`.*$/gm) ?? [];
+      withCode += headings.length;
+      missing.push(...headings.map((h) => escape(h.replace(/^#+ /, '').replace(/`/g, ''))).filter((text) => !contents.includes(text)).map((text) => `${page}: ${text}`));
+    }
+    expect(withCode, 'headings with inline code').to.be.greaterThan(0);
+    expect(missing).to.deep.equal([]);
   });
 });

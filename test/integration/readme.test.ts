@@ -1,52 +1,21 @@
-// The README's TypeScript, checked as a reader would use it (newcomer trial 3: the OpenTelemetry
-// snippet used `...options` and `tracerProvider` without defining them, and printed nothing in a
-// short run). Every ```ts block is compiled as a module of its own, against the sources
-// (`kinsumer` and `kinsumer/testing` mapped to src/ by tsconfig paths), with the repository's
-// strict settings. A block that is a fragment on purpose says so in an HTML comment right before
-// it, which the rendered page does not show; there are three kinds:
-//   <!-- doc-test given               the names it uses without defining them, as declarations;
-//   declare function handle(...): …;  compiled with them
-//   -->
-//   <!-- doc-test acks-every-record   the same, then run on a consumer group in virtual time: every
-//   declare const consumer: …;        record put must end up acked (a recipe that drops a record
-//   -->                               without acking it stalls its shard, and fails here)
-//   <!-- doc-test run <name> -->      a whole program: compiled, then run as written (tsx)
+// The user documentation's TypeScript (README.md and the pages under docs/), checked as a reader
+// would use it (newcomer trial 3: the OpenTelemetry snippet used `...options` and `tracerProvider`
+// without defining them, and printed nothing in a short run). Every ```ts block is compiled as a
+// module of its own, against the sources (`kinsumer` and `kinsumer/testing` mapped to src/ by
+// tsconfig paths), with the repository's strict settings. A block that is a fragment on purpose
+// says so in an HTML comment right before it (test/support/doc-snippets.ts lists the kinds): given
+// declarations are compiled with it, an acks-every-record recipe also runs on a consumer group in
+// virtual time, a run program runs as written (tsx).
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import type { Kinsumer } from '../../src/index.js';
+import { SOURCES, docPages, docSnippets, readerProject, type Snippet } from '../support/doc-snippets.js';
 import { MemoryGroup } from '../support/memory-group.js';
 
-interface Snippet {
-  /** Where the code starts in README.md (1-based). */
-  readonly line: number;
-  readonly code: string;
-  readonly mode: 'plain' | 'given' | 'acks-every-record' | 'run';
-  /** For `run`: which expectations below apply. */
-  readonly name: string | undefined;
-  /** The declarations the comment gives. */
-  readonly given: string;
-  readonly file: string;
-}
-
-// `<!-- doc-test run name -->` on one line, or `<!-- doc-test mode` + declarations + `-->`, right before the fence.
-const FENCE = /(?:<!-- doc-test ([^\n]*?)(?: -->|\n([\s\S]*?)\n-->)\n)?```(?:ts|typescript)\n([\s\S]*?)```/g;
-
-function snippets(readme: string): Snippet[] {
-  return [...readme.matchAll(FENCE)].map((match, i) => {
-    const [whole, directive = '', given = '', code = ''] = match;
-    const [mode = 'plain', name] = directive.trim() === '' ? [] : directive.trim().split(/\s+/);
-    if (!['plain', 'given', 'acks-every-record', 'run'].includes(mode)) throw new Error(`unknown doc-test mode '${mode}'`);
-    const line = readme.slice(0, (match.index ?? 0) + whole.indexOf('```')).split('\n').length + 1;
-    return { line, code, mode: mode as Snippet['mode'], name, given: given.trim(), file: `snippet-${String(i).padStart(2, '0')}.ts` };
-  });
-}
-
 const ROOT = process.cwd();
-const SOURCES = { kinsumer: resolve(ROOT, 'src/index.ts'), 'kinsumer/testing': resolve(ROOT, 'src/testing/index.ts') };
 
 function run(command: string, args: readonly string[], cwd: string, timeoutMs = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
@@ -70,6 +39,12 @@ const RUNS: Readonly<Record<string, (stdout: string) => void>> = {
     const lastAcked = stdout.slice(stdout.lastIndexOf("name: 'kinsumer.records.acked'")).split('descriptor:')[0] ?? '';
     expect([...lastAcked.matchAll(/value: (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0), 'records acked, summed over the shards').to.equal(100);
     expect(stdout.split("name: 'process events'").length - 1).to.equal(100);
+    // One export shows the client running (newcomer trial 4: exported only after stop(), it read
+    // "0 leases held"): both leases held, each shard's lag.
+    const exports = (name: string) => stdout.split(`name: '${name}'`).slice(1).map((block) => block.split('descriptor:')[0] ?? '');
+    const values = (block: string) => [...block.matchAll(/value: (\d+)/g)].map((m) => Number(m[1]));
+    expect(exports('kinsumer.leases.held').map((block) => values(block).reduce((sum, v) => sum + v, 0)), 'leases held, per export').to.include(2);
+    expect(exports('kinsumer.shard.millis_behind_latest').map((block) => values(block).length), 'lag series, per export').to.include(2);
   },
   'testing-kit': (stdout) => expect(stdout.trim()).to.equal(''),
 };
@@ -81,7 +56,7 @@ const RUNS: Readonly<Record<string, (stdout: string) => void>> = {
 function recipeModule(snippet: Snippet): string {
   const lines = snippet.code.split('\n');
   const imports = lines.filter((l) => l.startsWith('import '));
-  if (imports.some((l) => !/ from '[^']+';$/.test(l))) throw new Error(`README.md:${snippet.line}: write each import of a recipe on one line`);
+  if (imports.some((l) => !/ from '[^']+';$/.test(l))) throw new Error(`${snippet.document}:${snippet.line}: write each import of a recipe on one line`);
   const body = lines.filter((l) => !l.startsWith('import ')).join('\n');
   const names = [...snippet.given.matchAll(/declare function (\w+)/g)].map((m) => m[1] ?? '');
   const mapped = imports.map((l) => l.replace(/ from '(kinsumer(?:\/testing)?)';$/, (_, name: keyof typeof SOURCES) => ` from '${pathToFileURL(SOURCES[name]).href}';`));
@@ -114,37 +89,23 @@ async function everyRecordAcked(module: string, dir: string, names: readonly str
   }
 }
 
-describe('the README\'s TypeScript snippets (compiled; the runnable ones run)', function () {
+describe("the documentation's TypeScript snippets (README.md and docs/*.md: compiled; the runnable ones run)", function () {
   this.timeout(300_000);
   let dir: string;
   let all: Snippet[];
-  /** tsc's errors by snippet file, as README.md lines. */
+  /** tsc's errors by snippet file, as lines of their pages. */
   const errors = new Map<string, string[]>();
 
   before(async () => {
-    const readme = await readFile('README.md', 'utf8');
-    all = snippets(readme);
-    const markers = readme.match(/<!-- doc-test /g)?.length ?? 0;
-    expect(all.filter((s) => s.mode !== 'plain'), 'every doc-test comment sits right before a ```ts block').to.have.length(markers);
-    dir = await mkdtemp(join(tmpdir(), 'kinsumer-readme-'));
-    // The reader's project: ES modules, the package's dependencies at hand, the package itself mapped to its sources.
-    await symlink(resolve(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'readme-snippets', private: true, type: 'module' }));
-    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022', lib: ['ES2022'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true,
-        noUncheckedIndexedAccess: true, exactOptionalPropertyTypes: true, noImplicitOverride: true, noFallthroughCasesInSwitch: true,
-        isolatedModules: true, verbatimModuleSyntax: true, skipLibCheck: true, noEmit: true, types: ['node'],
-        paths: Object.fromEntries(Object.entries(SOURCES).map(([name, path]) => [name, [path]])),
-      },
-      files: all.map((s) => s.file),
-    }));
+    // Throws where a doc-test comment does not sit right before a ```ts block.
+    all = docSnippets();
+    dir = await readerProject('kinsumer-readme-', all.map((s) => s.file));
     for (const snippet of all) await writeFile(join(dir, snippet.file), `${snippet.given}\n${snippet.code}\nexport {};\n`);
     const { stdout } = await run(process.execPath, [resolve(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
     for (const [, file = '', line = '0', rest = ''] of stdout.matchAll(/^(snippet-\d+\.ts)\((\d+),\d+\): (.*)$/gm)) {
       const snippet = all.find((s) => s.file === file);
-      const readmeLine = (snippet?.line ?? 0) + Number(line) - 1 - (snippet === undefined || snippet.given === '' ? 1 : snippet.given.split('\n').length);
-      errors.set(file, [...(errors.get(file) ?? []), `README.md:${readmeLine}: ${rest}`]);
+      const pageLine = (snippet?.line ?? 0) + Number(line) - 1 - (snippet === undefined || snippet.given === '' ? 1 : snippet.given.split('\n').length);
+      errors.set(file, [...(errors.get(file) ?? []), `${snippet?.document ?? '?'}:${pageLine}: ${rest}`]);
     }
     const unplaced = stdout.split('\n').filter((l) => l.includes('error TS') && !/^snippet-\d+\.ts\(/.test(l));
     expect(unplaced, 'errors outside the snippets').to.deep.equal([]);
@@ -170,9 +131,9 @@ describe('the README\'s TypeScript snippets (compiled; the runnable ones run)', 
     for (const name of Object.keys(RUNS)) {
       it(`runs '${name}' to its end, exit 0, and prints what it should`, async function () {
         const snippet = all.find((s) => s.mode === 'run' && s.name === name);
-        if (snippet === undefined) throw new Error(`no <!-- doc-test run ${name} --> snippet in the README`);
+        if (snippet === undefined) throw new Error(`no <!-- doc-test run ${name} --> snippet in ${docPages().join(', ')}`);
         const result = await run(process.execPath, ['--import', 'tsx', snippet.file], dir);
-        expect(result.code, `README.md:${snippet.line}\n${result.stdout}\n${result.stderr}`).to.equal(0);
+        expect(result.code, `${snippet.document}:${snippet.line}\n${result.stdout}\n${result.stderr}`).to.equal(0);
         RUNS[name]?.(result.stdout);
       });
     }
@@ -191,14 +152,14 @@ describe('the README\'s TypeScript snippets (compiled; the runnable ones run)', 
         try {
           await everyRecordAcked(recipeModule(snippet), dir, names);
         } catch (error) {
-          throw new Error(`README.md:${snippet.line}: ${(error as Error).message}`, { cause: error });
+          throw new Error(`${snippet.document}:${snippet.line}: ${(error as Error).message}`, { cause: error });
         }
       }
     });
 
     it('the check can fail: a filter() before processRecords drops records nobody acks, and the shard stalls', async () => {
       const stalling: Snippet = {
-        line: 0, mode: 'acks-every-record', name: undefined, file: '', given: '',
+        document: '(this test)', line: 0, mode: 'acks-every-record', name: undefined, file: '', given: '',
         code: [
           "import { filter } from 'rxjs';",
           "import { processRecords } from 'kinsumer';",

@@ -58,8 +58,11 @@ describe('startTimeoutMs (kinesalite, DynamoDB on a closed port)', function () {
     let recordsError: unknown;
     consumer.records$.subscribe({ error: (error: unknown) => { recordsError = error; } });
     await eventually(() => recordsError !== undefined, 'records$ to error');
-    expect((recordsError as Error).message).to.equal(`could not start within 3000 ms: cannot reach DynamoDB at http://127.0.0.1:${port}: connection refused `
-      + `(is the server running, and is this its port?) (last error: ${(events.filter((e) => e.type === 'retrying').at(-1) as { error: Error }).error.message})`);
+    // The last error's own words (its message carries the same root cause on top, said once here).
+    const root = `cannot reach DynamoDB at http://127.0.0.1:${port}: connection refused (is the server running, and is this its port?)`;
+    const last = (events.filter((e) => e.type === 'retrying').at(-1) as { error: Error }).error.message;
+    expect(last.endsWith(`_clients failed: ${root}`), last).to.equal(true);
+    expect((recordsError as Error).message).to.equal(`could not start within 3000 ms: ${root} (last error: ${last.slice(0, -root.length - 2)})`);
     const failing = events.filter((e): e is Extract<KinsumerEvent, { type: 'start-failing' }> => e.type === 'start-failing');
     expect(failing).to.have.length(1);
     expect(failing[0]?.attempts).to.equal(3);

@@ -194,6 +194,8 @@ export interface ShardState {
   /** When its last parent's row was marked finished (the start, for a shard without parents): read-stall counts from there. */
   readableSinceMs: number;
   stallReported: boolean;
+  /** Some client captured it: from then on it has a row of its own (see `Checker.#passStartDown`). */
+  everCaptured: boolean;
 }
 
 /** Counters for the report: what the run exercised. */

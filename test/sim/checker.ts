@@ -52,7 +52,7 @@ export class InvariantChecker {
     this.#shards.set(shardId, {
       shardId, parents, records: [], rawCount: 0, finished: false, current: undefined, highestCommitted: undefined,
       lastFirstDelivery: undefined, requirement, floorMs, floorWhy: 'the group\'s timestamp', unownedSinceMs: undefined, ownershipReported: false, readableSinceMs: this.settings.startMs,
-      lastAckAtMs: Number.NEGATIVE_INFINITY, stallReported: false,
+      lastAckAtMs: Number.NEGATIVE_INFINITY, stallReported: false, everCaptured: false,
     });
   }
 
@@ -121,6 +121,7 @@ export class InvariantChecker {
     }
     if (previous !== undefined) previous.fencedAtMs = atMs;
     if (shard.requirement.kind === 'from-first-read') shard.requirement.captureIndex ??= shard.rawCount;
+    shard.everCaptured = true;
     const token: Token = {
       shardId, counter, process, incarnation, fencedAtMs: undefined, capturedAtMs: atMs, lastWriteAtMs: atMs, releasedAtMs: undefined, releaseSnapshotAtMs: undefined, session: undefined,
     };
@@ -172,7 +173,9 @@ export class InvariantChecker {
       // Its children start where the reset says (a child with no checkpoint starts where its
       // parents' row does), finished parent or not: owed from the reset's moment, as the shard.
       for (const child of this.#shards.values()) {
-        if (child.parents.includes(shardId)) child.requirement = { kind: 'from-time', timeMs: atMs };
+        if (!child.parents.includes(shardId)) continue;
+        child.requirement = { kind: 'from-time', timeMs: atMs };
+        this.#passStartDown(child);
       }
     }
     // A finished shard stays finished and is not read again: nothing re-opens.
@@ -199,6 +202,23 @@ export class InvariantChecker {
       record.acked = false;
       record.ackedBy = undefined;
       record.settledBy = undefined;
+    }
+  }
+
+  // A shard never captured has no row of its own: when it is, it starts where its parents' rows
+  // stand (inheritedStart), and a row that only stands for a time hands that time on. So a reset's
+  // moment reaches a grandchild whose parents all start at a time and were never captured — a merge
+  // of a split's children, none read before their grandparent was reset to LATEST (seed 281: the
+  // merged child read from the reset's moment, which the checker owed whole).
+  #passStartDown(shard: ShardState): void {
+    if (shard.everCaptured) return;
+    for (const child of this.#shards.values()) {
+      if (!child.parents.includes(shard.shardId) || child.everCaptured) continue;
+      const parents = child.parents.map((p) => this.#shard(p));
+      const times = parents.map((p) => (p.requirement.kind === 'from-time' && !p.everCaptured ? p.requirement.timeMs : undefined));
+      if (times.some((t) => t === undefined)) continue;
+      child.requirement = { kind: 'from-time', timeMs: Math.min(...(times as number[])) };
+      this.#passStartDown(child);
     }
   }
 

@@ -31,7 +31,7 @@ const USAGE = `usage: npm run simulate -- [--seeds N] [--from S] [--seed S] [--s
                       [--records-per-second 0] [--seed 1] [--json] [--quiet] (BENCHMARKS.md)
 
 kinds of trouble:
-${Object.entries(FAULT_KINDS).map(([k, v]) => `  ${k.padEnd(11)} ${v}`).join('\n')}
+${Object.entries(FAULT_KINDS).map(([k, v]) => `  ${k.padEnd(15)} ${v}`).join('\n')}
 
 invariants checked:
 ${Object.entries(INVARIANTS).map(([k, v]) => `  ${k.padEnd(25)} ${v}`).join('\n')}

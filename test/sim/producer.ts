@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { MemoryRecordInput, MemoryStream } from '../../src/testing/memory-stream.js';
 import { aggregate } from '../support/kpl-aggregate.js';
 import type { InvariantChecker } from './checker.js';
+import type { MemoryProbe } from './memory-probe.js';
 import type { SimConfig } from './schedule.js';
 
 /** Sub-records in one aggregate: 2 to this many. */
@@ -24,6 +25,8 @@ export class Producer {
     private readonly config: SimConfig,
     private readonly random: () => number,
     private readonly now: () => number,
+    /** Sees the user records made from the aggregates put (the `memory` kind). */
+    private readonly probe?: Pick<MemoryProbe, 'aggregateBytes' | 'aggregatePut'>,
   ) {}
 
   /** `shardId` gets no record until `untilMs`. */
@@ -59,7 +62,8 @@ export class Producer {
         return `r${this.produced}`;
       });
       if (aggregated) {
-        inputs.push(aggregate(keys.map((partitionKey, k) => ({ partitionKey, data: data[k] as string }))));
+        const built = aggregate(keys.map((partitionKey, k) => ({ partitionKey, data: data[k] as string })));
+        inputs.push(this.probe === undefined ? built : { ...built, data: this.probe.aggregateBytes(built.data) });
         subCounts.push(subs);
       } else {
         inputs.push({ partitionKey: keys[0] as string, data: data[0] as string });
@@ -68,7 +72,10 @@ export class Producer {
     }
     const now = this.now();
     const results = this.stream.putRecords(inputs);
-    results.forEach((result, i) => this.checker.recordPut(result.shardId, result.sequenceNumber, now, subCounts[i]));
+    results.forEach((result, i) => {
+      this.checker.recordPut(result.shardId, result.sequenceNumber, now, subCounts[i]);
+      if (subCounts[i] !== undefined) this.probe?.aggregatePut(result.shardId, (inputs[i] as MemoryRecordInput).data as Uint8Array);
+    });
   }
 
   /** Puts `count` plain records on the open shard that owns `shardId`'s first hash key (a quiet shard's records after its quiet time). */

@@ -29,6 +29,7 @@ export const FAULT_KINDS = {
   quiet: 'a shard gets no record for 10-400 s; its owner hands it off gracefully halfway; then records come again',
   memory: 'records reachable after a garbage collection are counted per process and shard (at commands and before the calm)',
   effects: "records are acked with writes of their own (ack({ writes }), the operators' { writes }), committed with their checkpoint in one transaction; with every kind, in half the runs",
+  'reset-finished': 'a shard splits, is read to its end, and the operator resets it to LATEST as soon as it is Finished, while its children wait for their first owner; then records come to the children',
   restart: 'a process started with the clientId of a running one (static membership): the old one still running, or killed just before',
   drain: "a member drains: drain() (then stop()), or kinsumer drain's row request (then --undo)",
   failover: 'once calm, the member holding the most leases crashes and its failover is timed (crash-failover)',
@@ -36,6 +37,18 @@ export const FAULT_KINDS = {
 
 export type FaultKind = keyof typeof FAULT_KINDS;
 export const ALL_KINDS = Object.keys(FAULT_KINDS) as FaultKind[];
+
+/**
+ * Every kind there was after issue 24: a seed (and a shrunk path) found with every kind then
+ * replays its schedule with these (`reset-finished`, of issue 30, draws commands of its own).
+ */
+export const KINDS_OF_ISSUE_24: readonly FaultKind[] = [
+  'membership', 'crash', 'pause', 'skew', 'reset', 'reshard', 'fault', 'hang', 'slow', 'ooo-ack', 'never-ack', 'fail', 'latest', 'timestamp',
+  'dup-id', 'process-records', 'process-batches', 'kpl', 'fan-out', 'step', 'quiet', 'memory', 'effects',
+];
+
+/** Every kind there was after issue 30 (a seed found with every kind then replays with these; issue 32's kinds draw commands of their own). */
+export const KINDS_OF_ISSUE_30: readonly FaultKind[] = [...KINDS_OF_ISSUE_24, 'reset-finished'];
 
 /** How a client's handler treats the records it receives. */
 export type HandlerSpec =
@@ -128,6 +141,7 @@ export type Command = { readonly waitTenths: number } & (
   | { readonly type: 'crash'; readonly client: number }
   | { readonly type: 'pause'; readonly client: number; readonly tenths: number }
   | { readonly type: 'reset'; readonly shard: number | 'all'; readonly to: StartKind; readonly agoTenths: number; readonly force: boolean }
+  | { readonly type: 'reset-finished'; readonly shard: number; readonly force: boolean }
   | { readonly type: 'split'; readonly shard: number }
   | { readonly type: 'merge'; readonly shard: number }
   | { readonly type: 'faults'; readonly client: number | 'all'; readonly percent: number; readonly tenths: number }
@@ -308,6 +322,8 @@ export function commandArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<Command>
     add(2, fc.record({ waitTenths: waitArb, type: fc.constant('quiet' as const), shard: shardArb, seconds, handoff: fc.boolean() }));
   }
   if (kinds.has('memory')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('measure' as const) }));
+  // Last: with these kinds off, every other kind's schedules are drawn as they always were.
+  if (kinds.has('reset-finished')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('reset-finished' as const), shard: shardArb, force: fc.boolean() }));
   if (kinds.has('restart')) add(2, fc.record({ waitTenths: waitArb, type: fc.constant('restart' as const), client: clientArb, alive: fc.boolean() }));
   if (kinds.has('drain')) {
     add(2, fc.record({ waitTenths: waitArb, type: fc.constant('drain' as const), client: clientArb, via: fc.constantFrom('api' as const, 'cli' as const), tenths: fc.integer({ min: 5, max: 40 }) }));
@@ -385,6 +401,7 @@ function commandText(command: Command): string {
       return `operator resets ${command.shard === 'all' ? 'every shard' : `shard #${command.shard}`} to ${to}${command.force ? ' --force' : ''}`;
     }
     case 'split': return `split open shard #${command.shard}`;
+    case 'reset-finished': return `split open shard #${command.shard}, reset it to LATEST${command.force ? ' --force' : ''} once Finished, before its children are captured`;
     case 'merge': return `merge open shard #${command.shard} with its neighbour`;
     case 'faults': return `${command.percent}% transient faults on ${clientText(command.client)} for ${command.tenths / 10} TTL`;
     case 'hangs': return `${command.percent}% hung calls on ${clientText(command.client)} for ${command.tenths / 10} TTL`;

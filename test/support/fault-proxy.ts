@@ -65,6 +65,8 @@ export interface FaultProxy {
   /** Replaces the rate rules. */
   setRules(rules: readonly FaultRule[]): void;
   counts(): FaultProxyCounts;
+  /** Every call so far in order: its operation, and whether the SDK's stack made it (it carries `amz-sdk-invocation-id`; kinsumer's lean calls do not). */
+  log(): ReadonlyArray<{ readonly operation: string; readonly bySdk: boolean }>;
   stop(): Promise<void>;
 }
 
@@ -86,6 +88,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const calls: Record<string, number> = {};
   const faults: Record<string, number> = {};
   const byFault: Record<string, number> = {};
+  const log: Array<{ operation: string; bySdk: boolean }> = [];
   let aborted = 0;
   const sockets = new Set<Socket>();
   const delays = new Set<NodeJS.Timeout>();
@@ -135,6 +138,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       const amzTarget = String(req.headers['x-amz-target'] ?? '');
       const operation = amzTarget.slice(amzTarget.indexOf('.') + 1) || 'unknown';
       calls[operation] = (calls[operation] ?? 0) + 1;
+      log.push({ operation, bySdk: req.headers['amz-sdk-invocation-id'] !== undefined });
       const fault = choose(operation);
       if (fault === undefined) {
         upstream = forward(req, res, body);
@@ -181,6 +185,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       rules = next;
     },
     counts: () => ({ calls: { ...calls }, faults: { ...faults }, byFault: { ...byFault }, aborted }),
+    log: () => [...log],
     stop: () => new Promise<void>((resolve, reject) => {
       server.close((error) => (error ? reject(error) : resolve()));
       for (const delay of delays) clearTimeout(delay);

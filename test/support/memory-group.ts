@@ -111,7 +111,9 @@ export class MemoryGroup {
     const elapsedNow = () => this.scheduler.now();
     const clock = { wallNow: () => scheduler.now(), elapsedNow };
     const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now(), elapsedNow };
-    const membership = new MemoryMembershipStore({ ...common, tables: this.coordination });
+    // The client's name in its row, as the DynamoDB store writes options.clientName.
+    const clientName = options.extra?.clientName ?? this.options.clientName;
+    const membership = new MemoryMembershipStore({ ...common, tables: this.coordination, ...(clientName === undefined ? {} : { clientName }) });
     // A lease captured in a member's life lives as long as that life, as this member's membership reads it.
     const store = new MemoryLeaseStore({ ...common, table: this.checkpoints, items: this.items, members: membership, clients: this.coordination });
     const metadata = new MemoryMetadataStore({ ...common, tables: this.coordination });

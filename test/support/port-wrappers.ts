@@ -1,5 +1,5 @@
 // Wrappers around ports for fault tests: a call that never answers, a page with a malformed record.
-import { NEVER, type Observable, defer } from 'rxjs';
+import { NEVER, type Observable, defer, isObservable, throwError } from 'rxjs';
 
 type Method<T> = { [K in keyof T]: T[K] extends (...args: never[]) => Observable<unknown> ? K : never }[keyof T];
 
@@ -36,4 +36,22 @@ export function hang<T extends object>(target: T, method: Method<T>, counter: Ha
       return NEVER;
     }),
   } as Partial<T>);
+}
+
+/**
+ * `target` whose every Observable-returning method fails with `error()` while `down()` says so (an
+ * endpoint that refuses connections), and answers normally otherwise. Decided at subscription.
+ */
+export function outage<T extends object>(target: T, down: () => boolean, error: () => Error): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value: unknown = Reflect.get(object, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const result: unknown = (value as (...a: unknown[]) => unknown).apply(object, args);
+        if (!isObservable(result)) return result;
+        return defer(() => (down() ? throwError(error) : result));
+      };
+    },
+  });
 }

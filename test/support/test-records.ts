@@ -37,6 +37,7 @@ export function testRecord(name: string, options: TestRecordOptions = {}): TestR
     id: `${shardId}/${sequenceNumber}`,
     fencingToken: 1,
     shardId,
+    streamName: 'test-stream',
     sequenceNumber,
     subSequenceNumber: undefined,
     partitionKey: options.partitionKey ?? name,

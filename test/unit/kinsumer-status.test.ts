@@ -18,7 +18,7 @@ describe('consumer.status() (virtual time)', function () {
       extra: { clientName: 'worker-a' },
       ack: (record) => { receivedAt.set(text(record), group.scheduler.now()); return text(record) !== 'r3'; },
     });
-    expect(member.kinsumer.status()).to.deep.equal({ clientId: 'a', clientName: 'worker-a', state: 'starting', leader: false, members: 0, shards: [] });
+    expect(member.kinsumer.status()).to.deep.equal({ clientId: 'a', clientName: 'worker-a', state: 'starting', leader: false, members: 0, shards: [], streams: [], connections: {} });
 
     await group.scheduler.until(() => member.received.length === 20, 'every record', 20_000);
     await group.scheduler.advanceBy(2 * FAST.commitFrequencyMs);
@@ -42,6 +42,11 @@ describe('consumer.status() (virtual time)', function () {
       if (acked.length > 0) expect(shard.lastCheckpointAt).to.be.instanceOf(Date);
     }
     expect(status.shards.filter((s) => s.inFlight === 1)).to.have.length(1);
+    // One stream: every shard of it, and its sum.
+    expect(status.shards.map((s) => s.streamName)).to.deep.equal(['memory', 'memory']);
+    expect(status.streams).to.deep.equal([{
+      streamName: 'memory', shards: 2, pending: status.shards.reduce((n, s) => n + s.pending, 0), inFlight: 1, millisBehindLatest: 0,
+    }]);
 
     group.join('b');
     await group.scheduler.until(() => member.kinsumer.status().members === 2, 'a second member seen', 10_000);

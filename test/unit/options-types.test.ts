@@ -15,6 +15,12 @@ const clients = { applicationName: 'billing', kinesis, dynamodb };
 const neither: KinsumerOptions = { ...clients };
 // @ts-expect-error both streamName and streamArn
 const both: KinsumerOptions = { ...clients, streamName: 'events', streamArn: arn };
+// @ts-expect-error streams and streamName
+const streamsAndName: KinsumerOptions = { ...clients, streams: ['events'], streamName: 'events' };
+// @ts-expect-error streams and streamArn
+const streamsAndArn: KinsumerOptions = { ...clients, streams: ['events'], streamArn: arn };
+const byList: KinsumerOptions = { ...clients, streams: ['events', arn] };
+const byFunction: KinsumerOptions = { ...clients, streams: () => Promise.resolve(['events']) };
 const byName: KinsumerOptions = { ...clients, streamName: 'events' };
 const byArn: KinsumerOptions = { ...clients, streamArn: arn };
 
@@ -27,5 +33,12 @@ describe('options: the stream, by name or by ARN (types and run time)', () => {
   it('still refuses neither and both at run time, for JavaScript callers (ConfigError)', () => {
     expect(() => new Kinsumer(neither)).to.throw(ConfigError, /streamName: is required/);
     expect(() => new Kinsumer(both)).to.throw(ConfigError, /not both/);
+    expect(() => new Kinsumer(streamsAndName)).to.throw(ConfigError, /streams: give streams or streamName, not both/);
+    expect(() => new Kinsumer(streamsAndArn)).to.throw(ConfigError, /streams: give streams or streamArn, not both/);
+  });
+
+  it('or streams: a list or a function, alone', () => {
+    expect(new Kinsumer(byList).options.streams).to.deep.equal(['events', arn]);
+    expect(new Kinsumer(byFunction).options.stream).to.equal(undefined);
   });
 });

@@ -14,10 +14,9 @@ import { METADATA_ATTRIBUTES, decodeLeader } from '../../dynamodb/metadata-store
 import { tableError } from '../../dynamodb/table-error.js';
 import { tableNames } from '../../dynamodb/table-names.js';
 import type { CorruptCheckpointError } from '../../errors/kinsumer-errors.js';
-import type { KinesisStream } from '../../kinesis/kinesis.js';
 import type { Leader, LiveClient } from '../../ports/coordination.js';
 import type { CheckpointRow } from '../../ports/lease-store.js';
-import type { ShardInfo } from '../../ports/stream.js';
+import type { ShardInfo, StreamPort } from '../../ports/stream.js';
 
 /** A row of the clients table as `status` shows it. */
 export type ClientRow = Omit<LiveClient, 'unchangedForMs' | 'expiresInMs' | 'nextBeatInMs' | 'beatUncertaintyMs'> & { readonly drainRequested?: boolean };
@@ -56,7 +55,7 @@ const LAG_CONCURRENCY = 8;
 
 /** Reads one snapshot of the group. Errors of the shard list and the tables fail it; a failed lag read is shown per shard. */
 export async function readGroup(options: {
-  readonly stream: KinesisStream;
+  readonly stream: StreamPort;
   readonly dynamo: Dynamo;
   readonly app: string;
   readonly leaseTtlMs: number;
@@ -100,7 +99,7 @@ async function readLeader(dynamo: Dynamo, table: string): Promise<Leader | undef
   return item === undefined ? undefined : decodeLeader(item);
 }
 
-async function readLags(stream: KinesisStream, rows: readonly CheckpointRow[]): Promise<Map<string, CheckpointLag | { error: string }>> {
+async function readLags(stream: StreamPort, rows: readonly CheckpointRow[]): Promise<Map<string, CheckpointLag | { error: string }>> {
   type Read = [string, CheckpointLag | { error: string }];
   const positioned = rows.flatMap((row) => (row.checkpoint?.type === 'position' ? [{ shardId: row.shardId, sequenceNumber: row.checkpoint.position.sequenceNumber }] : []));
   const read = await lastValueFrom(from(positioned).pipe(

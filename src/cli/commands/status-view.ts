@@ -2,6 +2,7 @@
 // (the member table has them, shortened), finished shards as SHARD_END, what needs a sentence
 // (expired owners, a lag the server cannot tell, reshards, corrupt rows) in notes under the
 // table. `--wide` is one row per shard with everything, as wide as it takes. Pure.
+import { shortId } from '../../group/client-label.js';
 import type { CheckpointRow } from '../../ports/lease-store.js';
 import { ageText, checkpointText, counted, renderTable } from '../format.js';
 import { wrapText } from '../wrap.js';
@@ -77,12 +78,6 @@ function memberRow(m: MemberStatus, id: string): string[] {
   return [m.name ?? '-', id, `${agoText(m.ageMs)}${m.live ? '' : ' [expired]'}${m.draining === true ? ' [draining]' : ''}`, String(m.shards), m.leader ? 'yes' : '-', m.library ?? 'go kinsumer'];
 }
 
-/** A client id for the narrow view: a UUID by its first 8 characters (as a short commit hash is read), any id by at most 20. */
-export function shortId(id: string): string {
-  if (/^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(id)) return `${id.slice(0, 8)}…`;
-  return id.length > 20 ? `${id.slice(0, 19)}…` : id;
-}
-
 /**
  * A table no wider than `width` where it can be: the `flex` column's cells are cut (with `…`,
  * keeping a trailing `*` marker) until the rows fit, down to `min` characters.
@@ -156,6 +151,8 @@ function shardNotes(statuses: readonly ShardStatus[], leaseTtlMs: number): strin
 export function statusHeader(view: {
   readonly stream: string; readonly app: string; readonly shards: readonly ShardStatus[]; readonly members: readonly MemberStatus[];
   readonly leader: { readonly text: string; readonly live: boolean } | undefined; readonly assignment: 'sticky' | 'go';
+  /** `stream` names several streams (`--streams`). */
+  readonly many?: boolean;
 }): readonly [string, string] {
   const open = view.shards.filter((s) => s.shard.open).length;
   const held = view.shards.filter((s) => s.ownerLive).length;
@@ -163,7 +160,7 @@ export function statusHeader(view: {
   const leader = view.leader === undefined ? 'no leader' : `leader ${view.leader.text}${view.leader.live ? '' : ' [expired]'}`;
   const assignment = view.assignment === 'go' ? 'Go kinsumer assignment (a Go client is live)' : 'sticky assignment';
   return [
-    `stream ${view.stream}, app ${view.app}: ${counted(view.shards.length, 'shard')} (${open} open), ${held} leased by live clients;`,
+    `${view.many === true ? 'streams' : 'stream'} ${view.stream}, app ${view.app}: ${counted(view.shards.length, 'shard')} (${open} open), ${held} leased by live clients;`,
     `${counted(live, 'live member')}, ${leader}, ${assignment}`,
   ];
 }

@@ -5,16 +5,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { millisFromNanos } from '../../dynamodb/codec.js';
 import { Dynamo } from '../../dynamodb/dynamo.js';
 import { KinesisStream } from '../../kinesis/kinesis.js';
+import { kinesisStreamSet } from '../../kinesis/kinesis-source.js';
 import { DEFAULTS } from '../../options.js';
 import type { Leader } from '../../ports/coordination.js';
 import type { CheckpointRow } from '../../ports/lease-store.js';
 import type { ShardInfo } from '../../ports/stream.js';
 import { clientSettings, dynamodbClient, kinesisClient } from '../clients.js';
 import { type CliIo, EXIT, type Command, UsageError } from '../command.js';
-import { applicationOption, integerOption, streamOption, textOption } from '../common-options.js';
+import { STREAMS_HELP, STREAMS_OPTION, applicationOption, groupStreamsOption, integerOption, textOption } from '../common-options.js';
 import { type CheckpointJson, checkpointJson } from '../format.js';
 import { wrapText } from '../wrap.js';
 import { type CheckpointLag, type ClientRow, type GroupSnapshot, readGroup } from './status-read.js';
+import { streamSections, streamShardJson } from './status-streams.js';
 import { STATUS_WIDTH, behindOf, membersTable, membersView, shardsView, statusHeader, statusTable, watchLine } from './status-view.js';
 
 /** One shard as `status` sees it. */
@@ -109,7 +111,10 @@ export function memberStatuses(
 
 /** One shard in `status --json`: plain JSON values, `null` for "none". */
 export interface ShardStatusJson {
+  /** The shard (with `--streams`, its key `<account>:<stream>:<creationEpoch>:<shardId>`). */
   readonly shardId: string;
+  /** With `--streams`: the shard's stream. */
+  readonly streamName?: string;
   readonly parentShardIds: readonly string[];
   /** `false` once the shard was closed by a split or merge. */
   readonly open: boolean;
@@ -160,7 +165,10 @@ export interface MemberStatusJson {
 
 /** `status --json`. */
 export interface StatusJson {
-  readonly stream: string;
+  /** `--stream`: the stream. */
+  readonly stream?: string;
+  /** `--streams`: the group's streams, as given. */
+  readonly streams?: readonly string[];
   readonly app: string;
   /** When it was read (this machine's clock). */
   readonly at: string;
@@ -226,6 +234,8 @@ export function groupAssignment(members: readonly Pick<MemberStatus, 'live' | 'l
 /** How one refresh is shown. */
 export interface StatusView {
   readonly stream: string;
+  /** `--streams`: the streams of a group that reads several, as given (`stream` then labels them all). */
+  readonly streams?: readonly string[] | undefined;
   readonly app: string;
   readonly leaseTtlMs: number;
   readonly json: boolean;
@@ -245,20 +255,21 @@ export function renderStatus(snapshot: GroupSnapshot, view: StatusView): string 
   // The lock's age by this machine's clock, as for owners: an estimate for humans.
   const leaderLive = leader !== undefined && nowMs - millisFromNanos(leader.lastUpdateNs) < view.leaseTtlMs;
   if (view.json) {
+    const many = view.streams;
     const json: StatusJson = {
-      stream: view.stream,
+      ...(many === undefined ? { stream: view.stream } : { streams: many }),
       app: view.app,
       at: new Date(nowMs).toISOString(),
       leader: leader === undefined ? null : { id: leader.id, name: leader.name ?? null, live: leaderLive },
       members: members.map(memberJson),
       assignment,
-      shards: shards.map((s) => statusJson(s, nowMs)),
+      shards: shards.map((s) => (many === undefined ? statusJson(s, nowMs) : streamShardJson(statusJson(s, nowMs)))),
       corruptMembers: snapshot.corruptClients,
     };
     return `${view.pretty ? JSON.stringify(json, null, 2) : JSON.stringify(json)}\n`;
   }
   const [shardsPart, membersPart] = statusHeader({
-    stream: view.stream, app: view.app, shards, members, assignment,
+    stream: view.stream, app: view.app, shards, members, assignment, many: view.streams !== undefined,
     leader: leader === undefined ? undefined : { text: leader.name ?? leader.id, live: leaderLive },
   });
   const text = (line: string) => (view.wide ? [line] : wrapText(line, STATUS_WIDTH, '  '));
@@ -271,7 +282,9 @@ export function renderStatus(snapshot: GroupSnapshot, view: StatusView): string 
     (view.wide ? membersTable(members) : membersView(members)).trimEnd(),
     ...snapshot.corruptClients.flatMap((c) => text(`clients row ${c.id} is corrupt: ${c.problem}`)),
     '',
-    (view.wide ? statusTable(shards, nowMs) : shardsView(shards, nowMs, view.leaseTtlMs)).trimEnd(),
+    ...(view.streams === undefined
+      ? [(view.wide ? statusTable(shards, nowMs) : shardsView(shards, nowMs, view.leaseTtlMs)).trimEnd()]
+      : streamSections(view.streams, shards, view, nowMs).map((section) => section.trimEnd()).join('\n\n').split('\n')),
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -284,6 +297,7 @@ export const statusCommand: Command = {
   summary: 'show the group: its members and leader, and each shard with its owner, checkpoint, lag and last progress',
   usage: 'kinsumer status --stream <name|arn> --app <name> [--wide | --json] [--watch [--interval S]] [--lease-ttl-ms N]',
   options: {
+    ...STREAMS_OPTION,
     wide: { type: 'boolean' },
     json: { type: 'boolean' },
     watch: { type: 'boolean' },
@@ -291,16 +305,17 @@ export const statusCommand: Command = {
     'lease-ttl-ms': { type: 'string' },
   },
   optionHelp: {
+    streams: STREAMS_HELP,
     wide: 'every column (parents, finished, client ids in full, the checkpoint of a finished shard), as wide as it takes; the default view fits 80 columns',
-    json: 'print JSON ({ stream, app, at, leader, members, shards }, sequence numbers in full) instead of tables',
+    json: 'print JSON ({ stream (or streams), app, at, leader, members, shards }, sequence numbers in full) instead of tables',
     watch: 'read again every --interval seconds until Ctrl-C: redrawn in place on a terminal, a new block (a JSON line with --json) each time otherwise',
     interval: 'seconds between two reads with --watch (default 2; decimals allowed, at least 0.1)',
     'lease-ttl-ms': `the application's leaseTtlMs: owners and members not heard from for this long show as expired (default ${DEFAULTS.leaseTtlMs})`,
   },
-  required: ['stream', 'app'],
+  required: ['stream|streams', 'app'],
   async run(values, io) {
     const app = applicationOption(values);
-    const stream = streamOption(values);
+    const group = groupStreamsOption(values);
     const leaseTtlMs = integerOption(values, 'lease-ttl-ms', DEFAULTS.leaseTtlMs);
     const watch = values.watch === true;
     const intervalMs = intervalOption(values);
@@ -311,8 +326,11 @@ export const statusCommand: Command = {
     const dynamodb = dynamodbClient(settings);
     const wide = values.wide === true;
     if (wide && json) throw new UsageError('give --wide or --json, not both');
-    const view: StatusView = { stream: stream.streamArn ?? stream.streamName, app, leaseTtlMs, json, pretty: !watch, wide, watchIntervalMs: watch ? intervalMs : undefined };
-    const refresh = async () => renderStatus(await readGroup({ stream: new KinesisStream(kinesis, stream), dynamo: new Dynamo(dynamodb), app, leaseTtlMs }), view);
+    const label = group.stream === undefined ? group.streams.join(', ') : group.stream.streamArn ?? group.stream.streamName;
+    const view: StatusView = { stream: label, streams: group.streams, app, leaseTtlMs, json, pretty: !watch, wide, watchIntervalMs: watch ? intervalMs : undefined };
+    // One port for every refresh: a stream set looks again at which stream each name is once a minute.
+    const port = group.stream === undefined ? kinesisStreamSet(kinesis, group.streams) : new KinesisStream(kinesis, group.stream);
+    const refresh = async () => renderStatus(await readGroup({ stream: port, dynamo: new Dynamo(dynamodb), app, leaseTtlMs }), view);
     try {
       // The first read decides: a missing table or stream is an error, not something to watch.
       const first = await refresh();

@@ -11,7 +11,7 @@ import { EXIT, type CommonOption, type Command } from '../command.js';
 const DYNAMODB_OPTIONS: readonly CommonOption[] = ['app', 'region', 'endpoint', 'dynamodb-endpoint', 'profile'];
 
 /** `false` when DescribeTable says the table does not exist; other errors are errors. */
-async function tableExists(dynamodb: DynamoDBClient, table: string): Promise<boolean> {
+export async function tableExists(dynamodb: DynamoDBClient, table: string): Promise<boolean> {
   try {
     await firstValueFrom(new Dynamo(dynamodb).describeTable(table));
     return true;

@@ -15,7 +15,8 @@ import type { KinsumerEvent, KinsumerRecord } from '../../types.js';
 import { clientSettings, kinesisClient } from '../clients.js';
 import { EXIT, UsageError, type Command, type CliIo } from '../command.js';
 import { integerOption, listOption, parseTimestamp, streamOption, textOption } from '../common-options.js';
-import { dataText } from '../format.js';
+import { dataText, shortSequence } from '../format.js';
+import { outputWidth } from '../wrap.js';
 
 /** Records asked for per GetRecords: nothing waits for acks here, so only the page size matters. */
 const RECORDS_PER_CALL = 1000;
@@ -54,13 +55,22 @@ export function shardsToRead(listed: readonly ShardInfo[], seen: ReadonlySet<str
 }
 
 /** What tail prints of a record. */
-export type PrintedRecord = Omit<KinsumerRecord, 'ack' | 'text' | 'json' | 'id' | 'fencingToken'>;
+export type PrintedRecord = Omit<KinsumerRecord, 'ack' | 'text' | 'json' | 'id' | 'fencingToken' | 'streamName'>;
 
-/** One record as a line of text (tab-separated) or of JSON. */
-export function recordLine(record: PrintedRecord, json: boolean): string {
+/**
+ * One record as a line of text or of JSON. Text is tab-separated and whole (for a pipe), or, with
+ * `width` (a terminal), the sequence number shortened as `status` shows it and the line cut at the
+ * width: a 56-digit sequence number alone makes every record wrap at 80 columns.
+ */
+export function recordLine(record: PrintedRecord, json: boolean, width?: number): string {
   const data = dataText(record.data);
-  const sequence = record.subSequenceNumber === undefined ? record.sequenceNumber : `${record.sequenceNumber}/${record.subSequenceNumber}`;
-  if (!json) return `${record.shardId}\t${sequence}\t${record.partitionKey}\t${data.encoding === 'utf8' ? data.text : `base64:${data.text}`}\n`;
+  const sub = record.subSequenceNumber === undefined ? '' : `/${record.subSequenceNumber}`;
+  const text = data.encoding === 'utf8' ? data.text : `base64:${data.text}`;
+  if (!json && width !== undefined) {
+    const line = `${record.shardId}  ${shortSequence(record.sequenceNumber)}${sub}  ${record.partitionKey}  ${text.replaceAll('\t', ' ')}`;
+    return `${line.length > width ? `${line.slice(0, width - 1)}…` : line}\n`;
+  }
+  if (!json) return `${record.shardId}\t${record.sequenceNumber}${sub}\t${record.partitionKey}\t${text}\n`;
   return `${JSON.stringify({
     shardId: record.shardId,
     sequenceNumber: record.sequenceNumber,
@@ -133,12 +143,13 @@ function aborted$(signal: AbortSignal): Observable<unknown> {
 export const tailCommand: Command = {
   name: 'tail',
   summary: 'print the stream\'s records as they arrive (read-only: takes no leases, writes nothing)',
-  usage: 'kinsumer tail --stream <name|arn> [--from LATEST|TRIM_HORIZON|<ISO timestamp>] [--shard <id>[,<id>...]] [--limit N] [--json]',
+  usage: 'kinsumer tail --stream <name|arn> [--from LATEST|TRIM_HORIZON|<ISO timestamp>] [--shard <id>[,<id>...]] [--limit N] [--json] [--wide]',
   options: {
     from: { type: 'string' },
     shard: { type: 'string' },
     limit: { type: 'string' },
     json: { type: 'boolean' },
+    wide: { type: 'boolean' },
     'refresh-ms': { type: 'string' },
   },
   optionHelp: {
@@ -146,6 +157,7 @@ export const tailCommand: Command = {
     shard: 'only these shards (comma-separated)',
     limit: 'exit after this many records',
     json: 'one JSON object per record instead of tab-separated shard, sequence, partition key, data',
+    wide: 'in a terminal too, every record whole and tab-separated (by default a terminal gets one line per record, cut at its width, sequence numbers shortened; a pipe gets them whole)',
     'refresh-ms': `how often the shard list is read again to follow reshards (default ${DEFAULT_REFRESH_MS})`,
   },
   commonOptions: ['stream', 'region', 'endpoint', 'kinesis-endpoint', 'profile'],
@@ -162,6 +174,7 @@ export const tailCommand: Command = {
     const limit = values.limit === undefined ? undefined : integerOption(values, 'limit', 1);
     const refreshMs = integerOption(values, 'refresh-ms', DEFAULT_REFRESH_MS);
     const json = values.json === true;
+    const width = io.stdout.isTTY === true && values.wide !== true ? outputWidth(io.stdout) : undefined;
     const kinesis = kinesisClient(clientSettings(values));
     try {
       await tail(io, tailRecords$({
@@ -175,7 +188,7 @@ export const tailCommand: Command = {
       }).pipe(
         limit === undefined ? (source) => source : take(limit),
         takeUntil(aborted$(io.signal)),
-      ), json);
+      ), json, width);
       return EXIT.ok;
     } finally {
       kinesis.destroy();
@@ -183,10 +196,10 @@ export const tailCommand: Command = {
   },
 };
 
-function tail(io: CliIo, records$: Observable<KinsumerRecord>, json: boolean): Promise<void> {
+function tail(io: CliIo, records$: Observable<KinsumerRecord>, json: boolean, width: number | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     records$.subscribe({
-      next: (record) => io.stdout.write(recordLine(record, json)),
+      next: (record) => io.stdout.write(recordLine(record, json, width)),
       error: reject,
       complete: resolve,
     });

@@ -50,7 +50,7 @@ describe('CLI: --help on every command', () => {
     expect(help).not.to.contain('--dynamodb-endpoint');
     const refused = await cli(['tail', '--stream', 's', '--app', 'a']);
     expect(refused.code).to.equal(2);
-    expect(refused.stderr).to.contain("Unknown option '--app'");
+    expect(refused.stderr).to.contain("unknown option '--app'");
   });
 
   it('create-tables and delete-tables list no Kinesis options (they touch DynamoDB only)', async () => {

@@ -33,8 +33,8 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
   }
 
   /** A consumer of the test's stream that acks everything and keeps what it received. */
-  function consumer(stream: string, app: string, clientId: string): { kinsumer: Kinsumer; received: KinsumerRecord[]; events: KinsumerEvent[] } {
-    const kinsumer = new Kinsumer({ ...FAST, streamName: stream, applicationName: app, kinesis: local().kinesis, dynamodb: local().dynamodb, clientId, clientName: `${clientId}-host` });
+  function consumer(stream: string, app: string, clientId: string, clientName = `${clientId}-host`): { kinsumer: Kinsumer; received: KinsumerRecord[]; events: KinsumerEvent[] } {
+    const kinsumer = new Kinsumer({ ...FAST, streamName: stream, applicationName: app, kinesis: local().kinesis, dynamodb: local().dynamodb, clientId, clientName });
     const received: KinsumerRecord[] = [];
     const events: KinsumerEvent[] = [];
     kinsumer.events$.subscribe((event) => events.push(event));
@@ -45,6 +45,7 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
     return { kinsumer, received, events };
   }
 
+  const longest = (output: string) => Math.max(...output.split('\n').map((line) => line.length));
   const text = (records: readonly KinsumerRecord[]) => records.map((r) => new TextDecoder().decode(r.data));
 
   it('refuses with exit 3 while a live consumer holds leases, changing nothing; --force fences it and it reads again from TRIM_HORIZON', async () => {
@@ -55,7 +56,8 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
       const checkpoint = (await row(app, shardId))?.checkpoint;
       return checkpoint?.type === 'position' && checkpoint.position.sequenceNumber === last.get(shardId);
     };
-    const live = consumer(stream, app, 'live-client');
+    // A UUID, as clientId defaults to: the report names it by clientName and a short id (80 columns).
+    const live = consumer(stream, app, '0b6a4c1e-9f7d-4c25-8a51-3d2f7e9c1b40', 'w-live');
     try {
       // Settled: every record read and its checkpoint committed, so nothing moves but a reset.
       await eventually(async () => live.received.length === 6 && await committedLast(SHARD0) && await committedLast(SHARD1), 'the consumer to read and commit everything');
@@ -64,14 +66,17 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
       expect(refused.code).to.equal(3);
       expect(refused.stderr).to.contain(`2 shards are leased; watching them for ${FAST.leaseTtlMs + 100} ms`);
       expect(refused.stderr).to.contain('refused: 2 of 2 shards are leased by live clients');
-      expect(refused.stderr).to.contain(`${SHARD0}  live-client-host (live-client), renewed `);
+      expect(refused.stderr).to.contain(`${SHARD0}  w-live (0b6a4c1e…), renewed `);
+      expect(longest(refused.stderr), refused.stderr).to.be.at.most(80);
       expect(refused.stderr).to.contain('Nothing was changed.');
       expect((await row(app, SHARD0))?.checkpoint).to.deep.equal(before[0]?.checkpoint);
       expect((await row(app, SHARD1))?.checkpoint).to.deep.equal(before[1]?.checkpoint);
 
       const forced = await cli(['reset', ...args, '--to', 'TRIM_HORIZON', '--force']);
       expect(forced.code, forced.stderr).to.equal(0);
-      expect(forced.stdout).to.contain(`${SHARD0}: ${String(before[0]?.checkpoint?.type === 'position' ? before[0].checkpoint.position.sequenceNumber : '')} -> TRIM_HORIZON (lease of live-client-host (live-client) revoked)`);
+      const previous = String(before[0]?.checkpoint?.type === 'position' ? before[0].checkpoint.position.sequenceNumber : '');
+      expect(forced.stdout.replace(/\n {2}/g, ' ')).to.contain(`${SHARD0}: ${previous.slice(0, 6)}…${previous.slice(-6)} -> TRIM_HORIZON (lease of w-live (0b6a4c1e…) revoked)`);
+      expect(longest(forced.stdout), forced.stdout).to.be.at.most(80);
       expect(forced.stdout).to.contain('reset 2 shards of app');
       // The fenced consumer loses both leases, captures them again and re-reads every record.
       await eventually(() => live.received.length >= 12, 'the consumer to read the shards again from TRIM_HORIZON');
@@ -156,7 +161,8 @@ describe('CLI: reset (kinesalite + dynalite)', function () {
 
     const finished = await cli(['reset', ...args, '--to', 'LATEST', '--shard', `${SHARD1},${SHARD1}`]);
     expect(finished.code, finished.stderr).to.equal(0);
-    expect(finished.stdout).to.contain(`${SHARD1}: 77 -> LATEST (finished: it stays finished and is not read again)`);
+    expect(finished.stdout.replace(/\n {2}/g, ' ')).to.contain(`${SHARD1}: 77 -> LATEST (finished: it stays finished and is not read again)`);
+    expect(longest(finished.stdout), finished.stdout).to.be.at.most(80);
     // The replaced checkpoint stays as a floor: a LATEST start never re-reads what was consumed.
     expect(await row(app, SHARD1)).to.deep.include({ finished: true });
     expect((await row(app, SHARD1))?.checkpoint).to.deep.include({ type: 'LATEST', after: { sequenceNumber: '77' } });

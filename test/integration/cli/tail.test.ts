@@ -78,6 +78,22 @@ describe('CLI: tail (kinesalite)', function () {
     expect(text.stdout).to.contain(`${put[3]?.sequenceNumber}/1\tu2\tsecond\n`);
   });
 
+  it('in a terminal: a line per record at its width, the sequence number shortened, long data cut; --wide and a pipe print records whole', async () => {
+    const { stream, args } = await setup(1);
+    const long = 'x'.repeat(100);
+    const put = await putRecords(local().kinesis, stream, [{ partitionKey: 'k0', data: '{"n":0}' }, { partitionKey: 'k1', data: long }]);
+    const sequence = put[0]?.sequenceNumber ?? '';
+    const terminal = await cli(['tail', ...args, '--from', 'TRIM_HORIZON', '--limit', '2'], undefined, 80);
+    expect(terminal.code, terminal.stderr).to.equal(0);
+    const lines = terminal.stdout.trimEnd().split('\n');
+    expect(lines[0]).to.equal(`shardId-000000000000  ${sequence.slice(0, 6)}…${sequence.slice(-6)}  k0  {"n":0}`);
+    expect(lines[1]).to.have.length(80).and.match(/x…$/);
+    const wide = await cli(['tail', ...args, '--from', 'TRIM_HORIZON', '--limit', '2', '--wide'], undefined, 80);
+    expect(wide.stdout).to.contain(`shardId-000000000000\t${sequence}\tk0\t{"n":0}\n`).and.contain(`\tk1\t${long}\n`);
+    const piped = await cli(['tail', ...args, '--from', 'TRIM_HORIZON', '--limit', '2']);
+    expect(piped.stdout).to.equal(wide.stdout);
+  });
+
   it('from a timestamp, and on --shard only, starts there', async () => {
     const { stream, args } = await setup(2);
     await putRecords(local().kinesis, stream, [{ partitionKey: 'early', data: 'early' }]);

@@ -7,7 +7,7 @@ import { Dynamo } from '../../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { createTables } from '../../../src/dynamodb/tables.js';
 import { LeaseLostError } from '../../../src/errors/kinsumer-errors.js';
-import { TransactionCancelledError, TransactionRejectedError } from '../../../src/errors/write-errors.js';
+import { EarlierTransactionAppliedError, TransactionCancelledError, TransactionRejectedError } from '../../../src/errors/write-errors.js';
 import type { CheckpointWrite, HeldLease, LeaseStore } from '../../../src/ports/lease-store.js';
 import { MemoryItemTables } from '../../../src/testing/memory-items.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
@@ -63,7 +63,7 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const store = b.store('me', () => 1_000);
       const id = `s${shard}`;
       const lease = await capture(store, id);
-      const request$ = store.commitWithWrites!(lease, write(1), { token: `tok-${id}`, writes: [on(add('a', 5)), on(add('b', 6))] });
+      const request$ = store.commitWithWrites!(lease, write(1), { token: `tok-${id}`, writes: [on(add('a', 5)), on(add('b', 6))], after: undefined });
       await send(request$);
       await send(request$);
       expect([await b.total('a'), await b.total('b')]).to.deep.equal([5, 6]);
@@ -76,13 +76,42 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const store = b.store('me', () => 1_000, { strip: true });
       const id = `s${shard}`;
       const lease = await capture(store, id);
-      const request$ = store.commitWithWrites!(lease, write(1), { token: `late-${id}`, writes: [on(add('c', 3))] });
+      const request$ = store.commitWithWrites!(lease, write(1), { token: `late-${id}`, writes: [on(add('c', 3))], after: undefined });
       await send(request$);
       await send(request$);
       expect(await b.total('c')).to.equal(3);
       // The next transaction of this lease is conditioned on the last one's token: it goes through.
-      await send(store.commitWithWrites!(lease, write(2), { token: `next-${id}`, writes: [on(add('c', 1))] }));
+      await send(store.commitWithWrites!(lease, write(2), { token: `next-${id}`, writes: [on(add('c', 1))], after: `late-${id}` }));
       expect(await b.total('c')).to.equal(4);
+    });
+
+    it('a re-send past its token\'s window after another client captured: the row still holds its token, so it applied (not LeaseLostError)', async () => {
+      // Review-4 §3.4: reported as LeaseLostError (then "abandoned: not applied") although it applied.
+      let nowMs = 1_000;
+      const mine = b.store('me', () => nowMs, { strip: true });
+      const rival = b.store('rival', () => nowMs);
+      const id = `s${shard}`;
+      const lease = await capture(mine, id);
+      const request$ = mine.commitWithWrites!(lease, write(1), { token: `gone-${id}`, writes: [on(add('g', 2))], after: undefined });
+      await send(request$);
+      await firstValueFrom(rival.read(id));
+      nowMs += TTL_MS + 1;
+      await capture(rival, id);
+      await send(request$);
+      expect(await b.total('g')).to.equal(2);
+    });
+
+    it('a transaction whose condition meets an earlier token of this lease (sent, its answer never a success): that one applied; the next follows it', async () => {
+      const mine = b.store('me', () => 1_000);
+      const id = `s${shard}`;
+      const lease = await capture(mine, id);
+      // The first transaction applies, but the lane never hears it (its answers were 500s): the next follows the token before it.
+      await send(mine.commitWithWrites!(lease, write(1), { token: `t1-${id}`, writes: [on(add('h', 1))], after: undefined }));
+      const error = await failure(mine.commitWithWrites!(lease, write(2), { token: `t2-${id}`, writes: [on(add('h', 10))], after: undefined, earlier: [`t0-${id}`, `t1-${id}`] }));
+      expect(error).to.be.instanceOf(EarlierTransactionAppliedError).that.deep.includes({ token: `t1-${id}` });
+      expect(await b.total('h')).to.equal(1);
+      await send(mine.commitWithWrites!(lease, write(2), { token: `t3-${id}`, writes: [on(add('h', 10))], after: `t1-${id}` }));
+      expect(await b.total('h')).to.equal(11);
     });
 
     it('fenced (another client captured): LeaseLostError, nothing applied', async () => {
@@ -94,7 +123,7 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       await firstValueFrom(rival.read(id));
       nowMs += TTL_MS + 1;
       await capture(rival, id);
-      const error = await failure(mine.commitWithWrites!(lease, write(1), { token: `z-${id}`, writes: [on(add('z', 9))] }));
+      const error = await failure(mine.commitWithWrites!(lease, write(1), { token: `z-${id}`, writes: [on(add('z', 9))], after: undefined }));
       expect(error).to.be.instanceOf(LeaseLostError);
       expect(await b.total('z')).to.equal(0);
     });
@@ -103,12 +132,12 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const store = b.store('me', () => 1_000);
       const id = `s${shard}`;
       const lease = await capture(store, id);
-      const error = await failure(store.commitWithWrites!(lease, write(1), { token: `c-${id}`, writes: [on(add('d', 1)), on(add('e', 1, 'attribute_exists(amount)'))] }));
+      const error = await failure(store.commitWithWrites!(lease, write(1), { token: `c-${id}`, writes: [on(add('d', 1)), on(add('e', 1, 'attribute_exists(amount)'))], after: undefined }));
       expect(error).to.be.instanceOf(TransactionCancelledError);
       expect((error as TransactionCancelledError).reasons).to.deep.equal(['None', 'ConditionalCheckFailed']);
       expect((error as TransactionCancelledError).retriable).to.equal(false);
       expect(await b.total('d')).to.equal(0);
-      await send(store.commitWithWrites!(lease, write(1), { token: `c2-${id}`, writes: [on(add('d', 1))] }));
+      await send(store.commitWithWrites!(lease, write(1), { token: `c2-${id}`, writes: [on(add('d', 1))], after: undefined }));
       expect(await b.total('d')).to.equal(1);
     });
 
@@ -116,9 +145,9 @@ function cases(name: string, backend: () => Promise<Backend>): void {
       const store = b.store('me', () => 1_000);
       const id = `s${shard}`;
       const lease = await capture(store, id);
-      expect(await failure(store.commitWithWrites!(lease, write(1), { token: `r-${id}`, writes: [on(add('f', 1)), on(add('f', 2))] }))).to.be.instanceOf(TransactionRejectedError);
+      expect(await failure(store.commitWithWrites!(lease, write(1), { token: `r-${id}`, writes: [on(add('f', 1)), on(add('f', 2))], after: undefined }))).to.be.instanceOf(TransactionRejectedError);
       const invalid: TransactWriteItem = { Update: { TableName: b.totals, Key: { account: { S: 'f' } }, UpdateExpression: 'ADD amount' } };
-      expect(await failure(store.commitWithWrites!(lease, write(1), { token: `r2-${id}`, writes: [invalid] }))).to.be.instanceOf(TransactionRejectedError);
+      expect(await failure(store.commitWithWrites!(lease, write(1), { token: `r2-${id}`, writes: [invalid], after: undefined }))).to.be.instanceOf(TransactionRejectedError);
       expect(await b.total('f')).to.equal(0);
     });
 
@@ -172,6 +201,19 @@ describe('records\' writes with the checkpoint, the lease store\'s side', functi
         };
       });
 
+      it('tableKeys: a table missing at first is found once it is created (only key schemas are kept)', async () => {
+        const app = uniqueName('effects-keys');
+        const client: DynamoDBClient = local().dynamodb;
+        const store = new DynamoLeaseStore({ dynamo: new Dynamo(client), table: `${app}_checkpoints`, clientId: 'me', clientName: 'me', leaseTtlMs: TTL_MS, now: () => 1_000 });
+        const later = `${app}_later`;
+        expect([...await firstValueFrom(store.tableKeys([later]))]).to.deep.equal([[later, undefined]]);
+        await client.send(new CreateTableCommand({
+          TableName: later, BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        }));
+        expect([...await firstValueFrom(store.tableKeys([later]))]).to.deep.equal([[later, ['id']]]);
+      });
+
       it('DynamoDB Local answers a fenced transaction with the row as it was (ALL_OLD), which the store reads', async () => {
         const app = uniqueName('effects-old');
         const client: DynamoDBClient = local().dynamodb;
@@ -179,7 +221,7 @@ describe('records\' writes with the checkpoint, the lease store\'s side', functi
         const store = new DynamoLeaseStore({ dynamo: new Dynamo(client), table: `${app}_checkpoints`, clientId: 'me', clientName: 'me', leaseTtlMs: TTL_MS, now: () => 1_000 });
         const lease = await firstValueFrom(store.capture('s'));
         await client.send(new UpdateItemCommand({ TableName: `${app}_checkpoints`, Key: { Shard: { S: 's' } }, UpdateExpression: 'SET OwnerID = :o', ExpressionAttributeValues: { ':o': { S: 'rival' } } }));
-        const error = await failure(store.commitWithWrites(lease as HeldLease, write(1), { token: 'x', writes: [] }));
+        const error = await failure(store.commitWithWrites(lease as HeldLease, write(1), { token: 'x', writes: [], after: undefined }));
         expect(error).to.be.instanceOf(LeaseLostError);
         const reasons = ((error as LeaseLostError).cause as { CancellationReasons?: Array<{ Item?: Record<string, { S?: string }> }> }).CancellationReasons;
         expect(reasons?.[0]?.Item?.OwnerID?.S).to.equal('rival');

@@ -107,9 +107,26 @@ describe('resetCheckpoints (kinesalite + dynalite)', function () {
     expect(result.shards).to.have.length(1);
     expect(result.shards[0]).to.deep.include({ shardId: SHARD1, outcome: 'reset', previous: undefined });
     expect(result.shards[0]?.liveOwner?.clientId).to.equal('live');
-    expect(await write(owner.renew(lease)).catch((e: unknown) => e)).to.be.instanceOf(LeaseLostError);
+    // The former owner is told its lease was revoked by a reset (newcomer trial 4: "lease lost to another client").
+    const revoked = await write(owner.renew(lease)).catch((e: unknown) => e);
+    expect(revoked).to.be.instanceOf(LeaseLostError).and.include({ revoked: true });
+    expect((revoked as Error).message).to.equal(`lease on shard ${SHARD1} was revoked: its row names no owner now (a reset, such as kinsumer reset --force, or import-kcl); no other client holds it`);
     expect((await captured(store(applicationName, 'next'), SHARD1)).checkpoint).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp });
+    // Once another client holds it, the loss is to that client.
+    const taken = await write(owner.renew(lease)).catch((e: unknown) => e);
+    expect(taken).to.be.instanceOf(LeaseLostError).and.include({ revoked: false });
+    expect((taken as Error).message).to.equal(`lease on shard ${SHARD1} was lost to another client`);
     expect(await firstValueFrom(owner.read(SHARD0)), 'a shard not named is left alone').to.equal(undefined);
+  });
+
+  it('previous is where a new owner would have started: a reset to LATEST stands for its moment (and no stored field leaks out)', async () => {
+    const { applicationName, options } = await setup();
+    await resetCheckpoints({ ...options, to: 'LATEST', shardIds: [SHARD0] });
+    const row = await firstValueFrom(store(applicationName, 'reader').read(SHARD0));
+    const resetAt = row?.checkpoint?.type === 'LATEST' ? row.checkpoint.resetAt : undefined;
+    expect(resetAt, 'the first reset\'s moment').to.be.instanceOf(Date);
+    const again = await resetCheckpoints({ ...options, to: 'LATEST', shardIds: [SHARD0] });
+    expect(again.shards[0]?.previous).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
   });
 
   it('bad input is a ConfigError naming the option, and nothing is written', async () => {

@@ -1,92 +1,16 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { expect } from 'chai';
-import { VirtualTimeScheduler } from 'rxjs';
-import { type Checkpointer, createCheckpointer } from '../../../src/checkpoint/checkpointer.js';
 import { KinsumerError, LeaseLostError } from '../../../src/errors/kinsumer-errors.js';
 import { WriteConditionError, WriteRejectedError, WritesTooLargeError } from '../../../src/errors/write-errors.js';
-import type { HeldLease } from '../../../src/ports/lease-store.js';
-import type { Position } from '../../../src/ports/position.js';
 import type { WritesOutcome } from '../../../src/ports/shard-tracker.js';
-import { MemoryItemTables } from '../../../src/testing/memory-items.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../../src/testing/memory-lease-store.js';
 import { awsError } from '../../../src/testing/memory-stream.js';
-import type { KinsumerEvent } from '../../../src/types.js';
+import { SHARD, TTL, add, at, checkExactlyOnce, record, rig, total } from '../../support/effects-rig.js';
 import { advance } from '../../support/virtual-time.js';
 
-// The write lane with records' writes (design §8.1), on virtual time over the in-memory stores,
-// whose TransactWriteItems follows DynamoDB's rules (memory-items.ts). The invariant checked after
-// every step: the totals equal the sum of the amounts of exactly the records the stored
-// checkpoint covers — every record's writes applied once if checkpointed, never otherwise.
-
-const SHARD = 'shardId-000000000000';
-const BASE = 49590338271490256608559692538361571095921575989136588898n;
-const at = (n: number): Position => ({ sequenceNumber: (BASE + BigInt(n)).toString() });
-const TTL = 3_000;
-
-const add = (account: string, amount: number, condition?: string): TransactWriteItem => ({
-  Update: {
-    TableName: 'totals', Key: { account: { S: account } }, UpdateExpression: 'ADD amount :a',
-    ExpressionAttributeValues: { ':a': { N: String(amount) }, ...(condition === undefined ? {} : { ':zero': { N: '0' } }) },
-    ...(condition === undefined ? {} : { ConditionExpression: condition }),
-  },
-});
-
-interface Rig {
-  readonly scheduler: VirtualTimeScheduler;
-  readonly items: MemoryItemTables;
-  readonly table: MemoryCheckpointTable;
-  readonly store: MemoryLeaseStore;
-  readonly events: KinsumerEvent[];
-  readonly checkpointer: Checkpointer;
-  readonly lease: HeldLease;
-  /** Amount each record (by number) adds to its account, once its writes commit. */
-  readonly amounts: Map<number, { account: string; amount: number }>;
-  error: unknown;
-}
-
-function captured(store: MemoryLeaseStore, scheduler: VirtualTimeScheduler): HeldLease {
-  let held: HeldLease | undefined;
-  store.capture(SHARD).subscribe((lease) => { held = lease; });
-  advance(scheduler, 10);
-  if (held === undefined) throw new Error('capture failed');
-  return held;
-}
-
-function rig(options: { clientId?: string; shared?: Rig; latencyMs?: number } = {}): Rig {
-  const scheduler = options.shared?.scheduler ?? new VirtualTimeScheduler();
-  const items = options.shared?.items ?? new MemoryItemTables();
-  items.createTable('totals', ['account']);
-  const table = options.shared?.table ?? new MemoryCheckpointTable();
-  const store = new MemoryLeaseStore({ clientId: options.clientId ?? 'me', leaseTtlMs: TTL, now: () => scheduler.now(), table, items, latencyMs: options.latencyMs ?? 5, scheduler });
-  const lease = captured(store, scheduler);
-  const events: KinsumerEvent[] = [];
-  const checkpointer = createCheckpointer({ store, lease, commitFrequencyMs: 100, renewIntervalMs: TTL / 3, scheduler, emit: (e) => events.push(e) });
-  const r: Rig = { scheduler, items, table, store, events, checkpointer, lease, amounts: options.shared?.amounts ?? new Map<number, { account: string; amount: number }>(), error: undefined };
-  checkpointer.run$.subscribe({ error: (error: unknown) => { r.error = error; } });
-  return r;
-}
-
-const total = (r: Rig, account: string): number => Number(r.items.get('totals', { account: { S: account } })?.amount?.N ?? 0);
-
-/** The invariant: each account's total is the sum over exactly the records the stored checkpoint covers. */
-function checkExactlyOnce(r: Rig): void {
-  const row = r.table.row(SHARD);
-  const checkpoint = row?.checkpoint?.type === 'position' ? BigInt(row.checkpoint.position.sequenceNumber) - BASE : 0n;
-  const covered = (n: number) => BigInt(n) <= checkpoint || (row?.acked ?? []).some((range) => BigInt(range.from.sequenceNumber) - BASE <= BigInt(n) && BigInt(n) <= BigInt(range.to.sequenceNumber) - BASE);
-  const expected = new Map<string, number>();
-  for (const [n, { account, amount }] of r.amounts) if (covered(n)) expected.set(account, (expected.get(account) ?? 0) + amount);
-  const accounts = new Set([...expected.keys(), ...r.items.scan('totals').map((item) => item.account?.S ?? '')]);
-  for (const account of accounts) expect(total(r, account), `total of ${account}`).to.equal(expected.get(account) ?? 0);
-}
-
-/** Tracks record n and returns a function that acks it with its writes (adding `amount` to `account`). */
-function record(r: Rig, n: number, account: string, amount: number, writes?: TransactWriteItem[]): (settle?: (o: WritesOutcome) => void) => void {
-  const ticket = r.checkpointer.track(at(n));
-  return (settle) => {
-    r.amounts.set(n, { account, amount });
-    r.checkpointer.ackWithWrites?.([ticket], [`${SHARD}/${n}`], writes ?? [add(account, amount)], settle);
-  };
-}
+// The write lane with records' writes (design §8.1), on virtual time over the in-memory stores
+// (test/support/effects-rig.ts), checking after every step that each record's writes are applied
+// once if checkpointed, never otherwise.
 
 describe('write lane: records\' writes committed with their checkpoint (§8.1)', () => {
   it('commits each record\'s writes in one transaction with the checkpoint covering it; records acked meanwhile share the next', () => {
@@ -107,6 +31,29 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     expect([total(r, 'k0'), total(r, 'k1')]).to.deep.equal([1 + 3 + 5, 2 + 4]);
     expect(r.checkpointer.inFlight(), 'record 6 was never acked').to.equal(1);
     expect(r.events.filter((e) => e.type === 'checkpoint').length).to.be.at.least(2);
+  });
+
+  it('a new owner acking the gap record with writes inside its delivery, before the rest is skipped: the row reaches the watermark at the next commit', () => {
+    // Issue 30 item 1. A previous owner left #1 + [#3..#7] (its ack of #2 failed). The new owner
+    // delivers #2 and acks it with writes at once, while the lane is idle: the transaction is decided
+    // (#2 + [#3..#7]) before the reader skips #3..#7. Its commit moves the watermark to #7.
+    const table = new MemoryCheckpointTable();
+    table.put({
+      shardId: SHARD, checkpoint: { type: 'position', position: at(1) }, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined,
+      finished: false, leaseCounter: 1, lastOwnerId: 'before', acked: [{ from: at(3), to: at(7) }],
+    });
+    const r = rig({ table });
+    let outcome: WritesOutcome | undefined;
+    record(r, 2, 'a', 2)((o) => { outcome = o; });
+    for (let n = 3; n <= 7; n += 1) expect(r.checkpointer.skip?.(at(n)), `#${n} skipped`).to.equal(true);
+    advance(r.scheduler, 10);
+    expect(outcome?.kind).to.equal('committed');
+    expect(r.checkpointer.pending()).to.equal(0);
+    // One commit turn later (commitFrequencyMs 100, well before a renewal), the row holds #7.
+    advance(r.scheduler, 200);
+    expect(r.table.row(SHARD)).to.deep.include({ checkpoint: { type: 'position', position: at(7) } });
+    expect(r.table.row(SHARD)?.acked, 'no range left').to.equal(undefined);
+    expect(total(r, 'a')).to.equal(2);
   });
 
   it('a lost response is re-sent identically (same token): applied once', () => {
@@ -139,7 +86,15 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
       committedAt = r.scheduler.now();
       confirmedAtCommit = r.checkpointer.leaseConfirmed?.();
     });
-    advance(r.scheduler, 60_000);
+    // The backoff's jitter at its top: six waits of up to 100·2^k ms, 6.2 s in all (a random one
+    // fell under the two renewal intervals about one run in ten).
+    const random = Math.random;
+    Math.random = () => 0.999;
+    try {
+      advance(r.scheduler, 60_000);
+    } finally {
+      Math.random = random;
+    }
     expect(r.store.calls.commitWithWrites).to.equal(7);
     expect(committedAt - firstSentAt, 'the answer came more than two renewal intervals after the first attempt').to.be.greaterThan(2 * (TTL / 3));
     expect(confirmedAtCommit, 'confirmed as of the first attempt: too long ago').to.equal(false);
@@ -150,7 +105,7 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
   it('a transaction whose response was lost and is sent again after the token\'s 10 minutes fails its token condition and counts as applied: still once', () => {
     const r = rig();
     r.checkpointer.track(at(1));
-    const request$ = r.store.commitWithWrites(r.lease, { checkpoint: { type: 'position', position: at(1) }, finished: false }, { token: 'tok-late', writes: [add('a', 3)] });
+    const request$ = r.store.commitWithWrites(r.lease, { checkpoint: { type: 'position', position: at(1) }, finished: false }, { token: 'tok-late', writes: [add('a', 3)], after: undefined });
     request$.subscribe();
     advance(r.scheduler, 10);
     // Renewals keep the lease this client's while nothing else is written.
@@ -190,9 +145,9 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     for (const ack of acks) ack((o) => outcomes.push(o));
     r.amounts.delete(2);
     advance(r.scheduler, 100);
-    // Record 1 went alone (acked first); 2 and 3 shared the next transaction, which 2's condition cancelled.
-    expect(outcomes.map((o) => o.kind)).to.deep.equal(['committed', 'failed', 'committed']);
-    const failure = outcomes[1] as unknown as { error: WriteConditionError };
+    // The three shared one transaction (they gathered while the lane described totals), which 2's condition cancelled.
+    expect(outcomes.map((o) => o.kind)).to.deep.equal(['failed', 'committed', 'committed']);
+    const failure = outcomes[0] as unknown as { error: WriteConditionError };
     expect(failure.error).to.be.instanceOf(WriteConditionError).that.deep.includes({ recordId: `${SHARD}/2`, actionIndex: 0 });
     expect([total(r, 'a'), total(r, 'b'), total(r, 'c')]).to.deep.equal([1, 0, 3]);
     expect(r.table.row(SHARD)?.checkpoint).to.deep.equal({ type: 'position', position: at(1) });
@@ -250,7 +205,7 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     expect(WriteRejectedError.name).to.equal('WriteRejectedError');
   });
 
-  it('a table written only by Puts is described once; one that cannot be described (AccessDenied) fails those records alone', () => {
+  it('each table is described once (its key names); one that cannot be described (AccessDenied) fails those records alone', () => {
     const r = rig();
     r.items.createTable('events', ['id']);
     const put = (id: string, table = 'events'): TransactWriteItem => ({ Put: { TableName: table, Item: { id: { S: id } } } });
@@ -267,8 +222,32 @@ describe('write lane: records\' writes committed with their checkpoint (§8.1)',
     for (const ack of more) ack((o) => outcomes.push(o.kind));
     advance(r.scheduler, 100);
     expect(outcomes.slice(2)).to.deep.equal(['committed', 'committed']);
-    expect(r.store.calls.tableKeys).to.equal(2);
+    expect(r.store.calls.tableKeys, 'secret (refused), totals, events').to.equal(3);
     expect(r.items.scan('events').map((item) => item.id?.S).sort()).to.deep.equal(['p3', 'p4']);
+  });
+
+  it('a malformed Key fails its record alone; later records writing the same table commit (R16)', () => {
+    // The lane took a table's key names from the first Key it saw: one Key with an extra attribute
+    // (or without the range key) made it refuse every later record's writes to that table.
+    const r = rig();
+    r.items.createTable('ledger', ['account', 'at']);
+    const entry = (account: string, at: string, key: Record<string, { S: string }> = { account: { S: account }, at: { S: at } }): TransactWriteItem => ({
+      Update: { TableName: 'ledger', Key: key, UpdateExpression: 'ADD amount :a', ExpressionAttributeValues: { ':a': { N: '1' } } },
+    });
+    const extra: TransactWriteItem = { Update: { ...add('x', 1).Update!, Key: { account: { S: 'x' }, extra: { S: 'oops' } } } };
+    const outcomes: string[] = [];
+    const settle = (n: number) => (o: WritesOutcome) => outcomes.push(`${n} ${o.kind === 'failed' ? o.error.constructor.name : o.kind}`);
+    record(r, 1, 'x', 0, [extra])(settle(1));
+    record(r, 2, 'x', 0, [entry('a', '1', { account: { S: 'a' } })])(settle(2));
+    r.amounts.delete(1);
+    r.amounts.delete(2);
+    advance(r.scheduler, 100);
+    record(r, 3, 'a', 2)(settle(3));
+    record(r, 4, 'b', 3, [add('b', 3), entry('a', '1'), entry('a', '2')])(settle(4));
+    advance(r.scheduler, 100);
+    expect(outcomes.sort()).to.deep.equal(['1 WriteRejectedError', '2 WriteRejectedError', '3 committed', '4 committed']);
+    expect(r.items.scan('ledger').map((item) => item.at?.S).sort()).to.deep.equal(['1', '2']);
+    checkExactlyOnce(r);
   });
 
   it('too large at the call (WritesTooLargeError, the record stays unacked); a second ack({ writes }) throws KinsumerError and applies nothing', () => {

@@ -48,14 +48,14 @@ describe('records\' writes against one transaction (transact-writes)', () => {
 });
 
 describe('the effects queue (packing transactions)', () => {
-  const keys = (queue: EffectQueue) => queue.learnKeys(new Map([['events', ['id']]]));
+  const keys = (queue: EffectQueue) => queue.learnKeys(new Map([['events', ['id']], ['totals', ['account']]]));
 
   it('packs what waits in sequence order, ending before the first record that writes an item already in the transaction', () => {
     const queue = new EffectQueue();
     const [a, b, c, d] = [effect([add('x')]), effect([add('y')]), effect([add('x')]), effect([add('z')])] as [PendingEffect, PendingEffect, PendingEffect, PendingEffect];
     // Added out of order: kept in order of their records.
     for (const e of [b, a, d, c] as PendingEffect[]) queue.add(e);
-    expect(queue.unknownTables(), 'an Update names its table\'s key').to.deep.equal([]);
+    keys(queue);
     expect(queue.pack().effects).to.deep.equal([a, b]);
     queue.remove([a, b]);
     expect(queue.pack().effects).to.deep.equal([c, d]);
@@ -65,6 +65,7 @@ describe('the effects queue (packing transactions)', () => {
     const queue = new EffectQueue();
     const big = Array.from({ length: 3 }, () => effect(Array.from({ length: 40 }, () => add(`k${nextTicket}-${Math.random()}`))));
     for (const e of big) queue.add(e);
+    keys(queue);
     expect(queue.pack().effects, '1 + 40 + 40 <= 100 < 1 + 120').to.have.length(2);
     const heavy = new EffectQueue();
     keys(heavy);
@@ -74,20 +75,34 @@ describe('the effects queue (packing transactions)', () => {
     expect(queue.pack(1).effects).to.have.length(1);
   });
 
-  it('Puts need their table\'s key names first; packing stops at an effect whose table is unknown', () => {
+  it('key names come from the table (DescribeTable), never from a Key; packing stops at an effect whose table is unknown', () => {
     const queue = new EffectQueue();
     const [a, b] = [effect([add('x')]), effect([put('p1')])] as [PendingEffect, PendingEffect];
     queue.add(a);
     queue.add(b);
-    expect(queue.unknownTables()).to.deep.equal(['events']);
+    expect(queue.unknownTables(), 'an Update\'s Key is what one record claims, not the schema').to.deep.equal(['totals', 'events']);
+    expect(queue.pack().effects).to.deep.equal([]);
+    queue.learnKeys(new Map([['totals', ['account']]]));
     expect(queue.pack().effects).to.deep.equal([a]);
     keys(queue);
     expect(queue.pack().effects).to.deep.equal([a, b]);
   });
 
+  it('a missing table is asked about again once no waiting write needs the answer (it may be created meanwhile)', () => {
+    const queue = new EffectQueue();
+    const early = effect([put('p1', 'later')]);
+    queue.add(early);
+    queue.learnKeys(new Map([['later', undefined]]));
+    const packed = queue.pack();
+    expect(packed.rejected.map((r) => r.effect)).to.deep.equal([early]);
+    queue.remove([early]);
+    queue.add(effect([put('p2', 'later')]));
+    expect(queue.unknownTables()).to.deep.equal(['later']);
+  });
+
   it('rejects (WriteRejectedError, the action\'s index) a missing table, a missing key, one item twice; packs past them', () => {
     const queue = new EffectQueue();
-    queue.learnKeys(new Map([['gone', undefined], ['events', ['id']]]));
+    queue.learnKeys(new Map([['gone', undefined], ['events', ['id']], ['totals', ['account']]]));
     const missingTable = effect([add('x'), { Put: { TableName: 'gone', Item: { id: { S: '1' } } } }]);
     const missingKey = effect([{ Put: { TableName: 'events', Item: { other: { S: '1' } } } }]);
     const twice = effect([add('y'), add('y')]);

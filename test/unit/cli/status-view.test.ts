@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import { renderStatus, type StatusView } from '../../../src/cli/commands/status.js';
 import type { CheckpointLag, ClientRow, GroupSnapshot } from '../../../src/cli/commands/status-read.js';
-import { behindOf, fittedTable, membersView, shortId, watchLine } from '../../../src/cli/commands/status-view.js';
+import { behindOf, fittedTable, membersView, watchLine } from '../../../src/cli/commands/status-view.js';
+import { shortId } from '../../../src/group/client-label.js';
 import type { CheckpointRow } from '../../../src/ports/lease-store.js';
 import type { ShardInfo } from '../../../src/ports/stream.js';
 

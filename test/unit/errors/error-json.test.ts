@@ -25,7 +25,7 @@ describe('errors as JSON', () => {
     expect(parsed(event)).to.deep.equal({
       type: 'retrying', operation: 'prepare', attempt: 1, delayMs: 100,
       error: {
-        name: 'KinsumerError', message: 'describing table down_clients failed', retriable: true,
+        name: 'KinsumerError', message: 'describing table down_clients failed: cannot reach DynamoDB at http://127.0.0.1:9: connection refused (is the server running, and is this its port?)', retriable: true,
         cause: {
           name: 'EndpointError', message: 'cannot reach DynamoDB at http://127.0.0.1:9: connection refused (is the server running, and is this its port?)',
           retriable: true, service: 'DynamoDB', endpoint: 'http://127.0.0.1:9',

@@ -4,8 +4,9 @@ import { liveness, readiness } from '../../../examples/health-probes.js';
 import type { KinsumerState, KinsumerStatus } from '../../../src/types.js';
 
 const status = (state: KinsumerState, shards = 0, members = 3): KinsumerStatus => ({
-  clientId: 'c', clientName: 'n', state, leader: false, members,
-  shards: Array.from({ length: shards }, (_, i) => ({ shardId: `s${i}`, fencingToken: 1, checkpoint: undefined, inFlight: 0, pending: 0, millisBehindLatest: 0 })),
+  clientId: 'c', clientName: 'n', state, leader: false, members, connections: {},
+  shards: Array.from({ length: shards }, (_, i) => ({ shardId: `s${i}`, streamName: 'events', fencingToken: 1, checkpoint: undefined, inFlight: 0, pending: 0, millisBehindLatest: 0 })),
+  streams: shards === 0 ? [] : [{ streamName: 'events', shards, pending: 0, inFlight: 0, millisBehindLatest: 0 }],
 });
 
 describe('examples/health-probes (pure)', () => {

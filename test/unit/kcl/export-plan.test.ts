@@ -60,10 +60,77 @@ describe('export plan: kinsumer checkpoint → KCL lease', () => {
     expect(plan.lines[2]?.reason).to.contain('configured with this time');
   });
 
+  describe('the KCL has one AT_TIMESTAMP time for the stream (review-4 §3.5)', () => {
+    const T0 = new Date('2026-01-01T00:00:00Z');
+    const TA = new Date('2026-01-05T00:00:00Z');
+    const TB = new Date('2026-01-06T00:00:00Z');
+    const FA = '49590338271490256608559692538361571095921575989136500001';
+    const FB = '49590338271490256608559692538361571095921575989136500002';
+    const open = [shard(P), shard(A), shard(B)];
+
+    it('a shard whose start is later than the stream\'s time is read by the KCL from that earlier time, and its line says from when and what comes again', () => {
+      const plan = planExport(facts({
+        shards: open,
+        kinsumer: new Map([row(P, { type: 'AT_TIMESTAMP', timestamp: T0 }), row(A, { type: 'AT_TIMESTAMP', timestamp: TA })]),
+      }));
+      expect(plan.kclTimestamp).to.deep.equal(T0);
+      expect(plan.writes.slice(0, 2).map((w) => w.lease.checkpoint)).to.deep.equal([{ type: 'AT_TIMESTAMP' }, { type: 'AT_TIMESTAMP' }]);
+      expect(plan.lines[0]?.reason).to.contain(`AT_TIMESTAMP ${T0.toISOString()}: the KCL application must be configured with this time`).and.not.contain('earlier');
+      expect(plan.lines[1]?.reason).to.contain(`AT_TIMESTAMP ${T0.toISOString()}: `).and.contain(`read by the KCL from that time, earlier than kinsumer's ${TA.toISOString()}`);
+    });
+
+    it('a later start with a floor whose record arrived after the stream\'s time: a sequence checkpoint at the floor (it re-reads less, and nothing consumed); one that arrived before: AT_TIMESTAMP', () => {
+      const plan = planExport(facts({
+        shards: open,
+        kinsumer: new Map([
+          row(P, { type: 'AT_TIMESTAMP', timestamp: T0 }),
+          row(A, { type: 'LATEST', after: { sequenceNumber: FA }, notBefore: TA, resetAt: TA }),
+          row(B, { type: 'AT_TIMESTAMP', timestamp: TB, after: { sequenceNumber: FB } }),
+        ]),
+        records: new Map([
+          [A, { kind: 'aggregate', count: 4, arrivedAt: new Date('2026-01-04T00:00:00Z') }],
+          [B, { kind: 'plain', arrivedAt: new Date('2025-12-31T00:00:00Z') }],
+        ]),
+      }));
+      expect(plan.kclTimestamp).to.deep.equal(T0);
+      expect(plan.writes.map((w) => w.lease.checkpoint)).to.deep.equal([
+        { type: 'AT_TIMESTAMP' }, { type: 'sequence', sequenceNumber: FA, subSequenceNumber: 3 }, { type: 'AT_TIMESTAMP' },
+      ]);
+      expect(plan.lines[1]?.reason).to.contain(`after its floor ${FA}`).and.contain(`arrived before ${TA.toISOString()}`);
+      expect(plan.lines[2]?.reason).to.contain(`read by the KCL from that time, earlier than kinsumer's ${TB.toISOString()}`);
+    });
+
+    it('the shard that sets the stream\'s time keeps AT_TIMESTAMP (exact there), and a floor whose record is gone or unreadable leaves AT_TIMESTAMP', () => {
+      const plan = planExport(facts({
+        shards: open,
+        kinsumer: new Map([
+          row(P, { type: 'AT_TIMESTAMP', timestamp: T0, after: { sequenceNumber: FA } }),
+          row(A, { type: 'AT_TIMESTAMP', timestamp: TA, after: { sequenceNumber: FA } }),
+          row(B, { type: 'AT_TIMESTAMP', timestamp: TB, after: { sequenceNumber: FB } }),
+        ]),
+        records: new Map([[P, { kind: 'plain', arrivedAt: T0 }], [A, { kind: 'gone' }], [B, { kind: 'unknown' }]]),
+      }));
+      expect(plan.writes.map((w) => w.lease.checkpoint)).to.deep.equal([{ type: 'AT_TIMESTAMP' }, { type: 'AT_TIMESTAMP' }, { type: 'AT_TIMESTAMP' }]);
+      expect(plan.kclTimestamp).to.deep.equal(T0);
+    });
+  });
+
   it('a reset to LATEST that no consumer read yet is exported as AT_TIMESTAMP of its moment: the KCL gets the records put since, as kinsumer would', () => {
     const resetAt = new Date('2026-01-03T00:00:00Z');
     const plan = planExport(facts({ shards: [shard(P)], kinsumer: new Map([row(P, { type: 'LATEST', notBefore: resetAt, resetAt })]) }));
     expect(plan.writes[0]?.lease.checkpoint).to.deep.equal({ type: 'AT_TIMESTAMP' });
+    expect(plan.kclTimestamp).to.deep.equal(resetAt);
+    expect(plan.lines[0]?.start, 'kinsumer\'s side as a new owner would start').to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
+  });
+
+  // R15 (review-4): the child's lease is where kinsumer would start it, the parent's reset moment.
+  it('a child kinsumer never read, of a finished parent reset to LATEST: AT_TIMESTAMP of the reset\'s moment, not a new LATEST', () => {
+    const resetAt = new Date('2026-01-03T00:00:00Z');
+    const plan = planExport(facts({
+      kinsumer: new Map([row(P, { type: 'LATEST', after: { sequenceNumber: SEQ }, notBefore: resetAt, resetAt }, { finished: true })]),
+      initialPosition: 'LATEST',
+    }));
+    expect(plan.writes.map((w) => w.lease.checkpoint)).to.deep.equal([{ type: 'SHARD_END' }, { type: 'AT_TIMESTAMP' }, { type: 'AT_TIMESTAMP' }]);
     expect(plan.kclTimestamp).to.deep.equal(resetAt);
   });
 

@@ -19,13 +19,15 @@ const kclLease = (shardId: string, checkpoint: KclCheckpoint, more: { pending?: 
 const row = (shardId: string, checkpoint: StoredCheckpoint | undefined, more: Partial<CheckpointRow> = {}): KinsumerRowRead => ({
   row: { shardId, checkpoint, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined, finished: false, leaseCounter: 1, lastOwnerId: undefined, ...more },
 });
+/** DynamoDB's clock before the import's writes (a reset's moment, for a LATEST lease). */
+const IMPORTED_AT = new Date('2026-02-01T10:00:00Z');
 const seq = (sequenceNumber: string, subSequenceNumber = 0): KclCheckpoint => ({ type: 'sequence', sequenceNumber, subSequenceNumber });
 
 function facts(items: KclItem[], more: Partial<ImportFacts> = {}): ImportFacts {
   return {
     shards: [shard(S0), shard(S1)],
     leases: selectStreamLeases(items, { streamName: 'orders', accountId: '000000000000', creationMs: 1_733_300_000_000 }),
-    kinsumer: new Map(), records: new Map(), movedLeases: new Set(), liveOwners: new Map(), timestamp: undefined, force: false,
+    kinsumer: new Map(), records: new Map(), movedLeases: new Set(), liveOwners: new Map(), timestamp: undefined, importedAt: IMPORTED_AT, force: false,
     ...more,
   };
 }
@@ -64,10 +66,21 @@ describe('import plan: KCL checkpoint → kinsumer checkpoint row', () => {
   });
 
   describe('sentinels', () => {
-    it('TRIM_HORIZON and LATEST become the shard\'s start', () => {
+    it('TRIM_HORIZON and LATEST become the shard\'s start; LATEST with the import\'s moment, as a reset to LATEST stores it (review-4 §3.6)', () => {
       const plan = planImport(facts([kclLease(S0, { type: 'TRIM_HORIZON' }), kclLease(S1, { type: 'LATEST' })]));
-      expect(plan.writes.map((w) => w.checkpoint)).to.deep.equal([{ type: 'TRIM_HORIZON' }, { type: 'LATEST' }]);
+      // Records put between the import and the group's first capture are delivered, as after `kinsumer reset --to LATEST`.
+      expect(plan.writes.map((w) => w.checkpoint)).to.deep.equal([{ type: 'TRIM_HORIZON' }, { type: 'LATEST', notBefore: IMPORTED_AT, resetAt: IMPORTED_AT }]);
       expect(plan.lines.map((l) => l.kcl)).to.deep.equal([{ checkpoint: 'TRIM_HORIZON' }, { checkpoint: 'LATEST' }]);
+      expect(plan.lines[1]?.start, 'where the group starts it').to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: IMPORTED_AT });
+      expect(plan.lines[1]?.reason).to.contain('import\'s moment');
+    });
+
+    it('a LATEST lease forced over a kinsumer row keeps that row\'s floors, as a reset to LATEST does', () => {
+      const kept = new Date('2026-02-01T11:00:00Z');
+      const over = planImport(facts([kclLease(S0, { type: 'LATEST' })], {
+        kinsumer: new Map([[S0, row(S0, { type: 'AT_TIMESTAMP', timestamp: kept, after: { sequenceNumber: SEQ } })]]), force: true,
+      }));
+      expect(over.writes[0]?.checkpoint).to.deep.equal({ type: 'LATEST', after: { sequenceNumber: SEQ }, notBefore: kept, resetAt: IMPORTED_AT });
     });
 
     it('AT_TIMESTAMP needs the application\'s time: refused without it (and the run with it), the start with it', () => {

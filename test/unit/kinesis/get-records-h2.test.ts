@@ -1,18 +1,23 @@
 import { type Http2Server, type Http2ServerRequest, type Http2ServerResponse, createServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { NodeHttp2Handler } from '@smithy/node-http-handler';
 import { expect } from 'chai';
 import { firstValueFrom } from 'rxjs';
 import { KinesisStream } from '../../../src/kinesis/kinesis.js';
 import { WireRecord } from '../../../src/kinesis/wire-record.js';
 import type { RecordsPage } from '../../../src/ports/stream.js';
+import { signatureHolds } from '../../support/tls-front.js';
 
-// The lean GetRecords path over HTTP/2, the transport of the default KinesisClient (its
-// requestHandler is the SDK's NodeHttp2Handler). No local Kinesis speaks HTTP/2 (kinesalite and
-// kinesis-local need NodeHttpHandler), so this is a server of the test's own: node:http2 in clear
-// text (h2c) on loopback, answering GetRecords with Kinesis's JSON, its errors as Kinesis sends them.
+// The lean GetRecords path over HTTP/2, through a KinesisClient's own NodeHttp2Handler: one the
+// application configured (connect options), which kinsumer sends through as it is (the default
+// handler, which has none, is replaced by kinsumer's own connections: test/integration/connections).
+// No local Kinesis speaks HTTP/2 (kinesalite and kinesis-local need NodeHttpHandler), so this is a
+// server of the test's own: node:http2 in clear text (h2c) on loopback, answering GetRecords with
+// Kinesis's JSON, its errors as Kinesis sends them.
 
 const SEQ = '49590338271490256608559692538361571095921575989136588898';
+const SECRET = 'y';
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
 
 /** What the next GetRecords answers: a page's JSON, sent in `chunks` DATA writes, or an error. */
@@ -26,16 +31,22 @@ interface H2cKinesis {
   readonly requests: unknown[];
   /** The HTTP version of every request (`2.0`: HTTP/2). */
   readonly versions: string[];
+  /** Per request: made by the SDK's stack (it carries `amz-sdk-invocation-id`), else by kinsumer's lean call. */
+  readonly bySdk: boolean[];
+  /** Per request: its SigV4 signature holds for what it carries. */
+  readonly signed: boolean[];
   stop(): Promise<void>;
 }
 
 async function startH2cKinesis(): Promise<H2cKinesis> {
-  const state: { answers: Answer[]; requests: unknown[]; versions: string[] } = { answers: [], requests: [], versions: [] };
+  const state: { answers: Answer[]; requests: unknown[]; versions: string[]; bySdk: boolean[]; signed: boolean[] } = { answers: [], requests: [], versions: [], bySdk: [], signed: [] };
   const server: Http2Server = createServer((request: Http2ServerRequest, response: Http2ServerResponse) => {
     const parts: Buffer[] = [];
     request.on('data', (chunk: Buffer) => parts.push(chunk));
     request.on('end', () => {
       state.versions.push(request.httpVersion);
+      state.bySdk.push(request.headers['amz-sdk-invocation-id'] !== undefined);
+      state.signed.push(signatureHolds(request.method, request.url, request.headers, Buffer.concat(parts), SECRET));
       if (request.headers['x-amz-target'] !== 'Kinesis_20131202.GetRecords') {
         response.writeHead(400, { 'content-type': CONTENT_TYPE });
         response.end(JSON.stringify({ __type: 'UnknownOperationException', message: String(request.headers['x-amz-target']) }));
@@ -64,6 +75,8 @@ async function startH2cKinesis(): Promise<H2cKinesis> {
     set answers(answers: Answer[]) { state.answers = answers; },
     requests: state.requests,
     versions: state.versions,
+    bySdk: state.bySdk,
+    signed: state.signed,
     stop: () => new Promise<void>((resolve) => { server.close(() => resolve()); }),
   };
 }
@@ -72,22 +85,29 @@ const record = (n: number, data: Buffer, partitionKey = `clé-${n}`) => ({
   SequenceNumber: (BigInt(SEQ) + BigInt(n)).toString(), ApproximateArrivalTimestamp: 1_700_000_000 + n, Data: data.toString('base64'), PartitionKey: partitionKey,
 });
 
-describe('lean GetRecords over HTTP/2 (h2c on loopback, the default KinesisClient handler)', function () {
+describe('lean GetRecords over HTTP/2 (h2c on loopback, a NodeHttp2Handler the application configured)', function () {
   this.timeout(30_000);
   let server: H2cKinesis;
   let client: KinesisClient;
   let stream: KinesisStream;
   before(async () => {
     server = await startH2cKinesis();
-    // No requestHandler: the SDK's default for Node, NodeHttp2Handler.
-    client = new KinesisClient({ region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'y' }, maxAttempts: 3 });
+    client = new KinesisClient({
+      region: 'us-east-1', endpoint: server.endpoint, credentials: { accessKeyId: 'x', secretAccessKey: SECRET }, maxAttempts: 3,
+      requestHandler: new NodeHttp2Handler({ nodeHttp2ConnectOptions: {} }),
+    });
     stream = new KinesisStream(client, { streamName: 'h2' });
   });
   after(async () => {
     client.destroy();
     await server.stop();
   });
-  beforeEach(() => { server.requests.length = 0; server.versions.length = 0; });
+  beforeEach(() => {
+    for (const list of [server.requests, server.versions, server.bySdk, server.signed]) list.length = 0;
+  });
+  afterEach(() => {
+    expect(server.signed.every(Boolean), 'every request signed for what it carries (:authority over HTTP/2)').to.equal(true);
+  });
 
   it('decodes a page whose body came in many DATA frames, each record to its own bytes', async () => {
     const big = Buffer.alloc(300_000, 7);
@@ -96,7 +116,12 @@ describe('lean GetRecords over HTTP/2 (h2c on loopback, the default KinesisClien
     server.answers = [{ status: 200, body: { Records: records, NextShardIterator: 'next', MillisBehindLatest: 0 }, chunks: 40 }];
     const page: RecordsPage = await firstValueFrom(stream.getRecords('iterator-1', 100));
     expect(server.versions).to.deep.equal(['2.0']);
+    expect(server.bySdk, 'the client\'s first call: the SDK\'s').to.deep.equal([true]);
     expect(server.requests).to.deep.equal([{ ShardIterator: 'iterator-1', Limit: 100 }]);
+    const lean: RecordsPage = await firstValueFrom(stream.getRecords('iterator-1', 100));
+    expect([server.versions, server.bySdk], 'the next: kinsumer\'s own, through the client\'s HTTP/2 handler').to.deep.equal([['2.0', '2.0'], [true, false]]);
+    expect(server.requests[1], 'the same request body').to.deep.equal({ ShardIterator: 'iterator-1', Limit: 100 });
+    expect(lean.records.map((r) => Buffer.from(r.data).toString('hex'))).to.deep.equal(page.records.map((r) => Buffer.from(r.data).toString('hex')));
     expect(page.records.every((r) => r instanceof WireRecord), 'decoded by the lean path, not the SDK').to.equal(true);
     expect(page.records.map((r) => [r.sequenceNumber, r.partitionKey, r.data.byteLength])).to.deep.equal([
       [records[0]?.SequenceNumber, 'clé-0', 300_000], [records[1]?.SequenceNumber, 'clé-1', 5], [records[2]?.SequenceNumber, 'clé-2', 4],
@@ -117,6 +142,7 @@ describe('lean GetRecords over HTTP/2 (h2c on loopback, the default KinesisClien
     expect(page.records.map((r) => [r.sequenceNumber, Buffer.from(r.data).toString()])).to.deep.equal([[record(20, Buffer.alloc(0)).SequenceNumber, 'after the throttle']]);
     expect(page.records[0]).to.be.instanceOf(WireRecord);
     expect(page.millisBehindLatest).to.equal(5);
+    expect(server.bySdk, 'a lean call, its 400 given to the SDK as its first attempt, the SDK\'s retry').to.deep.equal([false, true]);
   });
 
   it('an expired iterator is the SDK\'s ExpiredIteratorException, untouched (the reader rebuilds its iterator on it)', async () => {
@@ -125,5 +151,6 @@ describe('lean GetRecords over HTTP/2 (h2c on loopback, the default KinesisClien
     expect(error).to.be.instanceOf(Error);
     expect([(error as Error).name, (error as Error).message]).to.deep.equal(['ExpiredIteratorException', 'Iterator expired']);
     expect(server.requests, 'not retried').to.have.length(1);
+    expect(server.bySdk, 'the lean call\'s answer, not sent again by the SDK').to.deep.equal([false]);
   });
 });

@@ -30,9 +30,9 @@ describe('memory of the processing operators (R11, WeakRef after GC, virtual tim
   // shard never runs dry and its queues are never dropped as idle; emits how many records each output settled.
   type Counting = (scheduler: MemoryGroup['scheduler']) => OperatorFunction<KinsumerRecord, number>;
   const operators: ReadonlyArray<[string, Counting]> = [
-    ["processRecords, ordering 'shard'", (scheduler) => pipe(processRecords(() => firstValueFrom(timer(50, scheduler)), { scheduler }), map(() => 1))],
-    ["processRecords, ordering 'partitionKey', concurrency 8", (scheduler) => pipe(processRecords(() => firstValueFrom(timer(100, scheduler)), { ordering: 'partitionKey', concurrency: 8, scheduler }), map(() => 1))],
-    ["processRecords, ordering 'none', concurrency 16", (scheduler) => pipe(processRecords(() => firstValueFrom(timer(500, scheduler)), { ordering: 'none', concurrency: 16, scheduler }), map(() => 1))],
+    ["processRecords, ordering 'shard'", (scheduler) => pipe(processRecords(() => firstValueFrom(timer(50, scheduler)).then(() => undefined), { scheduler }), map(() => 1))],
+    ["processRecords, ordering 'partitionKey', concurrency 8", (scheduler) => pipe(processRecords(() => firstValueFrom(timer(100, scheduler)).then(() => undefined), { ordering: 'partitionKey', concurrency: 8, scheduler }), map(() => 1))],
+    ["processRecords, ordering 'none', concurrency 16", (scheduler) => pipe(processRecords(() => firstValueFrom(timer(500, scheduler)).then(() => undefined), { ordering: 'none', concurrency: 16, scheduler }), map(() => 1))],
     ['processBatches, maxSize 10', (scheduler) => pipe(
       processBatches(() => firstValueFrom(timer(300, scheduler)).then(() => undefined), { maxSize: 10, maxWaitMs: 10, scheduler }),
       map((batch) => batch.records.length),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
-  MAX_CALLS_PER_SECOND, MAX_RECORDS_PER_CALL, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
+  IDLE_POLL_DELAY_MS, MAX_CALLS_PER_SECOND, MAX_RECORDS_PER_CALL, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
 } from '../../../src/reading/poll-plan.js';
 
 describe('poll plan', () => {
@@ -28,6 +28,18 @@ describe('poll plan', () => {
     it('then calls are throttleDelayMs apart', () => {
       expect(pollDelayMs({ ...base, nowMs: 1100, recentCallsMs: [1000] })).to.equal(150);
       expect(pollDelayMs({ ...base, nowMs: 1400, recentCallsMs: [1000] })).to.equal(0);
+    });
+
+    it('a quiet shard (the last answer empty, not behind) is called once a second, as the KCL polls an idle shard', () => {
+      expect(IDLE_POLL_DELAY_MS).to.equal(1000);
+      expect(pollDelayMs({ ...base, idle: true, nowMs: 1100, recentCallsMs: [1000] })).to.equal(900);
+      expect(pollDelayMs({ ...base, idle: true, nowMs: 2100, recentCallsMs: [1000] })).to.equal(0);
+      // The first page with records brings back throttleDelayMs.
+      expect(pollDelayMs({ ...base, idle: false, nowMs: 1100, recentCallsMs: [1000] })).to.equal(150);
+    });
+
+    it('a throttleDelayMs longer than the idle pace stays the spacing of a quiet shard too', () => {
+      expect(pollDelayMs({ throttleDelayMs: 2000, behind: false, idle: true, nowMs: 1100, recentCallsMs: [1000] })).to.equal(1900);
     });
 
     it('while behind, the next call goes at once', () => {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { type Subscription, VirtualAction, VirtualTimeScheduler, map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { backoffDelay } from '../../../src/errors/retry-backoff.js';
@@ -35,6 +36,7 @@ function harness(setup: Setup = {}) {
   const tracker = new TestTracker();
   const events: KinsumerEvent[] = [];
   const received: KinsumerRecord[] = [];
+  const receivedAtMs: number[] = [];
   const calls: (StreamCall & { room: number })[] = [];
   const maxInFlightRecords = setup.reader?.maxInFlightRecords ?? 100;
   stream.onCall((call) => calls.push({ ...call, room: maxInFlightRecords - tracker.pending() }));
@@ -46,11 +48,12 @@ function harness(setup: Setup = {}) {
     ...setup.reader,
   });
   return {
-    scheduler, stream, tracker, events, received, calls, state,
+    scheduler, stream, tracker, events, received, receivedAtMs, calls, state,
     start(overrides: Partial<ReadShardOptions> = {}) {
       subscription = readShard({ ...options(), ...overrides }).subscribe({
         next: (record) => {
           received.push(record);
+          receivedAtMs.push(scheduler.now());
           if (setup.autoAck === true || setup.ackIf?.(record) === true) record.ack();
           if (setup.ackAfterMs !== undefined) scheduler.schedule(() => record.ack(), setup.ackAfterMs);
         },
@@ -87,18 +90,28 @@ describe('readShard (virtual time, MemoryStream)', () => {
     expect(h.tracker.inFlight()).to.equal(0);
   });
 
-  it('calls GetRecords at once, then no more often than throttleDelayMs while not behind', () => {
+  it('calls GetRecords at once, then throttleDelayMs apart after a page with records and once a second after an empty one', () => {
     const h = harness({ autoAck: true });
     h.start();
-    h.at(1000, () => h.stream.putRecords(payloads(3)));
+    h.at(1100, () => h.stream.putRecords(payloads(3)));
     h.at(2600, () => h.stream.putRecords(payloads(2)));
     h.runTo(10_000);
     h.stop();
-    const times = h.getRecordsCalls().map((c) => c.atMs);
-    expect(times[0]).to.equal(0);
-    for (let i = 1; i < times.length; i += 1) expect((times[i] ?? 0) - (times[i - 1] ?? 0)).to.equal(250);
-    expect(times).to.have.length(41);
+    // Empty at 0 and 1000; the records of 1100 at 2000, then 2250 (empty), 3250 (the records of 2600), 3500 (empty), then once a second.
+    expect(h.getRecordsCalls().map((c) => c.atMs)).to.deep.equal([0, 1000, 2000, 2250, 3250, 3500, 4500, 5500, 6500, 7500, 8500, 9500]);
     expect(h.received).to.have.length(5);
+  });
+
+  it('a record arriving on a quiet shard at any moment is delivered within 1.5 s of its arrival (GetRecords answering in 100 ms)', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 30_000 }), fc.integer({ min: 0, max: 3 }), (arrivalMs, more) => {
+      const h = harness({ autoAck: true, streamOptions: { latencyMs: 100 } });
+      h.start();
+      h.at(arrivalMs, () => h.stream.putRecords(payloads(1 + more)));
+      h.runTo(arrivalMs + 5000);
+      h.stop();
+      expect(h.received).to.have.length(1 + more);
+      expect(Math.max(...h.receivedAtMs) - arrivalMs, `arrived at ${arrivalMs}`).to.be.at.most(1500);
+    }), { seed: 31, numRuns: 200 });
   });
 
   it('reads again at once while MillisBehindLatest > 0, but never more than 5 calls in any second', () => {
@@ -120,6 +133,8 @@ describe('readShard (virtual time, MemoryStream)', () => {
   it('asks for exactly the room left under maxInFlightRecords, never more', () => {
     // A consumer that acks each record 300 ms after it got it.
     const h = harness({ reader: { maxInFlightRecords: 10 }, ackAfterMs: 300 });
+    // Records from the first call on: the shard is never quiet, polls stay throttleDelayMs apart.
+    h.stream.putRecords(payloads(3, 'before-'));
     h.start();
     for (let t = 0; t < 8000; t += 100) h.at(t, () => h.stream.putRecords(payloads(3, `t${t}-`)));
     h.runTo(12_000);
@@ -131,7 +146,7 @@ describe('readShard (virtual time, MemoryStream)', () => {
       expect(limit).to.equal(room);
     }
     expect(limits.some(([limit]) => (limit ?? 0) < 10), 'some calls found part of the room taken').to.equal(true);
-    expect(h.received).to.have.length(80 * 3);
+    expect(h.received).to.have.length(3 + 80 * 3);
   });
 
   it('never asks for more than 10,000 records, however much room there is', () => {
@@ -476,7 +491,7 @@ describe('readShard (virtual time, MemoryStream)', () => {
   describe('marbles', () => {
     const testScheduler = () => new TestScheduler((actual, expected) => { expect(actual).to.deep.equal(expected); });
 
-    it('each record comes out at the first poll after it arrived (polls at 0, 250, 500, 750 ms)', () => {
+    it('each record comes out at the first poll after it arrived (polls at 0, 250, 500 ms, then 1500 after the empty page of 500)', () => {
       const scheduler = testScheduler();
       scheduler.run(({ expectObservable }) => {
         const stream = new MemoryStream({ clock: () => scheduler.now() });
@@ -488,7 +503,7 @@ describe('readShard (virtual time, MemoryStream)', () => {
           shardId: SHARD, stream, tracker, scheduler, emit: () => undefined,
           start: { type: 'TRIM_HORIZON' }, throttleDelayMs: 250, maxInFlightRecords: 10,
         }).pipe(map((r) => { r.ack(); return text(r.data); }));
-        expectObservable(records$, '^ 1000ms !').toBe('a 249ms b 499ms c');
+        expectObservable(records$, '^ 2000ms !').toBe('a 249ms b 1249ms c');
       });
     });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { START_SKEW_MARGIN_MS, inheritedStart, withResetFloor, isSkipped, planResume, planStart, startAfter, startToKeep } from '../../../src/reading/start-position.js';
+import { START_SKEW_MARGIN_MS, inheritedStart, withResetFloor, isSkipped, planResume, planStart, startAfter, startOf, startToKeep, startingPositionOf } from '../../../src/reading/start-position.js';
 
 const SEQ = '49590338271490256608559692538361571095921575989136588898';
 
@@ -112,6 +112,35 @@ describe('start position', () => {
     it('nothing known (no checkpoint, a bare LATEST): the initialPosition option decides', () => {
       expect(inheritedStart([])).to.equal(undefined);
       expect(inheritedStart([{ checkpoint: undefined }, { checkpoint: { type: 'LATEST' } }])).to.equal(undefined);
+    });
+    it('R15: a parent reset to LATEST stands for the reset\'s moment (or the later start it replaced): the child starts there, without the parent\'s floor', () => {
+      const resetAt = new Date(9_000_000);
+      const reset = { checkpoint: { type: 'LATEST' as const, after: { sequenceNumber: SEQ }, notBefore: resetAt, resetAt } };
+      expect(inheritedStart([reset])).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
+      expect(inheritedStart([reset, at(4_000)]), 'a merge: the earliest').to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(4_000) });
+      expect(inheritedStart([{ checkpoint: { type: 'LATEST', notBefore: new Date(9_500_000), resetAt } }])).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(9_500_000) });
+    });
+  });
+
+  describe('startOf: the start a stored checkpoint stands for (the one rule)', () => {
+    it('a reset\'s LATEST is AT_TIMESTAMP of its time floor, with its floor; everything else stands for itself', () => {
+      const position = { sequenceNumber: SEQ };
+      const resetAt = new Date(9_000_000);
+      expect(startOf({ type: 'LATEST', after: position, notBefore: resetAt, resetAt })).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt, after: position });
+      expect(startOf({ type: 'LATEST', notBefore: new Date(9_500_000), resetAt })).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: new Date(9_500_000) });
+      expect(startOf({ type: 'LATEST', resetAt }), 'a moment without a floor in time').to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
+      for (const itself of [
+        { type: 'LATEST', after: position, notBefore: resetAt }, { type: 'LATEST' }, { type: 'TRIM_HORIZON' },
+        { type: 'AT_TIMESTAMP', timestamp: resetAt, after: position }, { type: 'position', position },
+      ] as const) expect(startOf(itself)).to.equal(itself);
+    });
+    it('startingPositionOf: the public face of that start, without the floors only the reader uses', () => {
+      const position = { sequenceNumber: SEQ };
+      const resetAt = new Date(9_000_000);
+      expect(startingPositionOf({ type: 'LATEST', after: position, notBefore: resetAt, resetAt })).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
+      expect(startingPositionOf({ type: 'LATEST', after: position, notBefore: resetAt })).to.deep.equal({ type: 'LATEST' });
+      expect(startingPositionOf({ type: 'AT_TIMESTAMP', timestamp: resetAt, after: position })).to.deep.equal({ type: 'AT_TIMESTAMP', timestamp: resetAt });
+      expect(startingPositionOf({ type: 'position', position: { sequenceNumber: SEQ, subSequenceNumber: 2 } })).to.deep.equal({ type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ, subSequenceNumber: 2 });
     });
   });
 
