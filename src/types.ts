@@ -88,8 +88,8 @@ export interface KinsumerRecord {
   /**
    * Marks the record done. The shard's checkpoint moves to the highest record that has been
    * acked together with every record before it. Idempotent; acks may come in any order. With `{ writes }`
-   * it is acked once they commit with the checkpoint covering it in one lease-fenced transaction (README
-   * "Exactly once into DynamoDB"), throws `WritesTooLargeError` or, acked already, `KinsumerError`.
+   * it is acked once they commit with the checkpoint covering it in one lease-fenced transaction
+   * (docs/exactly-once.md), throws `WritesTooLargeError` or, acked already, `KinsumerError`.
    */
   ack(options?: AckOptions): void;
 }

@@ -2,7 +2,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { didYouMean } from '../errors/did-you-mean.js';
 import { EndpointError } from '../errors/endpoint-error.js';
 import { ConfigError, KinsumerError } from '../errors/kinsumer-errors.js';
-import { packageVersion } from '../group/package-version.js';
+import { packageVersion } from '../telemetry/package-version.js';
 import { EXIT, UsageError, type CliIo, type Command, type CommonOption, type ExitCode, type ExitCodeHelp, type OptionValues } from './command.js';
 import { deregisterConsumerCommand } from './commands/consumer.js';
 import { drainCommand } from './commands/drain.js';

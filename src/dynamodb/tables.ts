@@ -19,8 +19,8 @@ export interface TablesOptions {
   readonly billingMode?: 'PAY_PER_REQUEST' | 'PROVISIONED';
   /**
    * Provisioned read capacity of each table (PROVISIONED only). Default 10. The metadata table
-   * needs about 2 per client (each polls the group epoch four times a second): see the README's
-   * "DynamoDB cost" for what each table needs.
+   * needs about 2 per client (each polls the group epoch four times a second): see "DynamoDB cost" in
+   * docs/operating.md for what each table needs.
    */
   readonly readCapacity?: number;
   /** Provisioned write capacity of each table (PROVISIONED only). Default 10. */

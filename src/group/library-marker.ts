@@ -6,7 +6,7 @@
 // An explicit marker rather than `InstanceID` (also ours only): that attribute exists to tell two
 // processes of one clientId apart and may change for that purpose; the marker says what a row's
 // writer speaks, with a version, so a later protocol change can find older members the same way.
-import { packageVersion } from './package-version.js';
+import { packageVersion } from '../telemetry/package-version.js';
 
 /** The attribute of `<app>_clients` that marks this library's rows. */
 export const LIBRARY_ATTRIBUTE = 'Library';

@@ -2,6 +2,7 @@
 // per-shard gauges are read when the reader collects (observable instruments fed by status() and
 // the shard tallies), so recording costs nothing on the record path; checkpoints and AWS retries
 // are counted from the events as they happen.
+import { packageVersion } from './package-version.js';
 import type { Attributes, BatchObservableResult, Counter, Meter } from '@opentelemetry/api';
 import type { ShardCount } from '../checkpoint/shard-tally.js';
 import type { KinsumerEvent, KinsumerStatus } from '../types.js';
@@ -37,7 +38,7 @@ export class ClientMetrics {
    */
   constructor(api: OtelApiModule, provider: MeterProviderLike | undefined, stream: string | undefined, streamOf: (shardId: string) => string, source: MetricsSource) {
     this.#source = source;
-    const meter = (provider === undefined ? api.metrics.getMeterProvider() : provider).getMeter(SCOPE) as Meter;
+    const meter = (provider === undefined ? api.metrics.getMeterProvider() : provider).getMeter(SCOPE, packageVersion()) as Meter;
     this.#stream = stream === undefined ? {} : { [ATTRIBUTE.stream]: stream };
     this.#streamOf = streamOf;
     if (stream !== undefined) this.#streams.add(stream);

@@ -2,6 +2,7 @@
 // conventions: `process <stream>`, kind CONSUMER, `messaging.system` = `aws_kinesis`. The handler
 // runs with the span active, so the spans it starts are its children; a handler that throws,
 // rejects or errors ends its span with status ERROR and the exception recorded.
+import { packageVersion } from './package-version.js';
 import type { Attributes, Tracer, TracerProvider } from '@opentelemetry/api';
 import { type Observable, defer, finalize, tap } from 'rxjs';
 import type { KinsumerRecord } from '../types.js';
@@ -43,7 +44,7 @@ export function tracedCall$<R>(
 function tracerOf(provider: TracerProviderLike): Tracer {
   let tracer = tracers.get(provider);
   if (tracer === undefined) {
-    tracer = (provider as TracerProvider).getTracer(SCOPE);
+    tracer = (provider as TracerProvider).getTracer(SCOPE, packageVersion());
     tracers.set(provider, tracer);
   }
   return tracer;

@@ -7,6 +7,7 @@
 // declarations are compiled with it, an acks-every-record recipe also runs on a consumer group in
 // virtual time, a run program runs as written (tsx).
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -120,6 +121,15 @@ describe("the documentation's TypeScript snippets (README.md and docs/*.md: comp
     const fragments = all.filter((s) => s.mode === 'given' || s.mode === 'acks-every-record');
     expect(fragments.every((s) => s.given.includes('declare '))).to.equal(true);
     expect(fragments.length, 'fragments (compiled with declarations) stay the exception').to.be.below(all.length);
+  });
+
+  it('the README\'s prose fits 80 columns (code blocks, tables and comments may be wider)', () => {
+    let code = false;
+    const wide = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').flatMap((line, i) => {
+      if (line.startsWith('```')) code = !code;
+      return code || line.startsWith('```') || line.startsWith('|') || line.startsWith('<!--') || line.length <= 80 ? [] : [`README.md:${i + 1}: ${line.length} columns`];
+    });
+    expect(wide).to.deep.equal([]);
   });
 
   it('every ```ts block compiles (strict, NodeNext, against the sources)', () => {

@@ -26,6 +26,8 @@ export interface TestMeter {
   readonly provider: MeterProvider;
   /** Collects now: every data point of each metric of scope `kinsumer`, by metric name. */
   collect(): Promise<Map<string, Point[]>>;
+  /** The instrumentation scopes that recorded something, as a collection now names them. */
+  scopes(): Promise<{ readonly name: string; readonly version: string | undefined }[]>;
 }
 
 export function testMeter(): TestMeter {
@@ -46,6 +48,10 @@ export function testMeter(): TestMeter {
         }
       }
       return metrics;
+    },
+    async scopes() {
+      const { resourceMetrics } = await reader.collect();
+      return resourceMetrics.scopeMetrics.map(({ scope }) => ({ name: scope.name, version: scope.version }));
     },
   };
 }

@@ -1,6 +1,7 @@
 // OpenTelemetry metrics (design §7.4) on virtual time: the real client over the in-memory backends,
 // read through the SDK's metric reader. Every value is checked against what the test put, acked
 // and saw on events$ / status().
+import { readFileSync } from 'node:fs';
 import { metrics } from '@opentelemetry/api';
 import { expect } from 'chai';
 import { NEVER, firstValueFrom, of } from 'rxjs';
@@ -48,6 +49,9 @@ describe('OpenTelemetry metrics (virtual time)', function () {
     await group.scheduler.advanceBy(3 * FAST.commitFrequencyMs);
 
     const read = await meter.collect();
+    // The scope names the package's version, as OpenTelemetry's instrumentation scopes should.
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(await meter.scopes()).to.deep.equal([{ name: 'kinsumer', version }]);
     const status = member.kinsumer.status();
     expect(status.shards).to.have.length(2);
     const written = checkpointsByShard(member.events);

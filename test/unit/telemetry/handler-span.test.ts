@@ -1,5 +1,6 @@
 // OpenTelemetry spans (design §7.4): one span per processRecords / processBatches handler call,
 // after the messaging conventions, seen through the SDK's in-memory span exporter, on virtual time.
+import { readFileSync } from 'node:fs';
 import { type Context, type ContextManager, ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { expect } from 'chai';
@@ -8,6 +9,8 @@ import { processBatches, processRecords } from '../../../src/index.js';
 import type { KinsumerRecord } from '../../../src/types.js';
 import { MemoryGroup } from '../../support/memory-group.js';
 import { testTracer } from '../../support/otel.js';
+
+const packageJson = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const text = (record: KinsumerRecord): string => new TextDecoder().decode(record.data);
 
@@ -78,6 +81,7 @@ describe('OpenTelemetry spans of the processing operators (virtual time)', funct
       expect(span?.name).to.equal('process memory');
       expect(span?.kind).to.equal(SpanKind.CONSUMER);
       expect(span?.instrumentationScope.name).to.equal('kinsumer');
+      expect(span?.instrumentationScope.version).to.equal(packageJson.version);
       expect(span?.attributes).to.deep.equal({
         'messaging.system': 'aws_kinesis',
         'messaging.operation.type': 'process',
