@@ -76,6 +76,8 @@ export class DynamoMembershipStore implements MembershipStore, MemberView {
   readonly #members: MemberObservations;
   /** This process's life, once registered; what it claims of the row it took over, until it heartbeats. */
   #incarnation: number | undefined;
+  /** Set once another process took this clientId's place: this process never registers again (it ends). */
+  #replaced: Extract<Registration, { registered: false }> | undefined;
 
   constructor(options: DynamoMembershipStoreOptions) {
     this.#options = options;
@@ -87,6 +89,9 @@ export class DynamoMembershipStore implements MembershipStore, MemberView {
   }
 
   heartbeat(heldShardIds: readonly string[], beat: Omit<Heartbeat, 'held'> = {}): Observable<Registration> {
+    // A heartbeat after the refusal (one already due, or a retry of one whose answer was lost) must
+    // not register as a newcomer: it would take the place back from the process that replaced it.
+    if (this.#replaced !== undefined) return of(this.#replaced);
     const incarnation = this.#incarnation;
     const work$ = incarnation === undefined ? this.#arrive(heldShardIds, beat, 0) : this.#renew(incarnation, heldShardIds, beat, []);
     return work$.pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
@@ -135,8 +140,8 @@ export class DynamoMembershipStore implements MembershipStore, MemberView {
         const refusal = refused(row, this.#instanceId, incarnation);
         switch (refusal.kind) {
           case 'replaced':
-            this.#incarnation = undefined;
-            return of({ registered: false, replacedBy: refusal.by });
+            this.#replaced = { registered: false, replacedBy: refusal.by };
+            return of(this.#replaced);
           case 'recreate':
           case 'new-life': {
             // Recreated: the same life (a deleted row is no fence). A new life: the last one was ended.

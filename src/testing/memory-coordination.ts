@@ -208,6 +208,8 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
   readonly #members: MemberObservations;
   readonly #startedAtMs: number;
   #incarnation: number | undefined;
+  /** Set once another process took this clientId's place: this process never registers again (it ends). */
+  #replaced: Extract<Registration, { registered: false }> | undefined;
 
   constructor(options: MemoryCoordinationOptions) {
     super(options);
@@ -238,6 +240,8 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
           const drainRequested = this.tables.client(clientId)?.drainRequested === true;
           return { registered: true, incarnation, newLife, drainRequested, revoked, ...(claimed === undefined ? {} : { claimed }) };
         };
+        // As the DynamoDB store: a heartbeat after the refusal never registers as a newcomer.
+        if (this.#replaced !== undefined) return this.#replaced;
         const incarnation = this.#incarnation;
         if (incarnation === undefined) {
           const arrival = arrive(row === undefined ? undefined : lifeOf(row), this.instanceId);
@@ -259,8 +263,8 @@ export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClient
         const refusal = refused(row === undefined ? undefined : lifeOf(row), this.instanceId, incarnation);
         switch (refusal.kind) {
           case 'replaced':
-            this.#incarnation = undefined;
-            return { registered: false, replacedBy: refusal.by };
+            this.#replaced = { registered: false, replacedBy: refusal.by };
+            return this.#replaced;
           case 'recreate':
             write(incarnation, held, {});
             return registered(incarnation, false);

@@ -50,6 +50,9 @@ export const KINDS_OF_ISSUE_24: readonly FaultKind[] = [
 /** Every kind there was after issue 30 (a seed found with every kind then replays with these; issue 32's kinds draw commands of their own). */
 export const KINDS_OF_ISSUE_30: readonly FaultKind[] = [...KINDS_OF_ISSUE_24, 'reset-finished'];
 
+/** Every kind there was after issue 32 (static membership, drain, timed failover). */
+export const KINDS_OF_ISSUE_32: readonly FaultKind[] = [...KINDS_OF_ISSUE_30, 'restart', 'drain', 'failover'];
+
 /** How a client's handler treats the records it receives. */
 export type HandlerSpec =
   | { readonly mode: 'sync' }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { runSchedule } from './run.js';
-import { ALL_KINDS, CLASSIC_KINDS, type Command, type FaultKind, KINDS_OF_ISSUE_24, KINDS_OF_ISSUE_30, type Schedule, type SimConfig } from './schedule.js';
+import { ALL_KINDS, CLASSIC_KINDS, type Command, type FaultKind, KINDS_OF_ISSUE_24, KINDS_OF_ISSUE_30, KINDS_OF_ISSUE_32, type Schedule, type SimConfig } from './schedule.js';
 import { simulateSeed } from './search.js';
 import { replayCommand } from './report.js';
 
@@ -213,6 +213,22 @@ describe('simulation of whole groups (design §7.6)', function () {
     for (const { seed, kinds, path, what } of found) {
       (kinds.some((kind) => excluded.has(kind)) ? it.skip : it)(`seed ${seed} (${kinds === KINDS_OF_ISSUE_30 ? 'every kind of issue 30' : kinds.join(',')}): ${what}`, async () => {
         const only = new Set(kinds);
+        const outcome = await simulateSeed(seed, { kinds: only, maxCommands: 30, shrink: false, path });
+        const violations = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
+        expect(violations, `replay: ${replayCommand(seed, only, 30, path)} --no-shrink`).to.deep.equal([]);
+      });
+    }
+  });
+
+  // Issue 32's seeds, at their shrunk schedules with every kind of issue 32 (docs/simulation.md).
+  describe('seeds the simulator found in issue 32', () => {
+    const found: readonly { seed: number; path: string; what: string }[] = [
+      { seed: 112, path: '0', what: 'a process stopping after its pipeline failed was refused (replaced) and heartbeat once more as a newcomer: it took the place back, and both emitted (twin-emission)' },
+      { seed: 74, path: '0:0:1:0:6:2:1:0:3:5:2:4:4:4:4:3:6:3:1:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4', what: 'the same with two processes replaced while they ran: the old one took the place back and emitted under fenced leases (zombie-emission)' },
+    ];
+    for (const { seed, path, what } of found) {
+      it(`seed ${seed} (every kind of issue 32): ${what}`, async () => {
+        const only = new Set(KINDS_OF_ISSUE_32);
         const outcome = await simulateSeed(seed, { kinds: only, maxCommands: 30, shrink: false, path });
         const violations = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
         expect(violations, `replay: ${replayCommand(seed, only, 30, path)} --no-shrink`).to.deep.equal([]);

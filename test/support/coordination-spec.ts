@@ -175,6 +175,23 @@ export function membershipSpec(harness: SpecHarness): void {
       expect((reader as unknown as MemberView).life('same', LIFE)).to.equal('ended');
     });
 
+    // Found by the simulator (seed 112 of every kind, issue 32): a process stopping after its
+    // pipeline failed was refused (replaced) and sent one more heartbeat — the refusal's answer
+    // lost to a fault, or a heartbeat already due — which registered as a newcomer and took the
+    // place back from the process that had replaced it; both then emitted (twin-emission).
+    it('a replaced process stays replaced: any later heartbeat of it is refused, never a take-over of the place back', async () => {
+      const first = membership('same', { instanceId: 'same#1' });
+      const second = membership('same', { instanceId: 'same#2' });
+      await run(first.heartbeat(['s1']));
+      await run(second.heartbeat([]));
+      clock.now += 1000;
+      expect(await run(first.heartbeat(['s1']))).to.deep.equal({ registered: false, replacedBy: 'same#2' });
+      clock.now += 1000;
+      expect(await run(first.heartbeat(['s1'])), 'a heartbeat after the refusal').to.deep.equal({ registered: false, replacedBy: 'same#2' });
+      expect((await run(membership('r').liveClients())).map((c) => [c.id, c.instanceId, c.incarnation])).to.deep.equal([['same', 'same#2', LIFE + 1]]);
+      expect(await run(second.heartbeat([]))).to.deep.include({ registered: true, incarnation: LIFE + 1, newLife: false });
+    });
+
     it('endExpired ends an expired life (Ended on the row, as read): the reader judges it ended, its heartbeat starts a new life; a heartbeat in between keeps it', async () => {
       const a = membership('a');
       const reader = membership('r');
