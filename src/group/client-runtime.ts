@@ -5,6 +5,7 @@ import {
 import { type ShardCount, ShardTallies } from '../checkpoint/shard-tally.js';
 import { isTransient } from '../errors/aws-error-kind.js';
 import { asError } from '../errors/fault-scope.js';
+import { keepable } from '../errors/kept-error.js';
 import { ClientReplacedError, KinsumerError, LeaseLostError, StartTimeoutError } from '../errors/kinsumer-errors.js';
 import { retryTransient } from '../errors/retry-backoff.js';
 import { LeaseManager } from '../lease/lease-manager.js';
@@ -280,7 +281,8 @@ export class ClientRuntime {
     if (event.type === 'leader-acquired' || event.type === 'leader-lost') this.leader = event.type === 'leader-acquired';
     else if (event.type === 'rebalance') this.assignment = event.strategy;
     if (event.type === 'retrying' || event.type === 'error') {
-      this.lastError = { error: event.error, at: new Date(this.deps.options.clock.wallNow()) };
+      // Kept until the next fault: as text, not with the frames it was thrown in (errors/kept-error.ts).
+      this.lastError = { error: keepable(event.error), at: new Date(this.deps.options.clock.wallNow()) };
       if (!this.registered.value) {
         this.lastStartError = event.error;
         this.startFailures += 1;

@@ -224,6 +224,7 @@ describe('simulation of whole groups (design §7.6)', function () {
   describe('seeds the simulator found in issue 32', () => {
     const found: readonly { seed: number; path: string; what: string }[] = [
       { seed: 112, path: '0', what: 'a process stopping after its pipeline failed was refused (replaced) and heartbeat once more as a newcomer: it took the place back, and both emitted (twin-emission)' },
+      { seed: 49, path: '0:0:2:2:1:2:3:1:4:1', what: 'status().lastError kept an error whose unformatted stack held a processBatches batch of a lease lost to a reset: 15 records reachable, bound 12 (retained-memory)' },
       { seed: 74, path: '0:0:1:0:6:2:1:0:3:5:2:4:4:4:4:3:6:3:1:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4', what: 'the same with two processes replaced while they ran: the old one took the place back and emitted under fenced leases (zombie-emission)' },
     ];
     for (const { seed, path, what } of found) {
