@@ -1,14 +1,13 @@
 // One leased shard's checkpointer. Acks move the pure CheckpointState; every write of the lease —
-// commit, renewal, release — goes through one lane, one at a time: `throttle` with the write as
-// its duration sends a request at once when the lane is free and keeps the latest request that
-// came meanwhile for the moment it is free again. Commits are asked for at most every
+// commit, renewal, release — goes through one lane, one at a time (write-lane.ts): a request goes
+// at once when the lane is free, and the latest request that came meanwhile when it is free again. Commits are asked for at most every
 // commitFrequencyMs, renewals after renewIntervalMs without a write (an idle shard keeps its
 // lease, W2), the release once, by close(). A fenced write means another client took the lease:
 // that shard stops with LeaseLostError, the consumer carries on.
 import {
-  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, concat, defer, endWith, filter, first,
+  type SchedulerLike, BehaviorSubject, EMPTY, Subject, catchError, concat, defer, filter, first,
   identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, Observable, share, startWith, switchMap, take, takeUntil,
-  tap, throttle, throttleTime, throwError,
+  tap, throttleTime, throwError,
 } from 'rxjs';
 import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { retryTransient } from '../errors/retry-backoff.js';
@@ -22,6 +21,7 @@ import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
 import { EffectsLane } from './effects-lane.js';
 import { DEFAULT_STALL_WARNING_MS, StallClock } from './stall-clock.js';
 import { weighWrites } from './transact-writes.js';
+import { oneWriteAtATime } from './write-lane.js';
 
 /** Transient failures of the final release retried before close() gives up (the lease then expires on its own). */
 const RELEASE_RETRIES = 5;
@@ -331,7 +331,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       phase.pipe(filter((p) => p.kind === 'closing'), map((): Request => 'release')),
     );
     // One write at a time; a request that comes while one is in flight waits for it (the latest only).
-    const lane$ = requests$.pipe(throttle((request) => write(request).pipe(endWith(null)), { leading: true, trailing: true }));
+    const lane$ = oneWriteAtATime(requests$, write);
     return merge(lane$, stalls$.pipe(takeUntil(closing$)), revoked$).pipe(
       ignoreElements(),
       takeUntil(phase.pipe(filter((p) => p.kind === 'closed'))),
