@@ -5,7 +5,7 @@ import { oneWriteAtATime } from '../../../src/checkpoint/write-lane.js';
 
 describe('the write lane: one write of a shard at a time (virtual time)', () => {
   it('runs a request at once when free; of the requests that came meanwhile, the latest when the running write ends', () => {
-    const scheduler = new TestScheduler((actual, expected) => expect(actual).to.deep.equal(expected));
+    const scheduler = new TestScheduler((actual, expected) => { expect(actual).to.deep.equal(expected); });
     scheduler.run(({ cold, expectObservable }) => {
       const started: string[] = [];
       // Each write takes 4 ms; the source completes at 11 ms, the lane once the last write is over.
