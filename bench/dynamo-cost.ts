@@ -8,7 +8,7 @@
 //   npx tsx bench/dynamo-cost.ts [--quick]
 import { DEFAULTS, Kinsumer, createTables, type KinsumerEvent } from '../src/index.js';
 import { createStream, listShards, localDynamoDbClient, localKinesisClient } from '../src/testing/index.js';
-import { CallLog, countBy, countCalls, type DynamoCall } from './support/dynamo-calls.js';
+import { CallLog, countBy, countCalls, type DynamoCall, dollarsPerMonth } from './support/dynamo-calls.js';
 import { type Figure, type Metric, type RunOptions, log, main, round, sleep, waitFor } from './support/harness.js';
 import { startServerProcess } from './support/local-servers.js';
 import { produce } from './support/produce.js';
@@ -110,22 +110,8 @@ export const dynamoCost: Figure = {
       const perClientBatches = rowReads.reduce((a, calls) => a + calls.length, 0) / Math.max(1, rowReads.length) / minutes;
       const perClientRows = rowReads.reduce((a, calls) => a + calls.reduce((n, c) => n + (c.items ?? 0), 0), 0) / Math.max(1, rowReads.length) / minutes;
       const go = goModel(settings);
-      // Dollars a month at on-demand prices (perf-4's: $0.625 per million write units, $0.125 per
-      // million read units), every item here being small (a write unit each; a strongly consistent
-      // read a read unit per item, the eventually consistent epoch read half of one).
-      const MONTH_MINUTES = 30 * 24 * 60;
-      const dollars = (calls: readonly DynamoCall[]) => {
-        let writeUnits = 0;
-        let readUnits = 0;
-        for (const c of calls) {
-          if (/Put|Update|Delete/.test(c.command)) writeUnits += 1;
-          else if (c.command === 'GetItem' && c.key === 'GroupEpoch') readUnits += 0.5;
-          else readUnits += c.items ?? 1;
-        }
-        return ((writeUnits * 0.625 + readUnits * 0.125) / 1e6) * (MONTH_MINUTES / minutes);
-      };
-      const idlePerShardDollars = dollars(idleCalls) / idleCount;
-      const perClientDollars = dollars(coordination.flat()) / Math.max(1, coordination.length);
+      const idlePerShardDollars = dollarsPerMonth(idleCalls, minutes) / idleCount;
+      const perClientDollars = dollarsPerMonth(coordination.flat(), minutes) / Math.max(1, coordination.length);
       const scans = all.filter((c) => c.command === 'Scan');
       const bigScans = scans.filter((c) => c.table !== `${app}_clients`);
       const metrics: Metric[] = [
@@ -153,7 +139,7 @@ export const dynamoCost: Figure = {
         notes: [
           'Counted by SDK middleware at the initialize step: one count per call, whatever the SDK retries.',
           'Per-shard calls are the checkpoints-table calls naming that shard (commits, keep-alives, captures); everything else is the client\'s coordination: a heartbeat UpdateItem every leaseTtlMs / 3, per shard check a clients Scan and a shard-list GetItem (lease rows only of legacy holders it would inherit), the leader\'s lock PutItem, a group-epoch GetItem every max(throttleDelayMs, 1 s). docs/liveness.md.',
-          'Dollars: every call here is on a small item (one write unit; one read unit per item, half for the eventually consistent epoch read), at $0.625 per million write units and $0.125 per million read units, a month of 30 days.',
+          'Dollars: from each call\'s capacity units (bench/support/dynamo-calls.ts: every item under 1 KB; one write unit; one read unit per item, half for an eventually consistent read such as the epoch\'s), at $0.625 per million write units and $0.125 per million read units.',
           'Go model (kinsumer-go-behavior.md §17): per client 3/min; leader +4/min (and a full checkpoints-table scan); busy shard up to 60 puts/min; an owned idle shard 0; a shard waiting for capture 240 gets/min.',
         ],
         details: {
