@@ -5,6 +5,13 @@
 //   npx tsx bench/reader-memory.ts [--duration-ms 60000] [--warmup-ms 30000] [--shards 2]
 //     [--produce-per-second 1000] [--consume-per-second 10] [--record-bytes 1024]
 //     [--max-in-flight 10000] [--iterator-max-age-ms 20000] [--stall-at-ms 32000] [--stall-ms 23000]
+//     [--max-in-flight-bytes 0] [--synthetic 0]
+//
+// --max-in-flight-bytes N: the readers share one byte budget of N (maxInFlightBytes; 0: none, the
+// count bound alone). --synthetic 1: instead of kinesalite and a producer, an endless backlog of
+// records of --record-bytes served over HTTP by bench/support/synthetic-kinesis.ts (for 1 MiB and
+// 10 MiB records, which kinesalite refuses and kinesis-local puts too slowly); the consumer reads
+// each record's data (decodes it) before acking it.
 //
 // The consumer also stalls completely for a while (longer than --iterator-max-age-ms): its
 // readers must come back by rebuilding their iterators, not die of expired ones.
@@ -19,10 +26,12 @@ import { fileURLToPath } from 'node:url';
 import { type Observable, type Subscription, asyncScheduler, concatMap, defer, map, timer } from 'rxjs';
 import { KinesisStream } from '../src/kinesis/kinesis.js';
 import type { IssuedIterator, IteratorStart, StreamPort } from '../src/ports/stream.js';
+import { ByteBudget } from '../src/reading/byte-budget.js';
 import { readShard } from '../src/reading/shard-reader.js';
 import { createStream, localKinesisClient, openShardIds, putRecords, startKinesalite } from '../src/testing/index.js';
 import type { KinsumerEvent } from '../src/types.js';
 import { TestTracker } from '../test/support/test-tracker.js';
+import { serveSyntheticKinesis } from './support/synthetic-kinesis.js';
 
 interface Settings {
   durationMs: number;
@@ -35,11 +44,14 @@ interface Settings {
   iteratorMaxAgeMs: number;
   stallAtMs: number;
   stallMs: number;
+  maxInFlightBytes: number;
+  synthetic: number;
 }
 
 const DEFAULTS: Settings = {
   durationMs: 60_000, warmupMs: 30_000, shards: 2, producePerSecond: 1000, consumePerSecond: 10,
   recordBytes: 1024, maxInFlight: 10_000, iteratorMaxAgeMs: 20_000, stallAtMs: 32_000, stallMs: 23_000,
+  maxInFlightBytes: 0, synthetic: 0,
 };
 
 function settings(argv: readonly string[]): Settings {
@@ -52,16 +64,17 @@ function settings(argv: readonly string[]): Settings {
   return out;
 }
 
-/** The child process: kinesalite on a LevelDB folder; prints its endpoint. */
-async function serve(path: string): Promise<void> {
-  const server = await startKinesalite({ path });
+/** The child process: kinesalite on a LevelDB folder (or the synthetic server); prints its endpoint. */
+async function serve(path: string, synthetic: { shards: number; recordBytes: number } | undefined): Promise<void> {
+  const server = synthetic === undefined ? await startKinesalite({ path }) : await serveSyntheticKinesis(synthetic);
   process.stdout.write(`${JSON.stringify({ endpoint: server.endpoint })}\n`);
   process.once('SIGTERM', () => { void server.stop().finally(() => process.exit(0)); });
 }
 
-async function startServer(): Promise<{ endpoint: string; stop: () => void }> {
+async function startServer(s: Settings): Promise<{ endpoint: string; stop: () => void }> {
   const folder = mkdtempSync(join(tmpdir(), 'kinsumer-bench-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', folder], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const synthetic = s.synthetic === 1 ? ['--shards', String(s.shards), '--record-bytes', String(s.recordBytes), '--synthetic', '1'] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', folder, ...synthetic], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const first = await lines.next();
   const { endpoint } = JSON.parse(String(first.value)) as { endpoint: string };
@@ -92,11 +105,12 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
 async function main(): Promise<void> {
   const s = settings(process.argv.slice(2));
-  const server = await startServer();
+  const server = await startServer(s);
   const config = { region: 'us-east-1', endpoints: { kinesis: server.endpoint, dynamodb: server.endpoint }, credentials: { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'local' } };
   const kinesis = localKinesisClient(config);
-  const streamName = `bench-memory-${process.pid}`;
-  await createStream(kinesis, streamName, s.shards);
+  const synthetic = s.synthetic === 1;
+  const streamName = synthetic ? 'synthetic' : `bench-memory-${process.pid}`;
+  if (!synthetic) await createStream(kinesis, streamName, s.shards);
   const shardIds = await openShardIds(kinesis, streamName);
   const counts = { iterators: 0 };
   const port = counting(new KinesisStream(kinesis, { streamName }), counts);
@@ -113,20 +127,27 @@ async function main(): Promise<void> {
     return elapsed >= s.stallAtMs && elapsed < s.stallAtMs + s.stallMs ? start + s.stallAtMs + s.stallMs : 0;
   };
   const start = Date.now();
+  const bytes = s.maxInFlightBytes > 0 ? new ByteBudget(s.maxInFlightBytes) : undefined;
   const readers: Subscription[] = shardIds.map((shardId) => readShard({
     shardId, stream: port, tracker: new TestTracker(), start: { type: 'TRIM_HORIZON' }, throttleDelayMs: 250,
     maxInFlightRecords: s.maxInFlight, scheduler: asyncScheduler, emit, iteratorMaxAgeMs: s.iteratorMaxAgeMs,
+    ...(bytes === undefined ? {} : { bytes }),
   }).pipe(
     // The slow consumer: concatMap queues what was emitted, and the reader emits at most maxInFlight.
     concatMap((record) => defer(() => timer(Math.max(consumeEveryMs, stallEnd() - Date.now()))).pipe(map(() => record))),
   ).subscribe({
-    next: (record) => { record.ack(); consumed += 1; },
+    next: (record) => {
+      // The application reads what it gets (a payload kept in base64 until then is decoded now).
+      if (record.data.byteLength !== s.recordBytes) died.push(`${shardId}: a record of ${record.data.byteLength} bytes`);
+      record.ack();
+      consumed += 1;
+    },
     error: (error: unknown) => died.push(`${shardId}: ${String(error)}`),
     complete: () => died.push(`${shardId}: completed`),
   }));
 
   const batch = Math.max(1, Math.round(s.producePerSecond / 10));
-  let producing = true;
+  let producing = !synthetic;
   const producer = (async () => {
     while (producing) {
       const started = Date.now();
@@ -180,7 +201,8 @@ async function main(): Promise<void> {
 
 const argv = process.argv.slice(2);
 const serveAt = argv.indexOf('--serve');
-const run = serveAt >= 0 ? serve(argv[serveAt + 1] ?? '') : main();
+const asked = settings(argv);
+const run = serveAt >= 0 ? serve(argv[serveAt + 1] ?? '', asked.synthetic === 1 ? { shards: asked.shards, recordBytes: asked.recordBytes } : undefined) : main();
 run.catch((error: unknown) => {
   console.error(error);
   process.exit(1);

@@ -17,7 +17,9 @@ export {
   RequestTimeoutError, StartTimeoutError,
   CorruptCheckpointError, StreamGoneError,
   ClientReplacedError,
+  DataLostError,
 } from './errors/kinsumer-errors.js';
+export type { DataLostEvent, OnDataLoss } from './reading/data-loss.js';
 export { EndpointError, type AwsService } from './errors/endpoint-error.js';
 export { WritesTooLargeError, WriteConditionError, WriteRejectedError, type WritesLimit } from './errors/write-errors.js';
 export { HandlerResultError, type HandlerOperator } from './errors/handler-result-error.js';

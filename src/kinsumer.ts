@@ -1,4 +1,4 @@
-import { EMPTY, Observable, Subject, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
+import { EMPTY, Observable, Subject, type Subscription, catchError, firstValueFrom, from, map, mergeMap, race, throwError, timer } from 'rxjs';
 import { ServiceConnections } from './connections/service-connections.js';
 import { Dynamo } from './dynamodb/dynamo.js';
 import { DynamoLeaseStore } from './dynamodb/lease-store.js';
@@ -14,8 +14,9 @@ import { kinesisStreamSet } from './kinesis/kinesis-source.js';
 import { resolveOptions, type KinsumerOptions, type ResolvedOptions } from './options.js';
 import { type KinsumerBackend, type KinsumerPorts } from './ports/backend.js';
 import { boundPorts } from './ports/bounded-ports.js';
-import type { StreamPort } from './ports/stream.js';
+import type { StreamLimits, StreamPort } from './ports/stream.js';
 import { prepareReadMode } from './reading/read-mode.js';
+import { describeStream } from './reading/stream-limits.js';
 import { ClientMetrics } from './telemetry/client-metrics.js';
 import { EventLog } from './telemetry/event-log.js';
 import { shardStreams, streamName } from './telemetry/names.js';
@@ -79,6 +80,9 @@ export class Kinsumer {
   private metrics: ClientMetrics | undefined;
   /** Logs the events; its summaries of failure runs run on timers, ended when the client stopped. */
   private readonly log: EventLog;
+  // The stream's summary (status().maxRecordSizeKiB), asked when the client starts.
+  private streamLimits: StreamLimits | undefined;
+  private describing: Subscription | undefined;
   private ports: KinsumerPorts | undefined;
 
   /**
@@ -108,6 +112,8 @@ export class Kinsumer {
         this.state = 'running';
         const ports = build(this.options, emit);
         this.ports = ports;
+        const { scheduler, logger } = this.options;
+        this.describing = describeStream(ports.stream, { scheduler, emit, logger, described: (limits) => { this.streamLimits = limits; } });
         const runtime = new ClientRuntime({ ...ports, options: this.options, emit });
         this.runtime = runtime;
         if (this.paused) runtime.pause();
@@ -182,6 +188,7 @@ export class Kinsumer {
       connections: this.ports?.connections?.() ?? {},
       ...(runtime?.lastError === undefined ? {} : { lastError: runtime.lastError }),
       ...(runtime?.lastHeartbeatAt === undefined ? {} : { lastHeartbeatAt: runtime.lastHeartbeatAt }),
+      ...(this.streamLimits === undefined ? {} : { maxRecordSizeKiB: this.streamLimits.maxRecordSizeKiB }),
     };
   }
 
@@ -234,6 +241,7 @@ export class Kinsumer {
   private async runStop(): Promise<void> {
     const runtime = this.runtime;
     this.state = 'stopping';
+    this.describing?.unsubscribe();
     if (runtime === undefined) {
       this.state = 'stopped';
       this.events.complete();

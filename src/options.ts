@@ -10,7 +10,7 @@ import { ConfigError } from './errors/kinsumer-errors.js';
 import { type Clock, schedulerClock } from './ports/clock.js';
 import { resolveSource } from './ports/stream-source.js';
 import type { MeterProviderLike, TracerProviderLike } from './telemetry/providers.js';
-import { stderrLogger } from './telemetry/stderr-logger.js';
+import { resolveLogger, resolveProvider, resolveStats } from './telemetry/observers.js';
 import type { InitialPosition, Logger, StatReceiver } from './types.js';
 
 /**
@@ -57,6 +57,22 @@ export interface KinsumerSettings {
    * unacked one) before reading pauses. Default 10000.
    */
   readonly maxInFlightRecords?: number;
+  // ---- memory in bytes, data loss (design §9.1)
+  /**
+   * Per client: payload bytes of records fetched and not yet under a checkpoint (a page waiting for
+   * room counts from its GetRecords), shared by the client's shards: each fetches while it holds less
+   * than its fair share, and each may always hold one record, so a record larger than this is
+   * delivered alone. Default 268435456 (256 MiB).
+   */
+  readonly maxInFlightBytes?: number;
+  /**
+   * A lease whose stored checkpoint lies behind the stream's trim horizon (the stream no longer keeps
+   * the checkpoint's record: checked when the lease starts, docs/data-loss.md) emits `data-lost` and
+   * logs an error. `'continue'` reads on from the oldest record kept; `'stop-shard'` ends that
+   * shard's records with `DataLostError`, leaves its checkpoint as it is and keeps its lease unread
+   * (until a reset, or the client stops). Default `'continue'`.
+   */
+  readonly onDataLoss?: 'continue' | 'stop-shard';
   /**
    * A shard whose checkpoint has not moved for this long while records are pending is reported
    * (`shard-stalled` event, a warning in the log), and again every time this much longer. Default 60000.
@@ -147,6 +163,10 @@ export interface ResolvedOptions {
   readonly leaseTtlMs: number;
   /** Records per shard; see {@link KinsumerOptions.maxInFlightRecords}. */
   readonly maxInFlightRecords: number;
+  /** Payload bytes per client; see {@link KinsumerOptions.maxInFlightBytes}. */
+  readonly maxInFlightBytes: number;
+  /** See {@link KinsumerOptions.onDataLoss}; default `'continue'`. */
+  readonly onDataLoss: 'continue' | 'stop-shard';
   /** Milliseconds; see {@link KinsumerOptions.shutdownTimeoutMs}. */
   readonly shutdownTimeoutMs: number;
   /** Milliseconds; see {@link KinsumerOptions.stallWarningMs}. */
@@ -248,6 +268,10 @@ export const DEFAULTS = {
   leaseTtlMs: 15000,
   /** Reading a shard pauses at 10000 emitted records not yet under its checkpoint. */
   maxInFlightRecords: 10000,
+  /** A client holds at most 256 MiB of payload for records not yet under a checkpoint (and one record more per shard). */
+  maxInFlightBytes: 268_435_456,
+  /** A shard whose next records expired says so (`data-lost`) and reads on from the oldest record kept. */
+  onDataLoss: 'continue',
   /** A checkpoint stuck for 60000 ms with records pending is reported as a stalled shard. */
   stallWarningMs: DEFAULT_STALL_WARNING_MS,
   /** `stop()` gives up after 30000 ms. */
@@ -269,13 +293,11 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'streamName', 'streamArn', 'streams', 'streamCheckFrequencyMs', 'applicationName', 'kinesis', 'dynamodb', 'clientId', 'clientName',
   'initialPosition', 'throttleDelayMs', 'commitFrequencyMs', 'shardCheckFrequencyMs',
   'leaderActionFrequencyMs', 'leaseTtlMs', 'maxInFlightRecords', 'shutdownTimeoutMs', 'stallWarningMs', 'readMode',
-  'requestTimeoutMs', 'startTimeoutMs',
+  'requestTimeoutMs', 'startTimeoutMs', 'maxInFlightBytes', 'onDataLoss',
   'consumerName', 'createTables', 'logger', 'stats', 'meterProvider', 'tracerProvider', 'scheduler', 'clock',
 ]);
 
 const CONSUMER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
-const defaultLogger: Logger = stderrLogger();
 
 export { resolveStream } from './ports/stream-source.js';
 
@@ -318,6 +340,10 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
     throw new ConfigError('leaseTtlMs', 'must be longer than throttleDelayMs');
   }
   const maxInFlightRecords = positiveInteger(input, 'maxInFlightRecords', DEFAULTS.maxInFlightRecords);
+  const maxInFlightBytes = positiveInteger(input, 'maxInFlightBytes', DEFAULTS.maxInFlightBytes);
+  // null is not "unset": only undefined takes the default, as for every other option.
+  const onDataLoss: unknown = input.onDataLoss === undefined ? DEFAULTS.onDataLoss : input.onDataLoss;
+  if (onDataLoss !== 'continue' && onDataLoss !== 'stop-shard') throw new ConfigError('onDataLoss', "must be 'continue' or 'stop-shard'");
   const shutdownTimeoutMs = duration(input, 'shutdownTimeoutMs', DEFAULTS.shutdownTimeoutMs);
   const stallWarningMs = duration(input, 'stallWarningMs', DEFAULTS.stallWarningMs);
   const requestTimeoutMs = duration(input, 'requestTimeoutMs', DEFAULTS.requestTimeoutMs);
@@ -338,6 +364,7 @@ export function resolveOptions(input: KinsumerOptions): ResolvedOptions {
     stream, streams, streamCheckFrequencyMs, applicationName, kinesis, dynamodb, clientId, clientName, initialPosition,
     throttleDelayMs, commitFrequencyMs, shardCheckFrequencyMs, leaderActionFrequencyMs, leaseTtlMs,
     maxInFlightRecords, shutdownTimeoutMs, stallWarningMs, requestTimeoutMs, startTimeoutMs, readMode, consumerName, createTables,
+    maxInFlightBytes, onDataLoss,
     logger: resolveLogger(input.logger),
     stats: resolveStats(input.stats),
     meterProvider: resolveProvider(input.meterProvider, 'meterProvider', 'getMeter'),
@@ -390,38 +417,11 @@ function duration(input: KinsumerOptions, option: DurationOption, fallback: numb
   return value;
 }
 
-function positiveInteger(input: KinsumerOptions, option: 'maxInFlightRecords', fallback: number): number {
+function positiveInteger(input: KinsumerOptions, option: 'maxInFlightRecords' | 'maxInFlightBytes', fallback: number): number {
   const value: unknown = input[option];
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw new ConfigError(option, 'must be a positive integer');
-  }
-  return value;
-}
-
-function resolveLogger(value: unknown): Logger {
-  if (value === undefined) return defaultLogger;
-  const methods = ['debug', 'info', 'warn', 'error'] as const;
-  if (typeof value !== 'object' || value === null || methods.some((m) => typeof (value as Record<string, unknown>)[m] !== 'function')) {
-    throw new ConfigError('logger', 'must have debug, info, warn and error methods (pino-compatible)');
-  }
-  return value as Logger;
-}
-
-function resolveStats(value: unknown): StatReceiver {
-  if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null) throw new ConfigError('stats', 'must be an object (a StatReceiver)');
-  for (const m of ['checkpoint', 'eventToClient', 'eventsFromKinesis'] as const) {
-    const fn: unknown = (value as Record<string, unknown>)[m];
-    if (fn !== undefined && typeof fn !== 'function') throw new ConfigError('stats', `${m} must be a function`);
-  }
-  return value;
-}
-
-function resolveProvider<P>(value: P | undefined, option: 'meterProvider' | 'tracerProvider', method: 'getMeter' | 'getTracer'): P | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || typeof (value as Record<string, unknown>)[method] !== 'function') {
-    throw new ConfigError(option, `must be an OpenTelemetry ${option === 'meterProvider' ? 'MeterProvider' : 'TracerProvider'} (an object with ${method}())`);
   }
   return value;
 }

@@ -1,5 +1,6 @@
 import type { TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Observable } from 'rxjs';
+import type { DataLostEvent } from './reading/data-loss.js';
 
 /**
  * Where a shard is read from when it has no checkpoint yet. A stored checkpoint always wins.
@@ -367,7 +368,8 @@ export type KinsumerEvent =
     readonly error: Error;
     /** The shard concerned, when the fault is one shard's. */
     readonly shardId?: string;
-  };
+  }
+  | DataLostEvent;
 
 /** The `type` values of {@link KinsumerEvent}. */
 export type KinsumerEventType = KinsumerEvent['type'];

@@ -1,3 +1,4 @@
+import type { CheckpointPosition } from '../types.js';
 import { type ErrorJson, errorJson } from './error-json.js';
 
 /**
@@ -265,5 +266,29 @@ export class ClientReplacedError extends KinsumerError {
       + 'its leases are fenced and this process stops; if both were meant to run, give each its own clientId', { retriable: false });
     this.clientId = clientId;
     this.replacedBy = replacedBy;
+  }
+}
+
+/**
+ * A shard's checkpoint lies behind the stream's trim horizon and `onDataLoss` is `'stop-shard'`:
+ * the stream no longer keeps the checkpoint's record, so the records after it that arrived before
+ * the horizon expired unread, if there were any (docs/data-loss.md). The shard's `records$` errors
+ * with it; its checkpoint is left as it is and its lease kept unread, until the client gives it up
+ * or an operator resets the checkpoint (`kinsumer reset --force`).
+ */
+export class DataLostError extends KinsumerError {
+  /** The shard. */
+  readonly shardId: string;
+  /** The checkpoint the lease started from. */
+  readonly checkpoint: CheckpointPosition;
+  /** The sequence number of the oldest record the stream keeps after it. */
+  readonly resumedAt: string;
+
+  constructor(shardId: string, checkpoint: CheckpointPosition, resumedAt: string) {
+    super(`shard ${shardId}: the stream no longer keeps the record of its checkpoint ${checkpoint.sequenceNumber} (retention); `
+      + `the oldest record it keeps after it is ${resumedAt}, and records between may have expired unread`);
+    this.shardId = shardId;
+    this.checkpoint = checkpoint;
+    this.resumedAt = resumedAt;
   }
 }

@@ -19,8 +19,9 @@ import { type CommandWithStack, type Hop, ServiceConnections, lastHop } from '..
 import type { StreamRef } from '../options.js';
 import { type RequestBound, request, withinTimeout } from '../ports/request-timeout.js';
 import { DATE_HEADER_RESOLUTION_MS, dateOf, readServerDate } from '../ports/server-date.js';
-import type {
-  FanOutPort, IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamConsumerInfo, StreamPort,
+import {
+  type FanOutPort, type IssuedIterator, type IteratorStart, type RawRecord, type RecordsPage, type ShardInfo, type StreamConsumerInfo, type StreamPort,
+  DEFAULT_MAX_RECORD_SIZE_KIB,
 } from '../ports/stream.js';
 import { subscription } from './event-stream.js';
 import { decodeAnswer, leanGetRecords } from './get-records.js';
@@ -52,6 +53,8 @@ export interface StreamSummary {
   readonly consumerCount: number | undefined;
   /** When the stream was created (a multi-stream KCL application names its leases after it). */
   readonly creationTimestamp: Date | undefined;
+  /** `MaxRecordSizeInKiB` (`UpdateMaxRecordSize`, 1024 to 10240); 1024, Kinesis's default, where the answer has none. */
+  readonly maxRecordSizeKiB: number;
 }
 
 /** The user's Kinesis stream, by name or ARN, behind the {@link StreamPort} seam. */
@@ -151,6 +154,7 @@ export class KinesisStream implements StreamPort {
           encryptionType: summary?.EncryptionType,
           consumerCount: summary?.ConsumerCount,
           creationTimestamp: summary?.StreamCreationTimestamp,
+          maxRecordSizeKiB: summary?.MaxRecordSizeInKiB ?? DEFAULT_MAX_RECORD_SIZE_KIB,
         };
       }),
     );

@@ -5,6 +5,7 @@ import { isTransient } from '../errors/aws-error-kind.js';
 import { asError, stopsTheClient } from '../errors/fault-scope.js';
 import { CorruptCheckpointError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import type { HeldLease } from '../ports/lease-store.js';
+import { ByteBudget } from '../reading/byte-budget.js';
 import { inheritedStart } from '../reading/start-position.js';
 import type { ShardLease, ShardStatus } from '../types.js';
 import { CaptureWaits } from './capture-waits.js';
@@ -56,6 +57,8 @@ export class LeaseManager {
   private readonly waits: CaptureWaits;
   /** The reads of rows being settled (see `drop`). */
   private readonly settling = new Set<Subscription>();
+  // What every session gets: the deps, with the client's one byte budget (maxInFlightBytes) for all its leases.
+  private readonly sessionDeps: LeaseManagerDeps;
 
   /** Each lease when captured (hot). */
   readonly captured$: Observable<ShardLease> = this.captured.asObservable();
@@ -65,6 +68,7 @@ export class LeaseManager {
   constructor(private readonly deps: LeaseManagerDeps) {
     this.random = deps.random ?? Math.random;
     const { options, emit, holderOf } = deps;
+    this.sessionDeps = { ...deps, bytes: deps.bytes ?? new ByteBudget(options.maxInFlightBytes) };
     this.waits = new CaptureWaits({
       scheduler: options.scheduler,
       elapsedNow: () => options.clock.elapsedNow(),
@@ -334,7 +338,7 @@ export class LeaseManager {
 
   private open(slot: Slot, held: HeldLease): void {
     const { emit } = this.deps;
-    const session = new LeaseSession(held, slot.parentShardIds, this.deps);
+    const session = new LeaseSession(held, slot.parentShardIds, this.sessionDeps);
     slot.session = session;
     emit({ type: 'lease-acquired', shardId: slot.shardId, fencingToken: held.leaseCounter, startingPosition: session.lease.startingPosition });
     void session.done.then((end) => {

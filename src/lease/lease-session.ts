@@ -5,13 +5,14 @@ import {
 import { createCheckpointer, type Checkpointer } from '../checkpoint/checkpointer.js';
 import { ShardTally } from '../checkpoint/shard-tally.js';
 import { asError, stopsTheClient } from '../errors/fault-scope.js';
-import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
+import { DataLostError, KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import type { ResolvedOptions } from '../options.js';
 import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
 import type { ClientLiveness } from '../ports/liveness.js';
 import { DATE_HEADER_RESOLUTION_MS } from '../ports/server-date.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { StreamPort } from '../ports/stream.js';
+import type { ByteBudget } from '../reading/byte-budget.js';
 import { Multicast } from '../reading/multicast.js';
 import { readerFor } from '../reading/read-mode.js';
 import { planStart, startToKeep } from '../reading/start-position.js';
@@ -39,6 +40,8 @@ export interface SessionDeps {
   readonly tally?: (shardId: string) => ShardTally;
   /** The client's heartbeat, which keeps its leases alive (see `CheckpointerOptions.liveness`). Absent: each lease by its own writes. */
   readonly liveness?: ClientLiveness;
+  /** The client's byte budget (`maxInFlightBytes`), shared by its leases. Absent: bounded by count only. */
+  readonly bytes?: ByteBudget;
 }
 
 /** Whether the client reads (`pause()` / `resume()`): what every lease's reader waits on. */
@@ -160,6 +163,8 @@ export class LeaseSession {
         onDelivered: () => { this.lastRecordAtMs = options.clock.wallNow(); },
         leaseSignal: this.leaseEnd.signal,
         tally: this.tally,
+        ...(deps.bytes === undefined ? {} : { bytes: deps.bytes }),
+        onDataLoss: options.onDataLoss,
       }).pipe(
         takeUntil(this.stopReading),
         // `lost` only ever errors: takeUntil passes that error on, and, unlike merge, lets the
@@ -168,11 +173,14 @@ export class LeaseSession {
         catchError((error: unknown) => {
           const err = asError(error);
           this.readError = err;
-          // The checkpointer's own failure ends reading too, and was reported when it happened.
-          if (!(err instanceof LeaseLostError) && err !== this.lostError) this.report(err);
+          // The checkpointer's own failure ends reading too, and was reported when it happened; a
+          // data loss was, by its own event.
+          if (!(err instanceof LeaseLostError) && !(err instanceof DataLostError) && err !== this.lostError) this.report(err);
           return throwError(() => err);
         }),
-        finalize(() => { void this.end(); }),
+        // A shard stopped on data loss keeps its lease, unread and renewed (not captured again at
+        // every check, its checkpoint as it is) until the client gives it up, or a reset revokes it.
+        finalize(() => { if (!(this.readError instanceof DataLostError)) void this.end(); }),
       );
     }).pipe(share({ connector: () => new Multicast<KinsumerRecord>(), resetOnError: false, resetOnComplete: false, resetOnRefCountZero: false }));
 
@@ -208,6 +216,7 @@ export class LeaseSession {
       millisBehindLatest: this.millisBehindLatest,
       ...(this.lastRecordAtMs === undefined ? {} : { lastRecordAt: new Date(this.lastRecordAtMs) }),
       ...(atMs === undefined ? {} : { lastCheckpointAt: new Date(atMs) }),
+      ...(this.readError instanceof DataLostError ? { stopped: 'data-lost' as const } : {}),
     };
   }
 

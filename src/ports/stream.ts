@@ -103,6 +103,17 @@ export interface ShardInfo {
   readonly endingHashKey: string;
 }
 
+/** A stream's largest record, in KiB, unless `UpdateMaxRecordSize` raised it (1 MiB): Kinesis's default. */
+export const DEFAULT_MAX_RECORD_SIZE_KIB = 1024;
+
+/** What DescribeStreamSummary says of the stream that the core reads (`status()`). */
+export interface StreamLimits {
+  /** How long the stream keeps a record (`RetentionPeriodHours`): older records are trimmed. */
+  readonly retentionPeriodHours: number;
+  /** The largest record the stream takes (`MaxRecordSizeInKiB`; 1024, Kinesis's default, when the answer has none). */
+  readonly maxRecordSizeKiB: number;
+}
+
 /**
  * The Kinesis stream. The adapter maps "stream not found" to `StreamNotFoundError` and lets every
  * other AWS error through untouched (classify it with `classifyAwsError`).
@@ -116,6 +127,13 @@ export interface StreamPort {
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage>;
   /** Every shard, open and closed, following `NextToken` only when the service returned one. */
   listShards(): Observable<ShardInfo[]>;
+  /** DescribeStreamSummary, where the adapter offers it. */
+  describeSummary?(): Observable<StreamLimits>;
+  /**
+   * The read rate the server allows each shard's GetRecords, in payload bytes per second: a reader
+   * paces itself by it. Absent: Kinesis's, 2 MiB/s (`Infinity`: a server that never throttles).
+   */
+  readonly readBytesPerSecond?: number;
   /** Enhanced fan-out (`readMode: 'fan-out'`), where the adapter offers it. */
   readonly fanOut?: FanOutPort;
 }

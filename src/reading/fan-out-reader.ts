@@ -52,12 +52,14 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
   const { shardId, fanOut, tracker, scheduler, emit, stats, maxInFlightRecords } = options;
   const clock = options.clock ?? schedulerClock(scheduler);
   const renewAfterMs = options.renewAfterMs ?? DEFAULT_RENEW_AFTER_MS;
-  const delivery = new ShardDelivery({
-    shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
-  }, subscriber);
   const origin: IteratorPlan = options.skipThrough === undefined
     ? { iteratorStart: options.start }
     : { iteratorStart: options.start, skipThrough: options.skipThrough };
+  const delivery = new ShardDelivery({
+    shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
+    bytes: options.bytes === undefined ? undefined : { budget: options.bytes, scheduler },
+    dataLoss: { origin, onDataLoss: options.onDataLoss ?? 'continue' },
+  }, subscriber);
 
   // Where the group's start lies for a LATEST origin while nothing is delivered (see readShard).
   let originStart: Date | undefined;
@@ -104,7 +106,7 @@ function fanOutLoop(options: ReadFanOutOptions, subscriber: Subscriber<KinsumerR
   const pump = (events: ShardEventPull): Observable<Step> => {
     // Events name no time: the stream's clock at the subscription's answer, carried on.
     const streamClock = streamClockAt(events.streamTime, clock);
-    const pull$ = delivery.roomFreed$.pipe(switchMap(() => events.next()), map((event): Step => {
+    const pull$ = delivery.fetchRoom$.pipe(switchMap(() => events.next()), map((event): Step => {
       if (event === undefined) return 'renew';
       absorb(event, streamClock);
       delivery.deliver();

@@ -41,25 +41,31 @@ export interface PollTiming {
   readonly behind: boolean;
   /** The last answer had no records and was not behind: the shard is quiet. */
   readonly idle?: boolean;
+  /**
+   * Until when the pages read so far spent the shard's read budget (read-budget.ts `readyAtMs`): a
+   * call before then would be throttled, so it waits — pacing, not a retry.
+   */
+  readonly readReadyAtMs?: number;
 }
 
 /**
- * Milliseconds to wait before the next GetRecords. The first call goes at once; then calls are
- * `throttleDelayMs` apart — {@link IDLE_POLL_DELAY_MS} (or `throttleDelayMs` if longer) after an
- * empty answer — except while behind, when the next call goes at once as long as no second holds
- * more than {@link MAX_CALLS_PER_SECOND} calls.
+ * Milliseconds to wait before the next GetRecords: the one place that decides it. The first call
+ * goes at once; then calls are `throttleDelayMs` apart — {@link IDLE_POLL_DELAY_MS} (or
+ * `throttleDelayMs` if longer) after an empty answer — except while behind, when the next call goes
+ * at once as long as no second holds more than {@link MAX_CALLS_PER_SECOND} calls; and never before
+ * the shard's read budget is paid for (`readReadyAtMs`: a 10 MiB page makes the next call wait 5 s).
  */
 export function pollDelayMs(timing: PollTiming): number {
   const { nowMs, recentCallsMs, throttleDelayMs, behind } = timing;
   const last = recentCallsMs[recentCallsMs.length - 1];
   if (last === undefined) return 0;
   const spacingMs = timing.idle === true ? Math.max(throttleDelayMs, IDLE_POLL_DELAY_MS) : throttleDelayMs;
-  let earliest = behind ? nowMs : last + spacingMs;
+  let earliest = Math.max(behind ? nowMs : last + spacingMs, timing.readReadyAtMs ?? Number.NEGATIVE_INFINITY);
   if (recentCallsMs.length >= MAX_CALLS_PER_SECOND) {
     const windowStart = recentCallsMs[recentCallsMs.length - MAX_CALLS_PER_SECOND] ?? last;
     earliest = Math.max(earliest, windowStart + 1000);
   }
-  return Math.max(0, earliest - nowMs);
+  return Math.max(0, Math.ceil(earliest - nowMs));
 }
 
 /** The call history with a call at `nowMs` added, keeping only what {@link pollDelayMs} looks at. */

@@ -14,6 +14,9 @@ import {
   DEFAULT_ITERATOR_MAX_AGE_MS, iteratorTooOld, pollDelayMs, recordsLimit, rememberCall,
 } from './poll-plan.js';
 import { checkpointRejected, isRetriableReadError as isRetriable, readError } from './read-errors.js';
+import type { ByteBudget } from './byte-budget.js';
+import type { OnDataLoss } from './data-loss.js';
+import { ReadBudget } from './read-budget.js';
 import { ShardDelivery } from './shard-delivery.js';
 import { streamClockAt } from './stream-clock.js';
 import { type IteratorPlan, START_SKEW_MARGIN_MS, planResume } from './start-position.js';
@@ -63,6 +66,10 @@ export interface ReadShardOptions {
   readonly backoff?: BackoffPolicy;
   /** Jitter source of the backoff (tests). */
   readonly random?: () => number;
+  /** The client's byte budget (`maxInFlightBytes`), shared by its shards. Absent: reading is bounded by count only. */
+  readonly bytes?: ByteBudget;
+  /** A start from a checkpoint whose record the stream no longer keeps: read on (default), or stop with `DataLostError` (data-loss.ts). */
+  readonly onDataLoss?: OnDataLoss;
 }
 
 /**
@@ -98,8 +105,12 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
 
   const delivery = new ShardDelivery({
     shardId, tracker, maxInFlightRecords, emit, stats, skipThrough: options.skipThrough, leaseSignal: options.leaseSignal, onDelivered: options.onDelivered, tally: options.tally,
+    bytes: options.bytes === undefined ? undefined : { budget: options.bytes, scheduler },
+    dataLoss: { origin, onDataLoss: options.onDataLoss ?? 'continue' },
   }, subscriber);
-  const { roomFreed$ } = delivery;
+  const { roomFreed$, fetchRoom$ } = delivery;
+  // A large page spends the shard's read budget: the next call waits for it (pacing, not a retry).
+  const readBudget = new ReadBudget(stream.readBytesPerSecond);
   // Where the group's start lies for a LATEST origin while nothing is delivered: the stream's clock
   // at its first iterator (else the client's clock less the skew margin). A rebuilt iterator starts there.
   let originStart: Date | undefined;
@@ -138,12 +149,14 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
   // One attempt: wait for the call budget, get an iterator if needed, call. Retries come back
   // through the wait, so a retry never breaks the spacing between calls. Room is asked for again
   // after the wait: a lease paused (or left unconfirmed) meanwhile sends nothing.
-  const attempt$ = defer(() => timer(pollDelayMs({ nowMs: clock.elapsedNow(), recentCallsMs, throttleDelayMs, behind, idle }), scheduler)).pipe(
-    switchMap(() => roomFreed$),
+  const attempt$ = defer(() => timer(pollDelayMs({
+    nowMs: clock.elapsedNow(), recentCallsMs, throttleDelayMs, behind, idle, readReadyAtMs: readBudget.readyAtMs,
+  }), scheduler)).pipe(
+    switchMap(() => fetchRoom$),
     switchMap(() => iterator$),
     switchMap((current) => {
       recentCallsMs = rememberCall(recentCallsMs, clock.elapsedNow());
-      return stream.getRecords(current, recordsLimit(maxInFlightRecords, tracker.pending()));
+      return stream.getRecords(current, delivery.fetchLimit(recordsLimit(maxInFlightRecords, tracker.pending())));
     }),
     catchError((error: unknown) => {
       behind = false;
@@ -165,12 +178,12 @@ function readLoop(options: ReadShardOptions, subscriber: Subscriber<KinsumerReco
     iterator = page.nextShardIterator;
     iteratorIssuedAtMs = clock.elapsedNow();
     if (page.nextShardIterator === undefined) childShardIds = page.childShardIds ?? [];
-    delivery.load(page.records, new Date(clock.wallNow()), streamClockAt(page.streamTime, clock));
+    readBudget.spent(delivery.load(page.records, new Date(clock.wallNow()), streamClockAt(page.streamTime, clock)), clock.elapsedNow());
   };
 
   const nextStep = (): Step => (delivery.hasPending() ? 'deliver' : childShardIds !== undefined ? 'finish' : 'poll');
 
-  const poll$ = roomFreed$.pipe(switchMap(() => page$), map((page) => {
+  const poll$ = fetchRoom$.pipe(switchMap(() => page$), map((page) => {
     absorb(page);
     delivery.deliver();
     return nextStep();

@@ -24,6 +24,9 @@ interface OpenAggregate {
   readonly arrival: Date | number;
   /** The next user record to take. */
   next: number;
+  /** Its payload bytes, and whether a taken sub-record carried them out of the page already. */
+  readonly bytes: number;
+  charged: boolean;
 }
 
 const NO_ORIGIN: RecordOrigin = { shardId: '', leaseSignal: undefined };
@@ -36,6 +39,7 @@ export class PageCursor {
   #index = 0;
   #open: OpenAggregate | undefined;
   #skip: Position | undefined;
+  #started = 0;
 
   /** `onUndecodable`: a corrupt aggregate is about to be taken as its raw record. */
   constructor(
@@ -66,6 +70,30 @@ export class PageCursor {
     return { position, arrival: typeof arrival === 'number' ? new Date(arrival) : arrival };
   }
 
+  /**
+   * Payload bytes of the raw record the last {@link next} began to take (0 when it took a later
+   * sub-record of an aggregate already begun): what left the page with it.
+   */
+  get lastStarted(): number {
+    return this.#started;
+  }
+
+  /** Payload bytes the next {@link next} would begin to take (0: a later sub-record of an aggregate begun). */
+  peekBytes(): number {
+    const open = this.#open;
+    if (open !== undefined) return open.charged ? 0 : open.bytes;
+    const raw = this.raw[this.#index];
+    return raw === undefined ? 0 : rawPayloadBytes(raw);
+  }
+
+  /** Payload bytes of the raw records not yet begun. */
+  bytesLeft(): number {
+    const open = this.#open;
+    let bytes = open === undefined || open.charged ? 0 : open.bytes;
+    for (let i = this.#index; i < this.raw.length; i += 1) bytes += rawPayloadBytes(this.raw[i] as RawRecord);
+    return bytes;
+  }
+
   /** The next user record, made now; `undefined` at the end of the page. */
   next(): StreamRecord | undefined {
     const { origin } = this;
@@ -77,6 +105,7 @@ export class PageCursor {
       const { sequenceNumber, partitionKey, arrivalMs } = raw;
       if (isPlainWire(raw)) {
         this.#index += 1;
+        this.#started = rawPayloadBytes(raw);
         return new StreamRecord(origin, sequenceNumber, undefined, partitionKey, undefined, raw.dataBase64, raw.arrivalMs, true);
       }
       const data = raw.data;
@@ -86,6 +115,7 @@ export class PageCursor {
         continue;
       }
       this.#index += 1;
+      this.#started = data.byteLength;
       if (found.kind === 'corrupt') this.onUndecodable({ sequenceNumber, error: found.error });
       return new StreamRecord(origin, sequenceNumber, undefined, partitionKey, undefined, data, arrivalMs ?? raw.approximateArrivalTimestamp, true);
     }
@@ -96,6 +126,8 @@ export class PageCursor {
     const index = open.next;
     const done = index === records.length - 1;
     open.next = index + 1;
+    this.#started = open.charged ? 0 : open.bytes;
+    open.charged = true;
     if (done) this.#open = undefined;
     return new StreamRecord(this.origin, open.sequenceNumber, index, records.partitionKey(index), records.explicitHashKey(index), records.data(index), open.arrival, done);
   }
@@ -103,7 +135,9 @@ export class PageCursor {
   /** Steps onto aggregate `raw`'s user records (past it, when it has none). */
   #openAggregate(raw: RawRecord, records: AggregatedRecords): void {
     this.#index += 1;
-    if (records.length > 0) this.#open = { sequenceNumber: raw.sequenceNumber, records, arrival: raw.arrivalMs ?? raw.approximateArrivalTimestamp, next: 0 };
+    if (records.length > 0) {
+      this.#open = { sequenceNumber: raw.sequenceNumber, records, arrival: raw.arrivalMs ?? raw.approximateArrivalTimestamp, next: 0, bytes: rawPayloadBytes(raw), charged: false };
+    }
   }
 
   /** Where the next record lies (opening the aggregate the cursor stands at, if it is one). */
@@ -130,6 +164,14 @@ export class PageCursor {
       else if (++open.next === open.records.length) this.#open = undefined;
     }
   }
+}
+
+/** A raw record's payload bytes, without decoding a payload the wire left in base64. */
+export function rawPayloadBytes(raw: RawRecord): number {
+  const base64 = raw.dataBase64;
+  if (base64 === undefined) return raw.data.byteLength;
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  return (base64.length * 3) / 4 - padding;
 }
 
 /** A record of the lean GetRecords path whose payload cannot be an aggregate: it stays base64 until read. */

@@ -95,6 +95,13 @@ export function logEvent(logger: Logger, event: KinsumerEvent): void {
     case 'error':
       logger.error({ shardId: event.shardId, err: event.error }, 'kinsumer: error');
       return;
+    case 'data-lost': {
+      const { shardId, checkpoint, resumedAt, resumedArrivedAt, onDataLoss } = event;
+      logger.error({ shardId, checkpoint, resumedAt, resumedArrivedAt, onDataLoss },
+        `kinsumer: ${shardId}'s checkpoint lies behind the trim horizon (the stream no longer keeps its record): records after it that arrived before `
+        + `${resumedArrivedAt.toISOString()} expired unread, if there were any; ${onDataLoss === 'continue' ? 'reading on from the oldest record kept' : 'the shard is stopped (onDataLoss: stop-shard), its checkpoint kept'}`);
+      return;
+    }
   }
 }
 

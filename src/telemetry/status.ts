@@ -38,6 +38,8 @@ export interface ShardStatus {
   readonly lastRecordAt?: Date;
   /** When a checkpoint of the shard was last written by this client (this client's clock). */
   readonly lastCheckpointAt?: Date;
+  /** Set when the shard is held and not read: `'data-lost'` (`onDataLoss: 'stop-shard'`, see the `data-lost` event). */
+  readonly stopped?: 'data-lost';
 }
 
 /** What `consumer.status()` returns: a synchronous snapshot, cheap enough for every health probe. */
@@ -79,4 +81,10 @@ export interface KinsumerStatus {
   };
   /** When this client's last heartbeat the clients table accepted was sent (this client's clock); absent before the first. */
   readonly lastHeartbeatAt?: Date;
+  /**
+   * The stream's largest record in KiB (DescribeStreamSummary's `MaxRecordSizeInKiB`: 1024 to
+   * 10240), in a one-stream group; absent until the client asked, when it may not, and in a group
+   * that reads `streams`.
+   */
+  readonly maxRecordSizeKiB?: number;
 }

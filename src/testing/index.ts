@@ -19,6 +19,7 @@ export {
   type RunningServer, type KinesaliteOptions, type DynaliteOptions, type KinesisLocalOptions, type DynamoDbLocalOptions,
 } from './servers.js';
 export { MemoryStream, type MemoryStreamOptions, type MemoryRecordInput, type MemoryPutResult, type StreamOperation, type StreamCall } from './memory-stream.js';
+export type { StreamLimits } from '../ports/stream.js';
 export { MemoryFanOut, type MemoryFanOutOptions } from './memory-fan-out.js';
 export { MemoryStreams, type MemoryStreamsOptions, type MemoryStreamSetOptions } from './memory-streams.js';
 export { MemoryLeaseStore, MemoryCheckpointTable, type MemoryLeaseStoreOptions, type MemoryLeaseOperation } from './memory-lease-store.js';

@@ -4,10 +4,17 @@
 import { createHash } from 'node:crypto';
 import { type Observable, type SchedulerLike, defer, mergeMap, of, throwError, timer } from 'rxjs';
 import { StreamNotFoundError } from '../errors/kinsumer-errors.js';
-import type { FanOutPort, IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, StreamPort } from '../ports/stream.js';
+import {
+  type FanOutPort, type IssuedIterator, type IteratorStart, type RawRecord, type RecordsPage, type ShardInfo, type StreamLimits, type StreamPort,
+  DEFAULT_MAX_RECORD_SIZE_KIB,
+} from '../ports/stream.js';
+import { awsError } from './aws-error.js';
+import {
+  type MemoryShard, SHARD_SLOTS, firstIndex, pageOf, payloadBytes, sequenceInShard, sequenceNumberOf, trimHorizon,
+} from './memory-shard.js';
 
 /** The operations of a {@link MemoryStream}, as fault injection and call counters name them. */
-export type StreamOperation = 'getShardIterator' | 'getRecords' | 'listShards';
+export type StreamOperation = 'getShardIterator' | 'getRecords' | 'listShards' | 'describeSummary';
 
 /** One call, as {@link MemoryStream.onCall} listeners see it (before any injected fault). */
 export interface StreamCall {
@@ -39,6 +46,23 @@ export interface MemoryStreamOptions {
   readonly latencyMs?: number;
   /** The scheduler `latencyMs` runs on (a virtual-time one in tests); required with `latencyMs`. */
   readonly scheduler?: SchedulerLike;
+  /**
+   * The largest record the stream takes, payload and partition key together, in KiB: 1024 (Kinesis's
+   * default) to 10240 (`UpdateMaxRecordSize`). A larger put fails with `InvalidArgumentException`. Default 1024.
+   */
+  readonly maxRecordSizeKiB?: number;
+  /**
+   * How long a record is kept: older ones are trimmed, and a start behind the trim horizon answers
+   * as Kinesis does (docs/data-loss.md): the iterator is positioned at the oldest record kept, no
+   * error. Default 86400000 (24 hours, Kinesis's default retention).
+   */
+  readonly retentionMs?: number;
+  /**
+   * Each shard's read budget, in payload bytes per second (Kinesis: 2 MiB/s): a GetRecords sent
+   * before the pages already read are paid for fails with `ProvisionedThroughputExceededException`.
+   * Default: no limit.
+   */
+  readonly readBytesPerSecond?: number;
 }
 
 /** A record to put. */
@@ -59,17 +83,6 @@ export interface MemoryPutResult {
   readonly sequenceNumber: string;
 }
 
-interface MemoryShard {
-  readonly id: string;
-  readonly index: number;
-  readonly parentShardIds: readonly string[];
-  readonly startingHashKey: bigint;
-  readonly endingHashKey: bigint;
-  readonly records: RawRecord[];
-  open: boolean;
-  children: readonly string[];
-}
-
 interface Fault {
   remaining: number;
   readonly error: unknown;
@@ -82,32 +95,15 @@ interface DecodedIterator {
 }
 
 const MAX_HASH_KEY = 2n ** 128n - 1n;
-// 56 digits like Kinesis's: "4959" and 52 digits of counter x 1024 + shard index, so a sequence
-// number proves its shard, and making one needs no BigInt.
-const SEQUENCE_PREFIX = '4959';
-const ZEROS = '0'.repeat(52);
-const SEQUENCE_BASE = 4959n * 10n ** 52n;
-const SHARD_SLOTS = 1024;
 const encoder = new TextEncoder();
 
-/**
- * An AWS-SDK-shaped service error (name, `$fault`, `$metadata.httpStatusCode`), as the real
- * client would throw it; `classifyAwsError` sees no difference.
- */
-export function awsError(name: string, options: { readonly message?: string; readonly status?: number } = {}): Error {
-  const status = options.status ?? (/InternalFailure|InternalServerError|ServiceUnavailable/.test(name) ? 500 : 400);
-  const error = new Error(options.message ?? name) as Error & { $fault: string; $metadata: { httpStatusCode: number } };
-  error.name = name;
-  error.$fault = status >= 500 ? 'server' : 'client';
-  error.$metadata = { httpStatusCode: status };
-  return error;
-}
+export { awsError };
 
 /** A Kinesis stream in memory: put, split, merge, iterators, GetRecords, faults. */
 export class MemoryStream implements StreamPort {
   readonly streamLabel: string;
   /** Calls per operation, faults included. */
-  readonly calls: Record<StreamOperation, number> = { getShardIterator: 0, getRecords: 0, listShards: 0 };
+  readonly calls: Record<StreamOperation, number> = { getShardIterator: 0, getRecords: 0, listShards: 0, describeSummary: 0 };
   /** Enhanced fan-out: set a `MemoryFanOut` of this stream here to read it with `readMode: 'fan-out'`. */
   fanOut?: FanOutPort;
 
@@ -117,7 +113,11 @@ export class MemoryStream implements StreamPort {
   private readonly reportChildShards: boolean;
   private readonly latencyMs: number;
   private readonly scheduler: SchedulerLike | undefined;
-  private readonly faults: Record<StreamOperation, Fault[]> = { getShardIterator: [], getRecords: [], listShards: [] };
+  private readonly faults: Record<StreamOperation, Fault[]> = { getShardIterator: [], getRecords: [], listShards: [], describeSummary: [] };
+  private maxRecordSizeKiB: number;
+  private readonly retentionMs: number;
+  /** Each shard's read budget (the `readBytesPerSecond` option): `Infinity` unless given. */
+  readonly readBytesPerSecond: number;
   private readonly listeners = new Set<(call: StreamCall) => void>();
   private counter = 0;
   private deleted = false;
@@ -129,6 +129,9 @@ export class MemoryStream implements StreamPort {
     this.reportChildShards = options.reportChildShards ?? true;
     this.latencyMs = options.latencyMs ?? 0;
     this.scheduler = options.scheduler;
+    this.maxRecordSizeKiB = options.maxRecordSizeKiB ?? DEFAULT_MAX_RECORD_SIZE_KIB;
+    this.retentionMs = options.retentionMs ?? 86_400_000;
+    this.readBytesPerSecond = options.readBytesPerSecond ?? Number.POSITIVE_INFINITY;
     if (this.latencyMs > 0 && this.scheduler === undefined) throw new Error('MemoryStream: latencyMs needs a scheduler');
     const count = options.shardCount ?? 1;
     const width = (MAX_HASH_KEY + 1n) / BigInt(count);
@@ -147,14 +150,20 @@ export class MemoryStream implements StreamPort {
     const fixed = options.shardId === undefined ? (open.length === 1 ? open[0] : undefined) : this.openShard(options.shardId);
     const results: MemoryPutResult[] = new Array<MemoryPutResult>(records.length);
     const arrival = this.clock();
-    for (let i = 0; i < records.length; i += 1) {
-      const input = records[i] as MemoryRecordInput;
+    const maxBytes = this.maxRecordSizeKiB * 1024;
+    const inputs = records.map((input) => ({ ...input, data: typeof input.data === 'string' ? encoder.encode(input.data) : input.data }));
+    for (const { data, partitionKey } of inputs) {
+      const size = data.byteLength + encoder.encode(partitionKey).byteLength;
+      if (size > maxBytes) throw awsError('InvalidArgumentException', { message: `Record size ${size} exceeds the stream's MaxRecordSizeInKiB of ${this.maxRecordSizeKiB}` });
+    }
+    for (let i = 0; i < inputs.length; i += 1) {
+      const input = inputs[i] as MemoryRecordInput & { readonly data: Uint8Array };
       const shard = fixed ?? this.route(open, input);
       const sequenceNumber = this.nextSequenceNumber(shard);
       shard.records.push({
         sequenceNumber,
         partitionKey: input.partitionKey,
-        data: typeof input.data === 'string' ? encoder.encode(input.data) : input.data,
+        data: input.data,
         approximateArrivalTimestamp: new Date(arrival),
       });
       results[i] = { shardId: shard.id, sequenceNumber };
@@ -193,6 +202,14 @@ export class MemoryStream implements StreamPort {
     return child.id;
   }
 
+  /** UpdateMaxRecordSize: the stream takes records up to `maxRecordSizeKiB` (1024 to 10240) from now on. */
+  updateMaxRecordSize(maxRecordSizeKiB: number): void {
+    if (!Number.isInteger(maxRecordSizeKiB) || maxRecordSizeKiB < 1024 || maxRecordSizeKiB > 10240) {
+      throw awsError('InvalidArgumentException', { message: 'MaxRecordSizeInKiB must be between 1024 and 10240' });
+    }
+    this.maxRecordSizeKiB = maxRecordSizeKiB;
+  }
+
   /** From now on every call fails with `StreamNotFoundError`, as for a deleted stream. */
   delete(): void {
     this.deleted = true;
@@ -210,7 +227,7 @@ export class MemoryStream implements StreamPort {
     return this.shards.filter((s) => s.open).map((s) => s.id);
   }
 
-  /** The records of a shard, oldest first. */
+  /** The records put to a shard, oldest first (trimmed ones too). */
   records(shardId: string): readonly RawRecord[] {
     return this.shard(shardId).records;
   }
@@ -234,8 +251,7 @@ export class MemoryStream implements StreamPort {
     const shard = this.shard(shardId);
     const previous = shard.records[position - 1];
     if (previous !== undefined) return previous.sequenceNumber;
-    const digits = String(shard.index);
-    return SEQUENCE_PREFIX + ZEROS.slice(digits.length) + digits;
+    return sequenceNumberOf(0, shard.index);
   }
 
   /** `undefined` while the shard is open; once closed, its children. */
@@ -267,6 +283,14 @@ export class MemoryStream implements StreamPort {
 
   getRecords(shardIterator: string, limit: number): Observable<RecordsPage> {
     return this.answer({ operation: 'getRecords', atMs: this.clock(), limit }, () => this.page(shardIterator, limit));
+  }
+
+  /** What DescribeStreamSummary says of the stream's retention and largest record. */
+  describeSummary(): Observable<StreamLimits> {
+    return this.answer({ operation: 'describeSummary', atMs: this.clock() }, () => ({
+      retentionPeriodHours: this.retentionMs / 3_600_000,
+      maxRecordSizeKiB: this.maxRecordSizeKiB,
+    }));
   }
 
   listShards(): Observable<ShardInfo[]> {
@@ -313,10 +337,15 @@ export class MemoryStream implements StreamPort {
 
   private page(shardIterator: string, limit: number): RecordsPage {
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw awsError('InvalidArgumentException', { message: `Limit ${limit} is not in 1..10000` });
-    const { shard, position, issuedAtMs } = this.decodeIterator(shardIterator);
+    const { shard, position: issuedAt, issuedAtMs } = this.decodeIterator(shardIterator);
     const now = this.clock();
     if (now - issuedAtMs > this.iteratorTtlMs) throw awsError('ExpiredIteratorException', { message: `Iterator expired: issued at ${issuedAtMs}, now ${now}` });
-    const records = shard.records.slice(position, position + limit);
+    if (now < shard.readReadyAtMs) throw awsError('ProvisionedThroughputExceededException', { message: `Rate exceeded for shard ${shard.id}` });
+    // What retention trimmed under the iterator is passed over: reading goes on at the oldest record kept.
+    const position = Math.max(issuedAt, trimHorizon(shard, now, this.retentionMs));
+    const records = pageOf(shard.records, position, limit);
+    const bytes = records.reduce((sum, record) => sum + payloadBytes(record), 0);
+    shard.readReadyAtMs = Math.max(shard.readReadyAtMs, now) + (bytes * 1000) / this.readBytesPerSecond;
     const next = position + records.length;
     const unread = shard.records[next];
     const millisBehindLatest = unread === undefined ? 0 : Math.max(1, now - unread.approximateArrivalTimestamp.getTime());
@@ -328,7 +357,13 @@ export class MemoryStream implements StreamPort {
     return { records, nextShardIterator: this.encodeIterator(shard, next), millisBehindLatest, childShardIds: undefined, streamTime };
   }
 
+  // A start behind the trim horizon is positioned at the oldest record kept, without an error (what
+  // Kinesis documents for AT_TIMESTAMP, and what its users report for sequence numbers: docs/data-loss.md).
   private startIndex(shard: MemoryShard, start: IteratorStart): number {
+    return Math.max(this.startIndexInAll(shard, start), trimHorizon(shard, this.clock(), this.retentionMs));
+  }
+
+  private startIndexInAll(shard: MemoryShard, start: IteratorStart): number {
     const { records } = shard;
     switch (start.type) {
       case 'TRIM_HORIZON': return 0;
@@ -351,8 +386,8 @@ export class MemoryStream implements StreamPort {
   }
 
   private sequenceOf(shard: MemoryShard, sequenceNumber: string): bigint {
-    const sequence = /^\d{1,128}$/.test(sequenceNumber) ? BigInt(sequenceNumber) : undefined;
-    if (sequence === undefined || sequence < SEQUENCE_BASE || Number((sequence - SEQUENCE_BASE) % BigInt(SHARD_SLOTS)) !== shard.index) {
+    const sequence = sequenceInShard(sequenceNumber, shard.index);
+    if (sequence === undefined) {
       throw awsError('InvalidArgumentException', { message: `Invalid StartingSequenceNumber ${sequenceNumber} for ${shard.id}` });
     }
     return sequence;
@@ -373,8 +408,7 @@ export class MemoryStream implements StreamPort {
 
   private nextSequenceNumber(shard: MemoryShard): string {
     this.counter += 1;
-    const digits = String(this.counter * SHARD_SLOTS + shard.index);
-    return SEQUENCE_PREFIX + ZEROS.slice(digits.length) + digits;
+    return sequenceNumberOf(this.counter, shard.index);
   }
 
   private route(open: readonly MemoryShard[], input: MemoryRecordInput): MemoryShard {
@@ -391,7 +425,7 @@ export class MemoryStream implements StreamPort {
     if (index >= SHARD_SLOTS) throw new Error(`MemoryStream holds at most ${SHARD_SLOTS} shards`);
     const shard: MemoryShard = {
       id: `shardId-${String(index).padStart(12, '0')}`,
-      index, parentShardIds, startingHashKey, endingHashKey, records: [], open: true, children: [],
+      index, parentShardIds, startingHashKey, endingHashKey, records: [], open: true, children: [], trimmed: 0, readReadyAtMs: 0,
     };
     this.shards.push(shard);
     return shard;
@@ -412,16 +446,4 @@ export class MemoryStream implements StreamPort {
     if (!shard.open) throw awsError('ResourceInUseException', { message: `Shard ${shardId} is closed` });
     return shard;
   }
-}
-
-/** The first index in [0, length) where `reached` holds (it must hold from some index on); `length` when none. */
-function firstIndex(length: number, reached: (index: number) => boolean): number {
-  let low = 0;
-  let high = length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (reached(middle)) high = middle;
-    else low = middle + 1;
-  }
-  return low;
 }

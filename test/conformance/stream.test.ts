@@ -223,6 +223,8 @@ for (const tier of TIERS) {
       expect(summary.status).to.equal('ACTIVE');
       expect(summary.openShardCount).to.equal(3);
       expect(summary.streamArn).to.match(new RegExp(`:stream/${stream}$`));
+      // Neither server names MaxRecordSizeInKiB for a stream never raised: Kinesis's default, 1024.
+      expect(summary.maxRecordSizeKiB).to.equal(1024);
       expect(await firstValueFrom(port.exists())).to.equal(true);
     });
 

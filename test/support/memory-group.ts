@@ -5,7 +5,7 @@ import type { KinsumerEvent, KinsumerRecord } from '../../src/types.js';
 import { MemoryCoordinationTables, MemoryMembershipStore, MemoryMetadataStore } from '../../src/testing/memory-coordination.js';
 import { MemoryItemTables } from '../../src/testing/memory-items.js';
 import { MemoryCheckpointTable, MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
-import { MemoryStream } from '../../src/testing/memory-stream.js';
+import { MemoryStream, type MemoryStreamOptions } from '../../src/testing/memory-stream.js';
 import { skewedScheduler } from './skewed-scheduler.js';
 import { SteppedScheduler } from './stepped-scheduler.js';
 
@@ -62,8 +62,9 @@ export class MemoryGroup {
   readonly members: Member[] = [];
   private seed = 1;
 
-  constructor(shardCount: number, readonly options: Partial<KinsumerSettings> = {}) {
-    this.stream = new MemoryStream({ shardCount, clock: () => this.scheduler.now() });
+  /** `streamOptions`: the stream's limits (record size, read budget, retention), as `MemoryStream` takes them. */
+  constructor(shardCount: number, readonly options: Partial<KinsumerSettings> = {}, streamOptions: Omit<MemoryStreamOptions, 'shardCount' | 'clock'> = {}) {
+    this.stream = new MemoryStream({ ...streamOptions, shardCount, clock: () => this.scheduler.now() });
   }
 
   /** A deterministic jitter source per client. */

@@ -18,7 +18,10 @@ describe('consumer.status() (virtual time)', function () {
       extra: { clientName: 'worker-a' },
       ack: (record) => { receivedAt.set(text(record), group.scheduler.now()); return text(record) !== 'r3'; },
     });
-    expect(member.kinsumer.status()).to.deep.equal({ clientId: 'a', clientName: 'worker-a', state: 'starting', leader: false, members: 0, shards: [], streams: [], connections: {} });
+    // The in-memory stream answers DescribeStreamSummary at once: its largest record is known from the start.
+    expect(member.kinsumer.status()).to.deep.equal({
+      clientId: 'a', clientName: 'worker-a', state: 'starting', leader: false, members: 0, shards: [], streams: [], connections: {}, maxRecordSizeKiB: 1024,
+    });
 
     await group.scheduler.until(() => member.received.length === 20, 'every record', 20_000);
     await group.scheduler.advanceBy(2 * FAST.commitFrequencyMs);

@@ -39,6 +39,8 @@ describe('options: new Kinsumer validates synchronously', () => {
     expect(options.leaderActionFrequencyMs).to.equal(10000);
     expect(options.leaseTtlMs).to.equal(15000);
     expect(options.maxInFlightRecords).to.equal(10000);
+    expect(options.maxInFlightBytes).to.equal(256 * 1024 * 1024);
+    expect(options.onDataLoss).to.equal('continue');
     expect(options.shutdownTimeoutMs).to.equal(30000);
     expect(options.stallWarningMs).to.equal(60000);
     expect(options.requestTimeoutMs).to.equal(10000);
@@ -132,6 +134,9 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['lease TTL not longer than the throttle delay', { throttleDelayMs: 20000, shardCheckFrequencyMs: 1000, leaderActionFrequencyMs: 1000, leaseTtlMs: 20000 }, 'leaseTtlMs', /throttleDelayMs/],
     ['zero maxInFlightRecords', { maxInFlightRecords: 0 }, 'maxInFlightRecords', /positive integer/],
     ['fractional maxInFlightRecords', { maxInFlightRecords: 1.5 }, 'maxInFlightRecords', /positive integer/],
+    ['zero maxInFlightBytes', { maxInFlightBytes: 0 }, 'maxInFlightBytes', /positive integer/],
+    ['fractional maxInFlightBytes', { maxInFlightBytes: 1024.5 }, 'maxInFlightBytes', /positive integer/],
+    ['unknown onDataLoss', { onDataLoss: 'skip' }, 'onDataLoss', /'continue' or 'stop-shard'/],
     ['zero shutdownTimeoutMs', { shutdownTimeoutMs: 0 }, 'shutdownTimeoutMs', /positive/],
     ['zero stallWarningMs', { stallWarningMs: 0 }, 'stallWarningMs', /positive/],
     ['stallWarningMs beyond the timer range', { stallWarningMs: 2 ** 31 }, 'stallWarningMs', /at most/],
@@ -172,6 +177,10 @@ describe('options: new Kinsumer validates synchronously', () => {
     ['string maxInFlightRecords', { maxInFlightRecords: '10' }, 'maxInFlightRecords', /positive integer/],
     ['negative maxInFlightRecords', { maxInFlightRecords: -1 }, 'maxInFlightRecords', /positive integer/],
     ['maxInFlightRecords beyond 2^53', { maxInFlightRecords: 2 ** 53 }, 'maxInFlightRecords', /positive integer/],
+    ['string maxInFlightBytes', { maxInFlightBytes: '256MiB' }, 'maxInFlightBytes', /positive integer/],
+    ['maxInFlightBytes beyond 2^53', { maxInFlightBytes: 2 ** 53 }, 'maxInFlightBytes', /positive integer/],
+    ['null onDataLoss', { onDataLoss: null }, 'onDataLoss', /'continue' or 'stop-shard'/],
+    ['non-string onDataLoss', { onDataLoss: true }, 'onDataLoss', /'continue' or 'stop-shard'/],
     ['non-string readMode', { readMode: true }, 'readMode', /fan-out/],
     ['numeric createTables', { createTables: 1 }, 'createTables', /boolean/],
     ['logger that is a string', { logger: 'console' }, 'logger', /debug, info, warn and error/],
@@ -206,7 +215,11 @@ describe('options: new Kinsumer validates synchronously', () => {
       commitFrequencyMs: 1999, throttleDelayMs: 1999,
       shutdownTimeoutMs: 2 ** 31 - 1,
       maxInFlightRecords: Number.MAX_SAFE_INTEGER,
+      // One byte: every shard may still hold one record, delivered alone.
+      maxInFlightBytes: 1, onDataLoss: 'stop-shard',
     });
+    expect(options.maxInFlightBytes).to.equal(1);
+    expect(options.onDataLoss).to.equal('stop-shard');
     expect(options.leaseTtlMs).to.equal(2000);
     expect(options.shutdownTimeoutMs).to.equal(2 ** 31 - 1);
     // The default consumer name is the application name cut to the 128 characters Kinesis allows.

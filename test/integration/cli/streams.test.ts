@@ -69,7 +69,7 @@ describe('CLI: a group over many streams (kinesalite + dynalite)', function () {
 
     const reset = await cli(['reset', '--streams', payments, '--app', app, '--to', 'TRIM_HORIZON', ...endpoints]);
     expect(reset.code, reset.stderr).to.equal(0);
-    expect(reset.stdout).to.match(/:shardId-000000000000: \S+ ->\s+TRIM_HORIZON/);
+    expect(reset.stdout).to.match(/:shardId-000000000000:\s+\S+\s+->\s+TRIM_HORIZON/);
     const json = JSON.parse((await cli(['status', '--streams', `${orders},${payments}`, '--app', app, '--json', ...endpoints])).stdout) as StatusJson;
     const checkpoints = new Map(json.shards.map((s) => [s.streamName, s.checkpoint]));
     expect(checkpoints.get(payments)).to.deep.include({ type: 'TRIM_HORIZON' });
@@ -106,7 +106,7 @@ describe('CLI: a group over many streams (kinesalite + dynalite)', function () {
     expect(usage.code).to.equal(2);
     const cleared = await cli(['reset', '--streams', payments, '--app', app, '--clear', ...endpoints]);
     expect(cleared.code, cleared.stderr).to.equal(0);
-    expect(cleared.stdout).to.match(/:shardId-000000000000: \S+ ->\s+row deleted/);
+    expect(cleared.stdout).to.match(/:shardId-000000000000:\s+\S+\s+->\s+row deleted/);
     expect(cleared.stdout).to.match(new RegExp(`cleared 1 row of streams ${payments}`));
     expect((await keys(app)).map((key) => parseShardKey(key)?.stream.streamName)).to.deep.equal([orders, orders]);
   });

@@ -193,13 +193,15 @@ describe('readShard on kinesalite', function () {
       expect(sequence(latest)).to.deep.equal(late.map((p) => p.sequenceNumber));
     });
 
-    it('a checkpoint resumes AFTER_SEQUENCE_NUMBER: the next record on', async () => {
+    it('a checkpoint resumes at the next record: read AT the checkpoint\'s own record, which is passed over, and no data-lost (the stream keeps it)', async () => {
       const { name, port, shardIds: [shardId = ''] } = await newStream();
       const put = await putRecords(local().kinesis, name, records(10, 'resume'));
       const plan = planStart({ type: 'position', position: { sequenceNumber: put[3]?.sequenceNumber ?? '' } }, 'LATEST');
-      const r = reading(port, shardId, true, { start: plan.iteratorStart });
+      expect(plan.iteratorStart.type).to.equal('AT_SEQUENCE_NUMBER');
+      const r = reading(port, shardId, true, { start: plan.iteratorStart, ...(plan.skipThrough === undefined ? {} : { skipThrough: plan.skipThrough }) });
       await eventually(() => { fail(r)(); return r.received.length === 6; }, '6 records');
       expect(r.received.map((x) => x.sequenceNumber)).to.deep.equal(put.slice(4).map((p) => p.sequenceNumber));
+      expect(r.events.filter((e) => e.type === 'data-lost')).to.deep.equal([]);
     });
   });
 

@@ -42,6 +42,12 @@ describe('poll plan', () => {
       expect(pollDelayMs({ throttleDelayMs: 2000, behind: false, idle: true, nowMs: 1100, recentCallsMs: [1000] })).to.equal(1900);
     });
 
+    it('never before the shard\'s read budget is paid for (a 10 MiB page: 5 s), behind or not', () => {
+      expect(pollDelayMs({ ...base, behind: true, nowMs: 1010, recentCallsMs: [1000], readReadyAtMs: 6000 })).to.equal(4990);
+      expect(pollDelayMs({ ...base, behind: false, nowMs: 1010, recentCallsMs: [1000], readReadyAtMs: 6000.5 })).to.equal(4991);
+      expect(pollDelayMs({ ...base, behind: false, nowMs: 1010, recentCallsMs: [1000], readReadyAtMs: 900 }), 'paid for: the usual spacing').to.equal(base.throttleDelayMs - 10);
+    });
+
     it('while behind, the next call goes at once', () => {
       expect(pollDelayMs({ ...base, behind: true, nowMs: 1010, recentCallsMs: [1000] })).to.equal(0);
     });

@@ -5,10 +5,11 @@ const SEQ = '49590338271490256608559692538361571095921575989136588898';
 
 describe('start position', () => {
   describe('planStart: from the checkpoint captured with the lease', () => {
-    it('a checkpointed record resumes AFTER_SEQUENCE_NUMBER, whatever the initial position', () => {
+    it('a checkpointed record resumes after it, whatever the initial position: read AT it and passed over (its record says whether the stream still keeps it, docs/data-loss.md)', () => {
       const plan = planStart({ type: 'position', position: { sequenceNumber: SEQ } }, 'LATEST');
       expect(plan).to.deep.equal({
-        iteratorStart: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ },
+        iteratorStart: { type: 'AT_SEQUENCE_NUMBER', sequenceNumber: SEQ },
+        skipThrough: { sequenceNumber: SEQ },
         startingPosition: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: SEQ },
       });
     });

@@ -134,7 +134,7 @@ describe('MemoryStream', () => {
     expect(first).to.not.equal(second);
     expect(classifyAwsError(first)).to.equal('transient');
     expect((await firstValueFrom(stream.getRecords(start, 1))).records).to.have.length(1);
-    expect(stream.calls).to.deep.equal({ getShardIterator: 1, getRecords: 3, listShards: 0 });
+    expect(stream.calls).to.deep.equal({ getShardIterator: 1, getRecords: 3, listShards: 0, describeSummary: 0 });
   });
 
   it('reports each call to listeners with its Limit and start', async () => {
