@@ -173,7 +173,7 @@ describe('liveness with real processes (kinesalite + dynalite)', function () {
     expect(twin.failures).to.deep.equal([]);
   });
 
-  it('kinsumer drain --client: the member hands its shard over (unread under half a second), takes none, shows draining; --undo takes it back into the group', async () => {
+  it('kinsumer drain --client: the member hands its shard over (unread far less than a TTL), takes none, shows draining; --undo takes it back into the group', async () => {
     const [w1, w2] = [worker('w1'), worker('w2')];
     await balanced(w1, w2);
     const moving = w1.held();
@@ -187,7 +187,9 @@ describe('liveness with real processes (kinesalite + dynalite)', function () {
     const released = w1.events.find((e) => e.type === 'lease-released' && moving.includes(e.shardId ?? ''))?.at ?? 0;
     const lastOnW1 = Math.max(...acks('w1.acks.jsonl').filter((a) => moving.includes(a.shardId)).map((a) => a.e));
     const firstOnW2 = firstAfter('w2.acks.jsonl', moving, released) ?? Infinity;
-    expect(firstOnW2 - lastOnW1, 'the shard unread between w1\'s last record and w2\'s first (ms)').to.be.below(500);
+    // A hand-over, not a take-over at expiry (which leaves it unread for about a TTL); its speed
+    // (p95 under half a second) is the bench's figure (handoff.graceful.p95Ms), not a timed assertion.
+    expect(firstOnW2 - lastOnW1, 'the shard unread between w1\'s last record and w2\'s first (ms)').to.be.below(TIMINGS.leaseTtlMs / 2);
     const status = await cli(['status', '--stream', stream, '--app', app, ...endpointArgs(local()), '--wide']);
     expect(status.stdout).to.match(/w1.*\[draining\]/);
     await new Promise((resolve) => setTimeout(resolve, 2 * TIMINGS.shardCheckFrequencyMs));
