@@ -8,7 +8,7 @@
 //   npx tsx bench/dynamo-cost.ts [--quick]
 import { DEFAULTS, Kinsumer, createTables, type KinsumerEvent } from '../src/index.js';
 import { createStream, listShards, localDynamoDbClient, localKinesisClient } from '../src/testing/index.js';
-import { CallLog, countBy, countCalls, type DynamoCall } from './support/dynamo-calls.js';
+import { CallLog, countBy, countCalls, type DynamoCall, dollarsPerMonth } from './support/dynamo-calls.js';
 import { type Figure, type Metric, type RunOptions, log, main, round, sleep, waitFor } from './support/harness.js';
 import { startServerProcess } from './support/local-servers.js';
 import { produce } from './support/produce.js';
@@ -110,14 +110,25 @@ export const dynamoCost: Figure = {
       const perClientBatches = rowReads.reduce((a, calls) => a + calls.length, 0) / Math.max(1, rowReads.length) / minutes;
       const perClientRows = rowReads.reduce((a, calls) => a + calls.reduce((n, c) => n + (c.items ?? 0), 0), 0) / Math.max(1, rowReads.length) / minutes;
       const go = goModel(settings);
+      const idlePerShardDollars = dollarsPerMonth(idleCalls, minutes) / idleCount;
+      const perClientDollars = dollarsPerMonth(coordination.flat(), minutes) / Math.max(1, coordination.length);
       const scans = all.filter((c) => c.command === 'Scan');
       const bigScans = scans.filter((c) => c.table !== `${app}_clients`);
       const metrics: Metric[] = [
         { name: 'per busy shard', value: round(perBusy), unit: 'calls/min', baseline: { name: 'Go model', value: go.perBusyShard, unit: 'calls/min' }, ratio: round(perBusy / go.perBusyShard) },
-        { name: 'per idle shard (held, no records)', value: round(perIdle), unit: 'calls/min', baseline: { name: 'Go model', value: go.perIdleShard, unit: 'calls/min' }, note: 'Go writes nothing for an idle shard, which is why its leases go stale after 5 min' },
-        { name: 'per client (coordination), non-leader', value: round(perFollower), unit: 'calls/min', baseline: { name: 'Go model', value: go.perClient, unit: 'calls/min' }, ratio: round(perFollower / go.perClient) },
+        {
+          name: 'per idle shard (held, no records)', value: round(perIdle), unit: 'calls/min', baseline: { name: 'Go model', value: go.perIdleShard, unit: 'calls/min' },
+          target: '<= 1 (a keep-alive: the lease lives by its owner\'s heartbeat)', met: perIdle <= 1.05,
+          note: 'Go writes nothing for an idle shard, which is why its leases go stale after 5 min',
+        },
+        { name: 'per idle shard, DynamoDB on demand', value: round(idlePerShardDollars * 1000) / 1000, unit: '$/month', target: '<= $0.10', met: idlePerShardDollars <= 0.1 },
+        {
+          name: 'per client (coordination), non-leader', value: round(perFollower), unit: 'calls/min', baseline: { name: 'Go model', value: go.perClient, unit: 'calls/min' }, ratio: round(perFollower / go.perClient),
+          target: '<= 150 (half of ~300 before)', met: perFollower <= 150,
+        },
+        { name: 'per client (coordination), DynamoDB on demand', value: round(perClientDollars * 100) / 100, unit: '$/month' },
         { name: 'per client (coordination), leader', value: round(perLeader), unit: 'calls/min', baseline: { name: 'Go model', value: go.perClient + go.leaderExtra, unit: 'calls/min' }, ratio: round(perLeader / (go.perClient + go.leaderExtra)) },
-        { name: 'of which, per client: group-epoch reads (GetItem, eventually consistent)', value: round(perClientEpoch), unit: 'calls/min', note: 'one per throttleDelayMs: a graceful departure is seen within a poll' },
+        { name: 'of which, per client: group-epoch reads (GetItem, eventually consistent)', value: round(perClientEpoch), unit: 'calls/min', note: 'one per max(throttleDelayMs, 1 s): a drain or a departure is seen within a poll (the departing member keeps reading until its successor is ready)' },
         { name: 'of which, per client: lease-row reads by its checks (BatchGetItem)', value: round(perClientBatches), unit: 'calls/min', note: `${round(perClientRows)} rows/min: the rows it would inherit should their owner die` },
         { name: `total, ${settings.shards} shards (${settings.busyShards} busy), ${settings.clients} clients`, value: round(total), unit: 'calls/min', baseline: { name: 'Go model', value: go.total, unit: 'calls/min' }, ratio: round(total / go.total) },
         { name: 'full scans of a table other than <app>_clients', value: bigScans.length, unit: '', target: '0 in steady state', met: bigScans.length === 0 },
@@ -127,7 +138,8 @@ export const dynamoCost: Figure = {
         metrics,
         notes: [
           'Counted by SDK middleware at the initialize step: one count per call, whatever the SDK retries.',
-          'Per-shard calls are the checkpoints-table calls naming that shard (commits, renewals, captures); everything else is the client\'s coordination: per shard check a heartbeat PutItem, a clients Scan, a shard-list GetItem and a BatchGetItem of the lease rows it would inherit; the leader\'s lock PutItem; a group-epoch GetItem every throttleDelayMs.',
+          'Per-shard calls are the checkpoints-table calls naming that shard (commits, keep-alives, captures); everything else is the client\'s coordination: a heartbeat UpdateItem every leaseTtlMs / 3, per shard check a clients Scan and a shard-list GetItem (lease rows only of legacy holders it would inherit), the leader\'s lock PutItem, a group-epoch GetItem every max(throttleDelayMs, 1 s). docs/liveness.md.',
+          'Dollars: from each call\'s capacity units (bench/support/dynamo-calls.ts: every item under 1 KB; one write unit; one read unit per item, half for an eventually consistent read such as the epoch\'s), at $0.625 per million write units and $0.125 per million read units.',
           'Go model (kinsumer-go-behavior.md §17): per client 3/min; leader +4/min (and a full checkpoints-table scan); busy shard up to 60 puts/min; an owned idle shard 0; a shard waiting for capture 240 gets/min.',
         ],
         details: {

@@ -16,7 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createStream, listShards, localKinesisClient } from '../src/testing/index.js';
 import { rotate } from './support/cpu-runs.js';
-import { type CallLog, capacityUnits, countBy, startCountingProxy } from './support/dynamo-calls.js';
+import { type CallLog, DOLLARS_PER_MILLION, MINUTES_PER_MONTH, capacityUnits, countBy, startCountingProxy } from './support/dynamo-calls.js';
 import { type Figure, type Metric, type RunOptions, log, main, median, round } from './support/harness.js';
 import { startServerProcess } from './support/local-servers.js';
 import type { PacedConsumer, PacedJob, PacedResult } from './support/paced-consumer.js';
@@ -25,9 +25,6 @@ import { produce } from './support/produce.js';
 const CHILD = fileURLToPath(new URL('./support/paced-consumer.ts', import.meta.url));
 const CONSUMERS: readonly PacedConsumer[] = ['kinsumer', 'bareSdk', 'rawHttp'];
 
-/** DynamoDB on-demand, us-east-1 (perf-4): dollars per million write and read request units. */
-const DOLLARS_PER_MILLION = { write: 0.625, read: 0.125 } as const;
-const MINUTES_PER_MONTH = (365.25 / 12) * 24 * 60;
 
 /** Goals (issue 31 item 5). */
 const GOALS = { idleShardDollarsPerMonth: 0.10, moderateRatioToRaw: 1.5 } as const;

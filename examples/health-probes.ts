@@ -34,6 +34,8 @@ export function readiness(status: KinsumerStatus): ProbeAnswer {
 const REASONS: Readonly<Record<Exclude<KinsumerStatus['state'], 'running'>, string>> = {
   starting: 'starting: checking its tables and stream, joining the group',
   paused: 'paused: holding its leases, reading nothing until resume()',
+  draining: 'draining: handing its leases over, taking none (drain() or kinsumer drain)',
+  unreachable: 'unreachable: no heartbeat accepted for two thirds of leaseTtlMs (see lastError); reading nothing',
   stopping: 'stopping: giving its leases back',
   stopped: 'stopped',
   failed: 'failed: a fault of the whole group or the start timeout (see the logs)',

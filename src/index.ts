@@ -16,6 +16,7 @@ export {
   KinsumerError, ConfigError, StreamNotFoundError, TableNotFoundError, LeaseLostError, ShutdownTimeoutError, LeaseHeldError,
   RequestTimeoutError, StartTimeoutError,
   CorruptCheckpointError, StreamGoneError,
+  ClientReplacedError,
   DataLostError,
 } from './errors/kinsumer-errors.js';
 export type { DataLostEvent, OnDataLoss } from './reading/data-loss.js';

@@ -186,8 +186,23 @@ export class Kinsumer {
       shards,
       streams: streamStatuses(shards),
       connections: this.ports?.connections?.() ?? {},
+      ...(runtime?.lastError === undefined ? {} : { lastError: runtime.lastError }),
+      ...(runtime?.lastHeartbeatAt === undefined ? {} : { lastHeartbeatAt: runtime.lastHeartbeatAt }),
       ...(this.streamLimits === undefined ? {} : { maxRecordSizeKiB: this.streamLimits.maxRecordSizeKiB }),
     };
+  }
+
+  /**
+   * Hands every lease over gracefully — each once the member the group gives it to is ready to
+   * capture it, so a shard goes unread well under a second — and takes none from now on. The
+   * client stays in the group, shown as `draining` (`status()`, `kinsumer status`); resolves once it
+   * holds nothing, and {@link Kinsumer.stop} is then immediate. A shard no other member can take
+   * (it is alone, or the others drain too) is kept and read meanwhile. For deploys and retiring an
+   * instance; `kinsumer drain --client <id>` does the same from outside. Resolves at once before
+   * the client started, or once it stopped.
+   */
+  async drain(): Promise<void> {
+    await this.runtime?.drain();
   }
 
   /**
@@ -211,6 +226,8 @@ export class Kinsumer {
     if (runtime?.failed === true) return 'failed';
     if (this.state === 'stopped' || this.state === 'stopping') return this.state;
     if (runtime?.registered !== true) return 'starting';
+    if (runtime.unreachable) return 'unreachable';
+    if (runtime.draining) return 'draining';
     return this.paused ? 'paused' : 'running';
   }
 
@@ -275,11 +292,15 @@ function awsDeps(options: ResolvedOptions, emit: (event: KinsumerEvent) => void)
     dynamo, clientId: options.clientId, clientName: options.clientName, leaseTtlMs: options.leaseTtlMs,
     now: () => options.clock.wallNow(), elapsedNow: () => options.clock.elapsedNow(),
   };
+  // Rows the coordinator reads but cannot decode are reported, never silently skipped.
+  const membership = new DynamoMembershipStore({ ...common, table: tables.clients, onCorruptRow: (error) => emit({ type: 'error', error }) });
   let warned = false;
   return {
-    // Rows the coordinator reads but cannot decode are reported, never silently skipped.
-    store: new DynamoLeaseStore({ ...common, table: tables.checkpoints, scheduler: options.scheduler, onCorruptRow: (error) => emit({ type: 'error', error, shardId: error.shardId }) }),
-    membership: new DynamoMembershipStore({ ...common, table: tables.clients, onCorruptRow: (error) => emit({ type: 'error', error }) }),
+    // A lease captured in a member's life lives as long as that life, as this client's membership reads it.
+    store: new DynamoLeaseStore({
+      ...common, table: tables.checkpoints, members: membership, scheduler: options.scheduler, onCorruptRow: (error) => emit({ type: 'error', error, shardId: error.shardId }),
+    }),
+    membership,
     metadata: new DynamoMetadataStore({ ...common, table: tables.metadata }),
     stream,
     prepare: async () => {

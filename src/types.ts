@@ -199,11 +199,7 @@ export type KinsumerEvent =
     /** This client's id. */
     readonly clientId: string;
   }
-  /**
-   * Another live process heartbeats with this client's `clientId` (its row carries another
-   * instance id): this one captures nothing and waits while it does, and fails with `ConfigError`
-   * after `startTimeoutMs`. A restart that overlaps the old process's graceful stop may see it too.
-   */
+  /** No longer emitted (kept for compatibility): a process started with a registered `clientId` takes its place, the other ends with `ClientReplacedError`. */
   | {
     /** Which event this is. */
     readonly type: 'duplicate-client';
@@ -211,29 +207,21 @@ export type KinsumerEvent =
     readonly clientId: string;
   }
   /**
-   * This client is kept from reading shards and says why, once per wait (a hand-off, a restart):
-   * - `'leases-held'`: shards assigned to it are leased by another client whose lease has not
-   *   expired for it. A live holder gives them up at its next shard check (after its drain); one that
-   *   ended without `stop()` (a crash, Ctrl-C) keeps them until they expire, `leaseTtlMs` after this
-   *   client first saw them as they are.
-   * - `'own-client-row'`: the clients table holds a row of this very `clientId` from another process
-   *   (a restart without `stop()`, with a fixed `clientId`): this one captures nothing until that row
-   *   expires. If the row keeps changing, the other process is alive: `duplicate-client` follows.
+   * This client is kept from reading shards and says why, once per wait: `'leases-held'`, shards
+   * assigned to it are leased by another client whose lease has not expired for it (a live holder
+   * hands them over; one that ended without `stop()` keeps them until `leaseTtlMs` after its last
+   * heartbeat). `'own-client-row'` is no longer emitted: a restart with the same `clientId` waits for nothing.
    */
   | {
     /** Which event this is. */
     readonly type: 'waiting';
     /** What it waits for (see the event's description). */
     readonly reason: 'leases-held' | 'own-client-row';
-    /** The shards waited for, sorted: the leased ones, or those the other process's row says it holds. */
+    /** The shards waited for, sorted. */
     readonly shardIds: readonly string[];
     /** `'leases-held'`: the clients that hold them, as the group's clients rows say (empty when no row names them). */
     readonly holders: readonly string[];
-    /**
-     * How long from now until what it waits for expires for this client if its holder has stopped
-     * (`leaseTtlMs` after it first saw it as it is): reading starts at the capture that follows. A
-     * live holder hands its leases over at its next shard check instead.
-     */
+    /** How long from now until what it waits for expires if its holder has stopped; a live holder hands its leases over sooner. */
     readonly boundMs: number;
     /** Leases this client holds meanwhile: 0 while it reads nothing at all. */
     readonly held: number;

@@ -39,6 +39,21 @@ export class CallLog {
   }
 }
 
+/** DynamoDB on-demand, us-east-1 (perf-4): dollars per million write and read request units. */
+export const DOLLARS_PER_MILLION = { write: 0.625, read: 0.125 } as const;
+export const MINUTES_PER_MONTH = (365.25 / 12) * 24 * 60;
+
+/** What `calls`, made over `minutes`, cost a month on demand (their capacity units, {@link capacityUnits}). */
+export function dollarsPerMonth(calls: readonly DynamoCall[], minutes: number): number {
+  let read = 0;
+  let write = 0;
+  for (const units of calls.map(capacityUnits)) {
+    read += units.read;
+    write += units.write;
+  }
+  return ((write * DOLLARS_PER_MILLION.write + read * DOLLARS_PER_MILLION.read) / 1e6) * (MINUTES_PER_MONTH / minutes);
+}
+
 /**
  * On-demand capacity units a call uses, kinsumer's items being under 1 KB: a write 1, a strongly
  * consistent read 1 and an eventually consistent one half (per item read), a transaction 2 per action.

@@ -1,90 +1,33 @@
 // One leased shard's checkpointer. Acks move the pure CheckpointState; every write of the lease —
-// commit, renewal, release — goes through one lane, one at a time: `throttle` with the write as
-// its duration sends a request at once when the lane is free and keeps the latest request that
-// came meanwhile for the moment it is free again. Commits are asked for at most every
+// commit, renewal, release — goes through one lane, one at a time (write-lane.ts): a request goes
+// at once when the lane is free, and the latest request that came meanwhile when it is free again. Commits are asked for at most every
 // commitFrequencyMs, renewals after renewIntervalMs without a write (an idle shard keeps its
 // lease, W2), the release once, by close(). A fenced write means another client took the lease:
 // that shard stops with LeaseLostError, the consumer carries on.
 import {
-  type SchedulerLike, type Subscription, BehaviorSubject, EMPTY, Subject, catchError, concat, defer, endWith, filter, first,
+  BehaviorSubject, EMPTY, Subject, catchError, concat, defer, filter, first,
   identity, ignoreElements, interval, lastValueFrom, map, merge, mergeMap, Observable, share, startWith, switchMap, take, takeUntil,
-  tap, throttle, throttleTime, throwError,
+  tap, throttleTime, throwError,
 } from 'rxjs';
 import { KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { retryTransient } from '../errors/retry-backoff.js';
-import { type Clock, schedulerClock } from '../ports/clock.js';
-import type { HeldLease, LeaseStore, StoredCheckpoint } from '../ports/lease-store.js';
+import { schedulerClock } from '../ports/clock.js';
+import type { StoredCheckpoint } from '../ports/lease-store.js';
 import type { Position } from '../ports/position.js';
-import type { ShardTracker } from '../ports/shard-tracker.js';
-import type { CheckpointPosition, KinsumerEvent, StatReceiver } from '../types.js';
+import type { CheckpointPosition } from '../types.js';
+import { type Checkpointer, type CheckpointerOptions, LEASE_KEEPALIVE_MS } from './checkpointer-api.js';
 import { CheckpointState, type CommitDecision } from './checkpoint-state.js';
 import { DeliveryLedger } from './delivery-ledger.js';
+import { deliveryRecording } from './delivery-recording.js';
 import { EffectsLane } from './effects-lane.js';
 import { DEFAULT_STALL_WARNING_MS, StallClock } from './stall-clock.js';
 import { weighWrites } from './transact-writes.js';
+import { oneWriteAtATime } from './write-lane.js';
+
+export { type Checkpointer, type CheckpointerOptions, LEASE_KEEPALIVE_MS } from './checkpointer-api.js';
 
 /** Transient failures of the final release retried before close() gives up (the lease then expires on its own). */
 const RELEASE_RETRIES = 5;
-
-/** Options of {@link createCheckpointer}. */
-export interface CheckpointerOptions {
-  readonly store: LeaseStore;
-  /** The lease as captured: its counter fences every write. */
-  readonly lease: HeldLease;
-  /**
-   * Where reading really starts when the stored checkpoint does not say it (a LATEST or timestamp
-   * start, see `startToKeep`): written with the first write, and by a release with nothing acked.
-   * No record is emitted before it is stored.
-   */
-  readonly start?: StoredCheckpoint;
-  /** Least time between two commits of this shard. */
-  readonly commitFrequencyMs: number;
-  /** Renew the lease after this long without a write (well within leaseTtlMs; the coordination layer passes leaseTtlMs / 3). */
-  readonly renewIntervalMs: number;
-  /** Report `shard-stalled` after this long with records pending and the watermark not moving, and again as often. Default 60000. */
-  readonly stallWarningMs?: number;
-  readonly scheduler: SchedulerLike;
-  /**
-   * The zombie guard and the stall warnings are differences of its `elapsedNow`; `stored().atMs`
-   * is its `wallNow`. Default: the scheduler's `now()` for both.
-   */
-  readonly clock?: Clock;
-  /** Receives `checkpoint`, `lease-released`, `lease-lost`, `shard-stalled`, `retrying` and `error` events. */
-  readonly emit: (event: KinsumerEvent) => void;
-  readonly stats?: StatReceiver;
-}
-
-/** A {@link ShardTracker} that also runs the write lane and releases the lease. */
-export interface Checkpointer extends ShardTracker {
-  readonly shardId: string;
-  /** The lease's counter: the fencing token its records carry. */
-  readonly fencingToken: number;
-  /**
-   * The write lane (commits, renewals, the release) and the stall clock, while subscribed (shared:
-   * one lane however many subscribers). Never emits; completes after the release; errors with
-   * `LeaseLostError` when a write (the release included) is fenced, or with a `KinsumerError` on
-   * a fatal store error. Transient errors are retried.
-   */
-  readonly run$: Observable<never>;
-  /**
-   * Idempotent: the release goes through the lane after the write in flight, writing the latest
-   * acked position (and `Finished` when the Go rule allows). Does nothing once the lease was lost
-   * or a write failed. Never rejects: failures are reported as events.
-   */
-  close(): Promise<void>;
-  /** The latest acked checkpoint (the watermark, or the start kept until the first ack), written or not. */
-  checkpoint(): StoredCheckpoint | undefined;
-  /** `Finished` is stored for this shard. */
-  finishedWritten(): boolean;
-  /**
-   * The position stored for the shard (as captured, or as this lease last wrote it) and when this
-   * lease last wrote one (`clock.wallNow()`, `undefined` before its first). For `status()`.
-   */
-  stored(): { readonly checkpoint: CheckpointPosition | undefined; readonly atMs: number | undefined };
-  deliveryCount(ticket: number): number;
-  recording$(ticket: number): Observable<void> | undefined;
-  paced(ticket: number): boolean;
-}
 
 /** Where the lease stands: the one state machine of the lane, close() and finish(). */
 type Phase =
@@ -104,7 +47,7 @@ type Request = 'write' | 'release';
 
 /** Creates the checkpointer of a freshly captured lease. */
 export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
-  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, stallWarningMs = DEFAULT_STALL_WARNING_MS } = options;
+  const { store, lease, scheduler, emit, stats, commitFrequencyMs, renewIntervalMs, liveness, stallWarningMs = DEFAULT_STALL_WARNING_MS } = options;
   if (!(commitFrequencyMs >= 0)) throw new RangeError('commitFrequencyMs must be >= 0');
   if (!(renewIntervalMs > 0)) throw new RangeError('renewIntervalMs must be > 0');
   if (!(stallWarningMs > 0)) throw new RangeError('stallWarningMs must be > 0');
@@ -152,30 +95,14 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     stats?.checkpoint?.();
   };
   let closing: Promise<void> | undefined;
+  let released = false;
   // Asks the lane for a turn at once (not throttled): records whose writes wait are committed as
   // soon as the lane is free, so each transaction takes what was acked while the last one was out.
   const laneWanted = new Subject<void>();
-  // A handler waits for its record's delivery to be recorded (§9.3): the lane's next commit, which
-  // records every record tracked by then. Commits are throttled by commitFrequencyMs, leading edge
-  // first: a quiet shard's record is recorded at once, and while records flow the recordings ride
-  // the checkpoint's own writes, at most one a commitFrequencyMs (one per page read cost a DynamoDB
-  // write per poll: 50 writes in 10 s against 10 at 40 records a second, delivery-recording-cost.test.ts).
-  // After the synchronous burst that emitted it, so that one write records the whole burst. Paced
-  // records (see DeliveryLedger) are the exception.
-  let recordScheduled = false;
-  const recordIfOwed = (): void => {
-    if (recordScheduled || ledger.idle) return;
-    recordScheduled = true;
-    scheduler.schedule(() => {
-      recordScheduled = false;
-      const next = state.next();
-      if (!ledger.owes(next)) return;
-      // A paced record (delivered before, by a session that died) is recorded alone and at once:
-      // after a crash the records it had in flight go one write each, not one a commitFrequencyMs.
-      if (next !== undefined && ledger.paced(next.ticket)) laneWanted.next();
-      else wantCommit();
-    });
-  };
+  // A handler waits for its record's delivery to be recorded (§9.3): see delivery-recording.ts.
+  const { recordIfOwed, recording$ } = deliveryRecording({
+    ledger, scheduler, next: () => state.next(), open: () => phase.value.kind === 'open', writeNow: () => laneWanted.next(), commitSoon: wantCommit,
+  });
   const effects = new EffectsLane({
     store, lease, state, scheduler, clock, emit,
     committed: (decision, sentAtMs) => {
@@ -255,6 +182,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
           const checkpoint = checkpointPosition(decision.write.checkpoint);
           wrote(checkpoint);
           emit({ type: 'lease-released', shardId, checkpoint, finished: state.finishedWritten });
+          released = true;
           phase.next({ kind: 'closed' });
         },
       }),
@@ -318,18 +246,25 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       state.decide().changed ? startWith(undefined) : identity,
       throttleTime(commitFrequencyMs, scheduler, { leading: true, trailing: true }),
     );
-    const renewals$ = confirmed.pipe(
+    // Its own row every renewal interval while that is what keeps it (or while a member judges
+    // leases by their rows), else a keep-alive; re-timed when the rule changes.
+    const renewals$ = merge(confirmed, liveness?.perLeaseRenewalChanged$ ?? EMPTY).pipe(
       startWith(undefined),
-      switchMap(() => interval(renewIntervalMs, scheduler)),
+      switchMap(() => interval(liveness === undefined || liveness.perLeaseRenewal() ? renewIntervalMs : Math.max(renewIntervalMs, LEASE_KEEPALIVE_MS), scheduler)),
       tap(() => { renewDue = true; }),
+    );
+    const revoked$ = phase.pipe(
+      filter((p): p is Extract<Phase, { kind: 'lost' }> => p.kind === 'lost'),
+      take(1),
+      mergeMap((p) => throwError(() => p.error)),
     );
     const requests$ = merge(
       merge(commits$, renewals$, laneWanted.pipe(effects.waiting ? startWith(undefined) : identity)).pipe(map((): Request => 'write'), takeUntil(closing$)),
       phase.pipe(filter((p) => p.kind === 'closing'), map((): Request => 'release')),
     );
     // One write at a time; a request that comes while one is in flight waits for it (the latest only).
-    const lane$ = requests$.pipe(throttle((request) => write(request).pipe(endWith(null)), { leading: true, trailing: true }));
-    return merge(lane$, stalls$.pipe(takeUntil(closing$))).pipe(
+    const lane$ = oneWriteAtATime(requests$, write);
+    return merge(lane$, stalls$.pipe(takeUntil(closing$)), revoked$).pipe(
       ignoreElements(),
       takeUntil(phase.pipe(filter((p) => p.kind === 'closed'))),
     );
@@ -406,34 +341,26 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
       })();
       return closing;
     },
-    leaseConfirmed: () => state.startStored && clock.elapsedNow() - confirmedAtMs < 2 * renewIntervalMs,
-    confirmed$: confirmed.asObservable(),
+    leaseConfirmed: () => {
+      if (!state.startStored) return false;
+      const nowMs = clock.elapsedNow();
+      if (liveness === undefined) return nowMs - confirmedAtMs < 2 * renewIntervalMs;
+      // The client's heartbeat keeps the lease; its own renewals too while members judge it by its row.
+      const clientAtMs = liveness.confirmedAtMs();
+      if (clientAtMs === undefined || nowMs - clientAtMs >= 2 * renewIntervalMs) return false;
+      return !liveness.perLeaseRenewal() || nowMs - confirmedAtMs < 2 * renewIntervalMs;
+    },
+    confirmed$: liveness === undefined ? confirmed.asObservable() : merge(confirmed, liveness.confirmed$),
+    revoke(error: LeaseLostError): void {
+      if (phase.value.kind === 'open' || phase.value.kind === 'closing') lose(error);
+    },
     checkpoint: () => state.position,
     finishedWritten: () => state.finishedWritten,
+    releaseWritten: () => released,
     stored: () => stored,
     deliveryCount: (ticket) => ledger.count(ticket),
     paced: (ticket) => ledger.paced(ticket),
-    recording$: (ticket) => (ledger.recorded(ticket) ? undefined : new Observable<void>((subscriber) => {
-      let waiting = true;
-      // Told on a turn of its own, not inside the write that recorded it: a handler that acks at
-      // once would otherwise ask for the next commit while the commit throttle is still emitting
-      // this one, and be given it at once (five writes a second instead of one, with a store that
-      // answers synchronously; delivery-recording-cost.test.ts).
-      let told: Subscription | undefined;
-      const done = (): void => {
-        if (!waiting) return;
-        waiting = false;
-        told = scheduler.schedule(() => {
-          subscriber.next();
-          subscriber.complete();
-        });
-      };
-      if (phase.value.kind === 'open' && ledger.whenRecorded(ticket, done)) recordIfOwed();
-      return () => {
-        waiting = false;
-        told?.unsubscribe();
-      };
-    })),
+    recording$,
   };
 }
 

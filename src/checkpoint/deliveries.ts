@@ -9,7 +9,7 @@
 // entries were written with (a reader trusts them only while the row's checkpoint is still that
 // one: a writer that moves it without knowing the attribute turns them into fewer deliveries
 // counted, never more), each sequence number the distance from the one before it, in base 36.
-import type { DeliveredThrough, StoredCheckpoint } from '../ports/lease-store.js';
+import type { CheckpointRow, DeliveredThrough, HeldLease, StoredCheckpoint } from '../ports/lease-store.js';
 import { baseSequence, encodeBase, encodePosition, fromBase36, position } from './position-text.js';
 import { comparePositions } from './sequence-number.js';
 
@@ -86,4 +86,9 @@ export function decodeDeliveries(text: unknown, checkpoint: StoredCheckpoint | u
     previous = sequence;
   }
   return entries;
+}
+
+/** The deliveries the captured row records (§9.3), carried by the held lease. */
+export function withDeliveries(lease: HeldLease, row: CheckpointRow): HeldLease {
+  return row.deliveries === undefined ? lease : { ...lease, deliveries: row.deliveries };
 }

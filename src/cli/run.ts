@@ -5,6 +5,7 @@ import { ConfigError, KinsumerError } from '../errors/kinsumer-errors.js';
 import { packageVersion } from '../telemetry/package-version.js';
 import { EXIT, UsageError, type CliIo, type Command, type CommonOption, type ExitCode, type ExitCodeHelp, type OptionValues } from './command.js';
 import { deregisterConsumerCommand } from './commands/consumer.js';
+import { drainCommand } from './commands/drain.js';
 import { exportKclCommand, importKclCommand } from './commands/kcl.js';
 import { resetCommand } from './commands/reset.js';
 import { statusCommand } from './commands/status.js';
@@ -16,6 +17,7 @@ import { outputWidth, proseWords, twoColumns, usageWords, wrapText, wrapWords } 
 /** Every command, in the order `kinsumer --help` lists them. */
 export const COMMANDS: readonly Command[] = [
   createTablesCommand, deleteTablesCommand, statusCommand, tailCommand, resetCommand, importKclCommand, exportKclCommand, deregisterConsumerCommand,
+  drainCommand,
 ];
 
 function mainHelp(commands: readonly Command[], width: number): string {

@@ -50,6 +50,11 @@ export const CHECKPOINT_ATTRIBUTES = {
    * full-row writes drop it: the counts start again).
    */
   deliveries: 'Deliveries',
+  /**
+   * The life of its owner when it captured the lease (docs/architecture.md, "Liveness"): the lease
+   * lives as long as that life's clients row does. The Go kinsumer's full-row writes drop it.
+   */
+  ownerIncarnation: 'OwnerIncarnation',
 } as const;
 
 const A = CHECKPOINT_ATTRIBUTES;
@@ -76,6 +81,11 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
     const transactionToken = informational(() => readString(item, A.transactionToken));
     // Never corrupt either: counts that cannot be trusted are left out, which only counts fewer deliveries.
     const deliveries = decodeDeliveries(item[A.deliveries]?.S, checkpoint);
+    // Not informational: a lease whose life cannot be read could be taken from a live owner.
+    const ownerIncarnation = readInteger(item, A.ownerIncarnation);
+    if (ownerIncarnation !== undefined && (ownerIncarnation < 1n || ownerIncarnation > BigInt(Number.MAX_SAFE_INTEGER))) {
+      throw new CorruptCheckpointError(shardId, A.ownerIncarnation, 'is out of range');
+    }
     return {
       shardId,
       checkpoint,
@@ -89,6 +99,7 @@ export function decodeCheckpointRow(item: Item, expectedShardId?: string): Check
       ...(acked === undefined ? {} : { acked }),
       ...(transactionToken === undefined ? {} : { transactionToken }),
       ...(deliveries === undefined ? {} : { deliveries }),
+      ...(ownerIncarnation === undefined ? {} : { ownerIncarnation: Number(ownerIncarnation) }),
     };
   });
 }

@@ -9,14 +9,16 @@
 // `ShardCache` there), and takes a token above both that record and the row's counter.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
-  type Observable, type SchedulerLike, asyncScheduler, catchError, concatMap, defer, from, map, mergeMap, of,
+  EMPTY, type Observable, type SchedulerLike, asyncScheduler, catchError, concat, concatMap, defer, from, ignoreElements, map, mergeMap, of,
   reduce, tap, throwError, timer,
 } from 'rxjs';
 import { advances } from '../checkpoint/checkpoint-advance.js';
+import { withDeliveries } from '../checkpoint/deliveries.js';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { CorruptCheckpointError, KinsumerError, LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { backoffDelay } from '../errors/retry-backoff.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
+import type { MemberView } from '../ports/coordination.js';
 import type { CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { resetMomentOf, withResetFloor } from '../reading/start-position.js';
 import {
@@ -26,6 +28,7 @@ import { stringOrNull } from './codec.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
+import { revokeLease } from './revocation.js';
 import { ownerless, transactionInput, transactionOutcome } from './transactions.js';
 import { UpdateExpression } from './update-expression.js';
 
@@ -48,6 +51,17 @@ export interface DynamoLeaseStoreOptions {
    * `table` named `<app>_checkpoints`.
    */
   readonly metadataTable?: string;
+  /**
+   * The clients table, where a reset tells the owner of a lease it takes (`Revoked`). Default:
+   * `<app>_clients` for a `table` named `<app>_checkpoints`.
+   */
+  readonly clientsTable?: string;
+  /**
+   * The members' lives, as this client's membership store read the clients table: a lease whose
+   * row names the life it was captured in lives as long as that life (capture-rule.ts). Absent:
+   * every lease is judged by its own row, and captures write no life.
+   */
+  readonly members?: MemberView;
   readonly clientId: string;
   readonly clientName: string;
   /** A lease this client has seen unchanged for this long (on its own clock) is expired. */
@@ -81,6 +95,7 @@ export class DynamoLeaseStore implements LeaseStore {
   readonly #options: DynamoLeaseStoreOptions;
   readonly #scheduler: SchedulerLike;
   readonly #metadataTable: string;
+  readonly #clientsTable: string | undefined;
   readonly #corrupt: CorruptRowReporter<CorruptCheckpointError>;
   readonly #leases: LeaseObservations;
   // The checkpoint each held lease stored last (as captured, then as written): a commit that moves
@@ -91,12 +106,13 @@ export class DynamoLeaseStore implements LeaseStore {
 
   constructor(options: DynamoLeaseStoreOptions) {
     this.#options = options;
-    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now);
+    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now, options.members);
     this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#scheduler = options.scheduler ?? asyncScheduler;
     const metadataTable = options.metadataTable ?? (options.table.endsWith('_checkpoints') ? `${options.table.slice(0, -'_checkpoints'.length)}_metadata` : undefined);
     if (metadataTable === undefined) throw new TypeError(`metadataTable is required when the checkpoints table (${options.table}) is not named <app>_checkpoints`);
     this.#metadataTable = metadataTable;
+    this.#clientsTable = options.clientsTable ?? (options.table.endsWith('_checkpoints') ? `${options.table.slice(0, -'_checkpoints'.length)}_clients` : undefined);
   }
 
   read(shardId: string): Observable<CheckpointRow | undefined> {
@@ -108,11 +124,12 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   /**
-   * Whether this client may capture the lease as `row` shows it, by what it has observed so far
-   * (the row counts as seen now): free, its own, or seen unchanged for `leaseTtlMs`.
+   * Whether a reset may take the lease as `row` shows it, by what this client has observed so far
+   * (the row counts as seen now): free, its own, its owner's life over or expired, or (a lease
+   * that lives by its own row) seen unchanged for `leaseTtlMs`.
    */
   available(shardId: string, row: CheckpointRow | undefined): boolean {
-    return this.#leases.see(shardId, row);
+    return this.#leases.see(shardId, row, 'reset');
   }
 
   /** Corrupt rows are left out (and handed to `onCorruptRow`): one bad row must not hide the others. */
@@ -160,6 +177,9 @@ export class DynamoLeaseStore implements LeaseStore {
           update.set(A.ownerName, stringOrNull(clientName));
           update.setTimestamp(A.lastUpdate, nowMs);
           update.set(A.leaseCounter, { N: String(token) });
+          const incarnation = this.#leases.incarnation();
+          if (incarnation === undefined) update.remove(A.ownerIncarnation);
+          else update.set(A.ownerIncarnation, { N: String(incarnation) });
           // Conditioned on the row being exactly as read: a release or capture in between (which
           // moves LastUpdate, the owner or the counter) fails this write instead of being
           // overwritten. The token is then spent unused, which only leaves a gap.
@@ -173,6 +193,7 @@ export class DynamoLeaseStore implements LeaseStore {
               const lease = {
                 shardId, ownerId: clientId, leaseCounter: held.leaseCounter, checkpoint: held.checkpoint, finished: held.finished,
                 ...(serverDate === undefined ? {} : { capturedAt: serverDate }),
+                ...(held.ownerIncarnation === undefined ? {} : { ownerIncarnation: held.ownerIncarnation }),
                 ...(held.transactionToken === undefined ? {} : { transactionToken: held.transactionToken }),
               };
               return withDeliveries(held.acked === undefined ? lease : { ...lease, acked: held.acked }, held);
@@ -257,7 +278,7 @@ export class DynamoLeaseStore implements LeaseStore {
       // Refused while a live owner holds it: judged by this client's observations (the row must
       // have been seen unchanged for a TTL), and the write below is conditioned on the row as read.
       // A row that cannot be decoded cannot be judged: only a forced reset overwrites it.
-      if (!options.force && !this.#leases.see(shardId, item === undefined ? undefined : decodeCheckpointRow(item, shardId))) {
+      if (!options.force && !this.#leases.see(shardId, item === undefined ? undefined : decodeCheckpointRow(item, shardId), 'reset')) {
         return throwError(() => new LeaseHeldError(shardId));
       }
       const update = new UpdateExpression();
@@ -279,11 +300,14 @@ export class DynamoLeaseStore implements LeaseStore {
       update.set(A.leaseCounter, { N: String((item === undefined ? 0 : readableCounter(item)) + 1) });
       update.remove(A.ownerId);
       update.remove(A.ownerName);
+      update.remove(A.ownerIncarnation);
       update.setTimestamp(A.lastUpdate, nowMs);
       if (item === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
       else if (options.force) update.unchanged(A.leaseCounter, item[A.leaseCounter]);
       else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId]) update.unchanged(attribute, item[attribute]);
-      return this.#options.dynamo.updateItem({ ...update.input(this.#options.table, { [A.shard]: { S: shardId } }), ReturnValues: 'NONE' });
+      const fence$ = this.#options.dynamo.updateItem({ ...update.input(this.#options.table, { [A.shard]: { S: shardId } }), ReturnValues: 'NONE' });
+      const revoke$ = this.#clientsTable === undefined ? EMPTY : revokeLease(this.#options.dynamo, this.#clientsTable, item);
+      return concat(revoke$.pipe(ignoreElements()), fence$);
     });
     // The reset's moment, on DynamoDB's clock (the read's answer, just before the write): a LATEST's
     // time floor. Without a Date header, the client's clock less the skew margin.
@@ -310,6 +334,7 @@ export class DynamoLeaseStore implements LeaseStore {
       update.set(A.lastOwnerId, { S: this.#options.clientId });
       update.remove(A.ownerId);
       update.remove(A.ownerName);
+      update.remove(A.ownerIncarnation);
     });
   }
 
@@ -417,10 +442,4 @@ export class DynamoLeaseStore implements LeaseStore {
       }),
     );
   }
-
-}
-
-/** The deliveries the captured row records (§9.3), carried by the held lease. */
-export function withDeliveries(lease: HeldLease, row: CheckpointRow): HeldLease {
-  return row.deliveries === undefined ? lease : { ...lease, deliveries: row.deliveries };
 }

@@ -1,39 +1,33 @@
-// The clients table (`<app>_clients`) as group membership, in the Go kinsumer's row format
-// (ID, Name, LastUpdate in Unix ns + LastUpdateRFC) plus `Shards`, the shards the client holds,
-// so every client learns the current owners from this small table instead of scanning checkpoints,
-// `InstanceID`, the writing process, so two processes configured with one clientId never
-// overwrite each other's row: the second one finds the first one's row and waits, and `Library`,
-// the marker that tells this library's rows from a Go kinsumer's (src/group/library-marker.ts).
-//
-// A row is live until this client has seen it unchanged for leaseTtlMs (src/lease/row-observer.ts):
-// every scan reads the whole table (a scan's cost does not depend on a filter) and the observer
-// judges; no LastUpdate is compared with this host's clock, except by the 48-hour reaping.
+// The clients table (`<app>_clients`) as group membership (rows: client-row.ts). Each process
+// registers under its clientId in a life of its own (static membership: a row another process of
+// the clientId wrote is taken over at once, its life raised), heartbeats only while the row is its
+// life's, and judges the other rows as src/group/member-observations.ts says: a row with a life
+// expires one TTL after this reader's bound on its last heartbeat's send, and the reader that
+// finds it so ends the life (`Ended`, conditioned on the row as read) before anyone captures its
+// leases. Every scan reads the whole table (a scan's cost does not depend on a filter); no
+// LastUpdate is compared with this host's clock, except by the 48-hour reaping.
 import { randomUUID } from 'node:crypto';
-import { type Observable, catchError, concatMap, defer, filter, from, map, of, throwError, toArray } from 'rxjs';
+import { type Observable, catchError, concatMap, defer, filter, from, map, mergeMap, of, reduce, throwError, toArray } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { KinsumerError } from '../errors/kinsumer-errors.js';
 import { compareIds } from '../group/compare-ids.js';
-import { LIBRARY_ATTRIBUTE, libraryMarker } from '../group/library-marker.js';
-import { RivalRow } from '../group/rival-row.js';
-import { RowObserver, observedExpired } from '../lease/row-observer.js';
-import { REAP_CLIENTS_AFTER_MS, type LiveClient, type MembershipStore, type Registration } from '../ports/coordination.js';
-import { AttributeFormatError, isEmpty, nanosFromMillis, readIdList, readInteger, readString, stringOrNull, timestampAttributes } from './codec.js';
+import { type RowLife, arrive, firstLife, refused } from '../group/member-lives.js';
+import { type ExpiredLife, MemberObservations } from '../group/member-observations.js';
+import {
+  REAP_CLIENTS_AFTER_MS, type Heartbeat, type LiveClient, type MemberLife, type MemberSelf, type MemberView, type MembershipStore, type Registration,
+} from '../ports/coordination.js';
+import { CLIENT_ATTRIBUTES, type ClientRow, beatAttributes, decodeClientRow } from './client-row.js';
+import { AttributeFormatError, nanosFromMillis, readString } from './codec.js';
 import { CorruptRowReporter } from './corrupt-rows.js';
 import type { Dynamo, Item } from './dynamo.js';
 import { tableError } from './table-error.js';
-import { ConditionExpression } from './update-expression.js';
+import { ConditionExpression, UpdateExpression } from './update-expression.js';
 
-/** Attribute names of `<app>_clients`: the Go kinsumer's, plus `Shards`, `InstanceID` and `Library`. */
-const CLIENT_ATTRIBUTES = {
-  id: 'ID',
-  name: 'Name',
-  lastUpdate: 'LastUpdate',
-  shards: 'Shards',
-  instanceId: 'InstanceID',
-  library: LIBRARY_ATTRIBUTE,
-} as const;
+export { decodeClientRow } from './client-row.js';
 
 const A = CLIENT_ATTRIBUTES;
+/** A registration that keeps losing the row to heartbeats of the process it takes over from gives up (and is retried by the caller). */
+const MAX_ARRIVALS = 5;
 
 /** Options of {@link DynamoMembershipStore}. */
 export interface DynamoMembershipStoreOptions {
@@ -44,8 +38,10 @@ export interface DynamoMembershipStoreOptions {
   readonly clientName: string;
   /** This process's id, written with every heartbeat. Default: a random UUID (one per store). */
   readonly instanceId?: string;
-  /** A row this client has seen unchanged for this long (on its own clock) is not live. */
+  /** A row lives this long past its last heartbeat. */
   readonly leaseTtlMs: number;
+  /** How often members heartbeat (the reader's expectation of the next one). Default: a third of `leaseTtlMs`. */
+  readonly renewIntervalMs?: number;
   /**
    * Milliseconds since the epoch on the wall clock, only written (`LastUpdate`) and the reap age's
    * cutoff. Pass `() => scheduler.now()` so virtual time ages rows too.
@@ -53,8 +49,8 @@ export interface DynamoMembershipStoreOptions {
   readonly now: () => number;
   /**
    * Milliseconds on a monotonic clock: what this client observes expires by differences of it,
-   * never of `now`, so a step of the wall clock moves no expiry. Default: `now` (as virtual time in
-   * tests wants it); the Kinsumer passes its `clock.elapsedNow`.
+   * never of `now`, so a step of the wall clock moves no expiry; `Uptime` is a difference of it.
+   * Default: `now` (as virtual time in tests wants it); the Kinsumer passes its `clock.elapsedNow`.
    */
   readonly elapsedNow?: () => number;
   /** Age at which {@link DynamoMembershipStore.reapStale} deletes a row. Default {@link REAP_CLIENTS_AFTER_MS}. */
@@ -67,106 +63,170 @@ export interface DynamoMembershipStoreOptions {
 }
 
 /**
- * {@link MembershipStore} on the DynamoDB clients table. AWS errors pass through untouched, except
- * a missing table, which becomes `TableNotFoundError`.
+ * {@link MembershipStore} on the DynamoDB clients table, and the {@link MemberView} its lease store
+ * judges leases by. AWS errors pass through untouched, except a missing table, which becomes
+ * `TableNotFoundError`.
  */
-export class DynamoMembershipStore implements MembershipStore {
+export class DynamoMembershipStore implements MembershipStore, MemberView {
   readonly #options: DynamoMembershipStoreOptions;
   readonly #corrupt: CorruptRowReporter<KinsumerError>;
   readonly #instanceId: string;
-  /** The other clients' rows, as seen by the scans. */
-  readonly #clients = new RowObserver();
-  /** The row of another process with this clientId, while one stands in the way. */
-  readonly #rival: RivalRow;
   readonly #elapsedNow: () => number;
+  readonly #startedAtMs: number;
+  readonly #members: MemberObservations;
+  /** This process's life, once registered; what it claims of the row it took over, until it heartbeats. */
+  #incarnation: number | undefined;
+  /** Set once another process took this clientId's place: this process never registers again (it ends). */
+  #replaced: Extract<Registration, { registered: false }> | undefined;
 
   constructor(options: DynamoMembershipStoreOptions) {
     this.#options = options;
     this.#elapsedNow = options.elapsedNow ?? options.now;
+    this.#startedAtMs = this.#elapsedNow();
     this.#corrupt = new CorruptRowReporter(options.onCorruptRow);
     this.#instanceId = options.instanceId ?? randomUUID();
-    this.#rival = new RivalRow(options.leaseTtlMs);
+    this.#members = new MemberObservations(options.leaseTtlMs, () => this.#elapsedNow(), options.renewIntervalMs ?? Math.floor(options.leaseTtlMs / 3));
   }
 
-  heartbeat(heldShardIds: readonly string[]): Observable<Registration> {
-    const { dynamo, table, clientId } = this.#options;
-    // Ours, free, or written by a process that does not mark its rows (a Go kinsumer).
-    const ours = new ConditionExpression();
-    ours.condition(`attribute_not_exists(${ours.name(A.instanceId)}) OR ${ours.name(A.instanceId)} = ${ours.value('me', { S: this.#instanceId })}`);
-    const put$ = this.#put(heldShardIds, ours);
-    const takeOver$ = (seen: Item) => {
-      const asSeen = new ConditionExpression();
-      asSeen.unchanged(A.instanceId, seen[A.instanceId]);
-      asSeen.unchanged(A.lastUpdate, seen[A.lastUpdate]);
-      return this.#put(heldShardIds, asSeen);
-    };
-    const registered = (written: boolean): Observable<Registration | undefined> => {
-      if (!written) return of(undefined);
-      this.#rival.clear();
-      return of({ registered: true });
-    };
-    // Refused: another process's row is there. Watch it; take it over once it stood still for a TTL.
-    const judge$ = defer(() => dynamo.getItem({ TableName: table, Key: { [A.id]: { S: clientId } }, ConsistentRead: true })).pipe(
-      concatMap((item): Observable<Registration> => {
-        if (item === undefined || isEmpty(item[A.instanceId]) || item[A.instanceId]?.S === this.#instanceId) {
-          // Gone (deleted by its graceful stop) or ours after all: the plain heartbeat again.
-          return put$.pipe(concatMap(registered), map((done) => done ?? { registered: false, heartbeating: false, shardIds: undefined }));
+  heartbeat(heldShardIds: readonly string[], beat: Omit<Heartbeat, 'held'> = {}): Observable<Registration> {
+    // A heartbeat after the refusal (one already due, or a retry of one whose answer was lost) must
+    // not register as a newcomer: it would take the place back from the process that replaced it.
+    if (this.#replaced !== undefined) return of(this.#replaced);
+    const incarnation = this.#incarnation;
+    const work$ = incarnation === undefined ? this.#arrive(heldShardIds, beat, 0) : this.#renew(incarnation, heldShardIds, beat, []);
+    return work$.pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
+  }
+
+  /** The first registration: create the row, or take the place of the process that wrote it (static membership). */
+  #arrive(held: readonly string[], beat: Omit<Heartbeat, 'held'>, attempt: number): Observable<Registration> {
+    return this.#read().pipe(concatMap(({ row, corrupt }) => {
+      const arrival = arrive(row, this.#instanceId);
+      const incarnation = arrival.kind === 'create' ? firstLife(this.#options.now()) : arrival.incarnation;
+      const claimed = arrival.kind === 'take-over' ? arrival.claimed : [];
+      const update = this.#beatUpdate(incarnation, [...new Set([...held, ...claimed])], beat);
+      if (arrival.kind === 'create') update.condition(`attribute_not_exists(${update.name(A.id)})`);
+      else if (arrival.kind === 'own') update.condition(`${update.name(A.instanceId)} = ${update.value('me', { S: this.#instanceId })}`);
+      else {
+        // The life as read: another process taking the place in between makes this one read again.
+        // (A heartbeat of the process it replaces changes neither: it is replaced all the same.)
+        if (!corrupt) {
+          update.unchanged(A.instanceId, row?.instanceId === undefined ? undefined : { S: row.instanceId });
+          update.unchanged(A.incarnation, row?.incarnation === undefined ? undefined : { N: String(row.incarnation) });
         }
-        const verdict = this.#rival.see(JSON.stringify([item[A.instanceId], item[A.lastUpdate]]), this.#elapsedNow());
-        const waiting: Registration = { registered: false, heartbeating: verdict.heartbeating, shardIds: readableIds(item) };
-        if (!verdict.gone) return of(waiting);
-        return takeOver$(item).pipe(concatMap(registered), map((done) => done ?? waiting));
-      }),
-    );
-    return put$.pipe(
-      concatMap(registered),
-      concatMap((done) => (done === undefined ? judge$ : of(done))),
-      catchError((error: unknown) => tableError(this.#options.table, error)),
+        for (const attribute of [A.ended, A.revoked]) update.remove(attribute);
+      }
+      return this.#write(update).pipe(concatMap((answer) => {
+        if (answer === undefined) {
+          if (attempt + 1 >= MAX_ARRIVALS) return throwError(() => new KinsumerError(`registering ${this.#options.clientId} lost the row ${MAX_ARRIVALS} times in a row`, { retriable: true }));
+          return this.#arrive(held, beat, attempt + 1);
+        }
+        this.#registered(incarnation);
+        return of({ ...registration(incarnation, true, answer, []), claimed });
+      }));
+    }));
+  }
+
+  /** A heartbeat of life `incarnation`; a refused one learns why from the row and answers accordingly. */
+  #renew(incarnation: number, held: readonly string[], beat: Omit<Heartbeat, 'held'>, acknowledged: readonly string[]): Observable<Registration> {
+    const update = this.#beatUpdate(incarnation, held, beat);
+    update.condition(`${update.name(A.instanceId)} = ${update.value('me', { S: this.#instanceId })}`);
+    update.condition(`${update.name(A.incarnation)} = ${update.value('life', { N: String(incarnation) })}`);
+    update.condition(`attribute_not_exists(${update.name(A.ended)})`);
+    if (acknowledged.length > 0) update.delete(A.revoked, { SS: [...acknowledged] });
+    else update.condition(`attribute_not_exists(${update.name(A.revoked)})`);
+    return this.#write(update).pipe(concatMap((answer) => {
+      if (answer !== undefined) return of(registration(incarnation, false, answer, acknowledged));
+      return this.#read().pipe(concatMap(({ row }): Observable<Registration> => {
+        const refusal = refused(row, this.#instanceId, incarnation);
+        switch (refusal.kind) {
+          case 'replaced':
+            this.#replaced = { registered: false, replacedBy: refusal.by };
+            return of(this.#replaced);
+          case 'recreate':
+          case 'new-life': {
+            // Recreated: the same life (a deleted row is no fence). A new life: the last one was ended.
+            const next = refusal.kind === 'recreate' ? incarnation : refusal.incarnation;
+            const again = this.#beatUpdate(next, held, beat);
+            if (refusal.kind === 'recreate') again.condition(`attribute_not_exists(${again.name(A.id)})`);
+            else {
+              again.condition(`${again.name(A.instanceId)} = ${again.value('me', { S: this.#instanceId })}`);
+              again.unchanged(A.incarnation, row?.incarnation === undefined ? undefined : { N: String(row.incarnation) });
+              for (const attribute of [A.ended, A.revoked]) again.remove(attribute);
+            }
+            return this.#write(again).pipe(concatMap((answer2) => {
+              if (answer2 === undefined) return this.#renew(incarnation, held, beat, acknowledged);
+              this.#registered(next);
+              return of(registration(next, refusal.kind === 'new-life', answer2, []));
+            }));
+          }
+          case 'revoked':
+            return this.#renew(incarnation, held, beat, refusal.shardIds);
+          case 'retry':
+            return this.#renew(incarnation, held, beat, acknowledged);
+        }
+      }));
+    }));
+  }
+
+  #registered(incarnation: number): void {
+    this.#incarnation = incarnation;
+    this.#members.registered(this.#options.clientId, incarnation);
+  }
+
+  /** This process's heartbeat as an UpdateItem of its row (conditions added by the caller). */
+  #beatUpdate(incarnation: number, held: readonly string[], beat: Omit<Heartbeat, 'held'>): UpdateExpression {
+    const update = new UpdateExpression();
+    const attributes = beatAttributes({
+      clientName: this.#options.clientName, instanceId: this.#instanceId, incarnation, nowMs: this.#options.now(),
+      uptimeMs: this.#elapsedNow() - this.#startedAtMs, held, wants: beat.wants ?? [], draining: beat.draining ?? false,
+    });
+    for (const [name, value] of Object.entries(attributes)) update.set(name, value);
+    return update;
+  }
+
+  /** Writes; emits the row as written, or `undefined` when the condition refused it. */
+  #write(update: UpdateExpression): Observable<Item | undefined> {
+    const { dynamo, table, clientId } = this.#options;
+    return defer(() => dynamo.updateItem(update.input(table, { [A.id]: { S: clientId } }))).pipe(
+      map((item) => item ?? {}),
+      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : throwError(() => error))),
     );
   }
 
-  /** This process's row, conditioned on `condition`: emits whether it was written. */
-  #put(heldShardIds: readonly string[], condition: ConditionExpression): Observable<boolean> {
-    const { dynamo, table, clientId, clientName, now } = this.#options;
-    return defer(() => dynamo.putItem({
-      TableName: table,
-      Item: {
-        [A.id]: { S: clientId },
-        [A.name]: stringOrNull(clientName),
-        ...timestampAttributes(A.lastUpdate, now()),
-        [A.shards]: { L: [...new Set(heldShardIds)].sort(compareIds).map((S) => ({ S })) },
-        [A.instanceId]: { S: this.#instanceId },
-        [A.library]: { S: libraryMarker() },
-      },
-      ...condition.conditionInput(),
-    })).pipe(
-      map(() => true),
-      catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(false) : throwError(() => error))),
-    );
+  /** This clientId's row (strongly consistent); a row that cannot be decoded is taken over as another process's. */
+  #read(): Observable<{ readonly row: ClientRow | undefined; readonly corrupt: boolean }> {
+    const { dynamo, table, clientId } = this.#options;
+    return defer(() => dynamo.getItem({ TableName: table, Key: { [A.id]: { S: clientId } }, ConsistentRead: true })).pipe(map((item) => {
+      if (item === undefined) return { row: undefined, corrupt: false };
+      try {
+        return { row: decodeClientRow(item), corrupt: false };
+      } catch (error) {
+        if (!(error instanceof AttributeFormatError)) throw error;
+        return { row: corruptRow(clientId), corrupt: true };
+      }
+    }));
   }
 
   liveClients(): Observable<LiveClient[]> {
-    const { dynamo, table, leaseTtlMs } = this.#options;
-    return defer(() => dynamo.scanAll({ TableName: table, ConsistentRead: true })).pipe(
-      map((items) => {
-        const nowMs = this.#elapsedNow();
-        const rows = items.map((item) => this.#readable(item, nowMs)).filter((row): row is LiveClient => row !== undefined);
-        this.#clients.keepOnly(rows.map((row) => row.id));
-        return rows.filter((row) => !observedExpired(row.unchangedForMs, leaseTtlMs)).sort((a, b) => compareIds(a.id, b.id));
-      }),
-      catchError((error: unknown) => tableError(this.#options.table, error)),
-    );
+    const { dynamo, table } = this.#options;
+    return defer(() => {
+      const sentAtMs = this.#elapsedNow();
+      return dynamo.scanAll({ TableName: table, ConsistentRead: true }).pipe(map((items) => {
+        const rows = items.map((item) => this.#readable(item)).filter((row): row is ClientRow => row !== undefined)
+          // What the judgement reads; what a member reads of its own row only (its heartbeat's answer) stays out.
+          .map(({ drainRequested: _asked, revoked: _revoked, ...seen }) => seen);
+        return this.#members.see(rows, sentAtMs, this.#elapsedNow()).sort((a, b) => compareIds(a.id, b.id));
+      }));
+    }).pipe(catchError((error: unknown) => tableError(this.#options.table, error)));
   }
 
-  /** The row as seen at `nowMs`, or `undefined` when it cannot be read: reported, and left out as if not live. */
-  #readable(item: Item, nowMs: number): LiveClient | undefined {
+  /** The row, or `undefined` when it cannot be read: reported, and left out as if not live. */
+  #readable(item: Item): ClientRow | undefined {
     const id = item[A.id]?.S ?? '(unknown)';
     try {
       const decoded = decodeClientRow(item);
       this.#corrupt.clean(id);
-      if (decoded === undefined) return undefined;
-      const version = `${decoded.lastUpdateNs}\u0000${decoded.instanceId ?? ''}`;
-      return { ...decoded, unchangedForMs: this.#clients.see(decoded.id, version, nowMs) };
+      return decoded;
     } catch (error) {
       if (!(error instanceof AttributeFormatError)) throw error;
       this.#corrupt.corrupt(id, new KinsumerError(`clients row ${id} of ${this.#options.table} is corrupt: ${error.message}`, { cause: error }));
@@ -174,16 +234,51 @@ export class DynamoMembershipStore implements MembershipStore {
     }
   }
 
+  endExpired(): Observable<string[]> {
+    const { dynamo, table } = this.#options;
+    const end = (life: ExpiredLife): Observable<string | undefined> => defer(() => {
+      const update = new UpdateExpression();
+      update.set(A.ended, { N: String(life.incarnation) });
+      update.unchanged(A.instanceId, life.instanceId === undefined ? undefined : { S: life.instanceId });
+      update.unchanged(A.incarnation, { N: String(life.incarnation) });
+      update.unchanged(A.uptime, { N: String(life.uptimeMs) });
+      return dynamo.updateItem({ ...update.input(table, { [A.id]: { S: life.id } }), ReturnValues: 'NONE' }).pipe(
+        map(() => {
+          this.#members.ended(life);
+          return life.id;
+        }),
+        catchError((error: unknown) => {
+          if (classifyAwsError(error) !== 'conditional') return throwError(() => error);
+          this.#members.renewed(life);
+          return of(undefined);
+        }),
+      );
+    });
+    return from(this.#members.expired()).pipe(
+      mergeMap(end, 4),
+      filter((id): id is string => id !== undefined),
+      reduce((ids: string[], id) => [...ids, id], []),
+      map((ids) => ids.sort(compareIds)),
+      catchError((error: unknown) => tableError(this.#options.table, error)),
+    );
+  }
+
+  self(): MemberSelf | undefined {
+    return this.#members.self();
+  }
+
+  life(clientId: string, incarnation: number): MemberLife | undefined {
+    return this.#members.life(clientId, incarnation);
+  }
+
   deregister(): Observable<void> {
     const { dynamo, table, clientId } = this.#options;
-    return defer(() => dynamo.deleteItem({
-      TableName: table,
-      Key: { [A.id]: { S: clientId } },
+    return defer(() => {
       // Only this process's row: a restarted process with the same clientId may have taken it over.
-      ConditionExpression: '#instance = :me',
-      ExpressionAttributeNames: { '#instance': A.instanceId },
-      ExpressionAttributeValues: { ':me': { S: this.#instanceId } },
-    })).pipe(
+      const condition = new ConditionExpression();
+      condition.condition(`${condition.name(A.instanceId)} = ${condition.value('me', { S: this.#instanceId })}`);
+      return dynamo.deleteItem({ TableName: table, Key: { [A.id]: { S: clientId } }, ...condition.conditionInput() });
+    }).pipe(
       catchError((error: unknown) => (classifyAwsError(error) === 'conditional' ? of(undefined) : tableError(this.#options.table, error))),
       map(() => undefined),
     );
@@ -224,26 +319,13 @@ export class DynamoMembershipStore implements MembershipStore {
   }
 }
 
-/**
- * A clients row as kinsumer or the Go kinsumer wrote it; `undefined` when it has no ID or no
- * LastUpdate. Unknown attributes are ignored.
- * @throws AttributeFormatError for an attribute of the wrong type or form.
- */
-export function decodeClientRow(item: Item): Omit<LiveClient, 'unchangedForMs'> | undefined {
-  const id = readString(item, A.id);
-  const lastUpdateNs = readInteger(item, A.lastUpdate);
-  if (id === undefined || lastUpdateNs === undefined) return undefined;
-  return {
-    id, name: readString(item, A.name), lastUpdateNs, shardIds: readIdList(item, A.shards), instanceId: readString(item, A.instanceId),
-    library: readString(item, A.library),
-  };
+/** What a heartbeat's answer (the row as written) tells this process. */
+function registration(incarnation: number, newLife: boolean, written: Item, revoked: readonly string[]): Registration {
+  return { registered: true, incarnation, newLife, drainRequested: written[A.drainRequested]?.BOOL === true, revoked };
 }
 
-/** The `Shards` a rival's row lists, when they can be read. */
-function readableIds(item: Item): readonly string[] | undefined {
-  try {
-    return readIdList(item, A.shards);
-  } catch {
-    return undefined;
-  }
+/** A row of this clientId that cannot be decoded: taken over as another process's. */
+function corruptRow(id: string): ClientRow {
+  const row: RowLife = { instanceId: '(corrupt)', ended: undefined, revoked: undefined, shardIds: undefined };
+  return { ...row, id, name: undefined, lastUpdateNs: 0n, library: undefined, uptimeMs: undefined, drainRequested: false };
 }

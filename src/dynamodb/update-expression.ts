@@ -52,6 +52,8 @@ export class ConditionExpression {
 export class UpdateExpression extends ConditionExpression {
   readonly #sets: string[] = [];
   readonly #removes: string[] = [];
+  readonly #adds: string[] = [];
+  readonly #deletes: string[] = [];
 
   set(attribute: string, value: AttributeValue): void {
     this.#sets.push(`${this.name(attribute)} = ${this.value(attribute, value)}`);
@@ -66,10 +68,22 @@ export class UpdateExpression extends ConditionExpression {
     this.#removes.push(this.name(attribute));
   }
 
+  /** `ADD`: a number added to, or elements added to a set (created if absent). */
+  add(attribute: string, value: AttributeValue): void {
+    this.#adds.push(`${this.name(attribute)} ${this.value(`add${attribute}`, value)}`);
+  }
+
+  /** `DELETE`: elements taken out of a set (the attribute goes when it empties). */
+  delete(attribute: string, value: AttributeValue): void {
+    this.#deletes.push(`${this.name(attribute)} ${this.value(`delete${attribute}`, value)}`);
+  }
+
   input(table: string, key: Record<string, AttributeValue>): UpdateItemCommandInput {
     const clauses = [
       ...(this.#sets.length > 0 ? [`SET ${this.#sets.join(', ')}`] : []),
       ...(this.#removes.length > 0 ? [`REMOVE ${this.#removes.join(', ')}`] : []),
+      ...(this.#adds.length > 0 ? [`ADD ${this.#adds.join(', ')}`] : []),
+      ...(this.#deletes.length > 0 ? [`DELETE ${this.#deletes.join(', ')}`] : []),
     ];
     return { TableName: table, Key: key, UpdateExpression: clauses.join(' '), ...this.conditionInput() };
   }

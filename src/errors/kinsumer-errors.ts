@@ -248,6 +248,28 @@ export class CorruptCheckpointError extends KinsumerError {
 }
 
 /**
+ * Another process started with this client's `clientId` and took its place (static membership,
+ * design §9.3): it raised the member's life in the clients table and captures its leases, fenced.
+ * This process ends: `records$` and `leases$` error with this error; it emitted nothing after its
+ * first heartbeat the new process refused (at most one renewal interval, a third of `leaseTtlMs`,
+ * after the take-over). Two live processes configured with one `clientId` keep replacing each
+ * other: give each process its own stable id (a StatefulSet pod name, an ECS task id).
+ */
+export class ClientReplacedError extends KinsumerError {
+  /** The clientId both processes use. */
+  readonly clientId: string;
+  /** The instance id of the process that took the place (the clients row's `InstanceID`), when known. */
+  readonly replacedBy: string | undefined;
+
+  constructor(clientId: string, replacedBy: string | undefined) {
+    super(`another process started with clientId ${clientId}${replacedBy === undefined ? '' : ` (instance ${replacedBy})`} and took this one's place: `
+      + 'its leases are fenced and this process stops; if both were meant to run, give each its own clientId', { retriable: false });
+    this.clientId = clientId;
+    this.replacedBy = replacedBy;
+  }
+}
+
+/**
  * A shard's checkpoint lies behind the stream's trim horizon and `onDataLoss` is `'stop-shard'`:
  * the stream no longer keeps the checkpoint's record, so the records after it that arrived before
  * the horizon expired unread, if there were any (docs/data-loss.md). The shard's `records$` errors

@@ -1,19 +1,22 @@
 import {
-  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, catchError, concat, concatMap, defer, distinctUntilChanged, exhaustMap, filter,
-  finalize, forkJoin, Subject, ignoreElements, map, merge, of, repeat, skip, switchMap, take, tap, throwError, timer,
+  type MonoTypeOperatorFunction, type Observable, BehaviorSubject, EMPTY, Subject, catchError, concat, concatMap, defer, distinctUntilChanged,
+  exhaustMap, finalize, forkJoin, ignoreElements, map, merge, of, repeat, skip, switchMap, tap, timer,
 } from 'rxjs';
 import { classifyAwsError } from '../errors/aws-error-kind.js';
 import { asError, stopsTheClient } from '../errors/fault-scope.js';
-import { ConfigError } from '../errors/kinsumer-errors.js';
 import type { ResolvedOptions } from '../options.js';
-import type { CachedShard, LiveClient, MembershipStore, MetadataStore, Registration } from '../ports/coordination.js';
+import type { CachedShard, LiveClient, MembershipStore, MetadataStore } from '../ports/coordination.js';
 import type { CheckpointRow, LeaseStore } from '../ports/lease-store.js';
 import type { StreamPort } from '../ports/stream.js';
 import type { KinsumerEvent } from '../types.js';
 import { assignShards, assignmentChanges } from './assignment.js';
+import { type WatchedBeat, nextCheckInMs } from './check-plan.js';
+import { goAssignment } from './go-assignment.js';
 import {
   type AssignmentStrategy, assignerFor, assignmentInput, cachedShardList, goPlan, goShare, rowsToRead, sameShardList, successorWatch, withGoHoldings,
 } from './group-view.js';
+import { sharesToHandOver } from './hand-over.js';
+import { renewIntervalMs } from './heartbeat.js';
 
 /** What the coordinator reads and writes. */
 export interface CoordinatorDeps {
@@ -23,7 +26,7 @@ export interface CoordinatorDeps {
   readonly stream: StreamPort;
   readonly options: ResolvedOptions;
   readonly emit: (event: KinsumerEvent) => void;
-  /** The shards this client holds now (reported in its heartbeat). */
+  /** The shards this client holds now. */
   readonly held: () => readonly string[];
   /** Receives, after every check, the shards this client should hold (id → parent ids). */
   readonly want: (wanted: ReadonlyMap<string, readonly string[]>) => void;
@@ -34,31 +37,48 @@ export interface CoordinatorDeps {
    * kinsumer client, what the Go rule gives it): who holds a shard this client waits for.
    */
   readonly clients?: (clients: readonly LiveClient[]) => void;
+  /** Receives, after every check, whether a live member judges leases by their own rows (a Go kinsumer, an older kinsumer-ts). */
+  readonly perLeaseRenewal?: (perLease: boolean) => void;
   /**
-   * Called after every heartbeat the clients table answered, registered or not: the client has
-   * started (its start bound no longer applies), even while it waits for a duplicate to leave.
+   * Whether this client drains (it takes nothing and hands each lease over once its successor
+   * wants it), and whether it stops (then what nobody can take is released as well, and
+   * everything once `boundReached`).
    */
-  readonly heartbeated?: () => void;
+  readonly draining?: () => { readonly stopping: boolean; readonly boundReached: boolean } | undefined;
+  /** Emits when a check is due at once (the client began to drain). */
+  readonly wake$?: Observable<void>;
+}
+
+/** How often a member reads the group epoch: a departure (or a drain) is seen within this. */
+export function epochPollMs(options: Pick<ResolvedOptions, 'throttleDelayMs'>): number {
+  return Math.max(options.throttleDelayMs, 1000);
 }
 
 /** How often the leader reaps client rows gone for 48 h: rarely, it is housekeeping. */
 const REAP_EVERY_MS = 10 * 60 * 1000;
 
+/** What a check found, besides what it hands on. */
+interface Found {
+  readonly clients: readonly LiveClient[];
+  readonly shards: readonly CachedShard[];
+}
+
 /**
- * Group coordination of one client, while subscribed: every `shardCheckFrequencyMs` it
- * heartbeats, reads the live clients and the shard list, evaluates the shared assignment and
- * hands this client's part to `want`; the live client with the lowest id takes the leader lock
- * and refreshes the shard list every `leaderActionFrequencyMs`, so only one process calls
- * ListShards. While a Go kinsumer client is live (a clients row without this library's marker),
- * the assignment is the Go kinsumer's round robin, which that client computes too; the sticky one
- * again once none is. Every `throttleDelayMs` it reads the group epoch, which a leaving member
- * bumps (see {@link leaveGroup}): a bump brings a check at once, so the departed member's shards
- * are taken over within a poll. Each change of this client's shards or of the rule is a `rebalance` event
- * (with the `strategy`), and a change of rule is logged. While another live process holds this
- * clientId's row, it captures nothing and waits (`duplicate-client`), erroring with `ConfigError`
- * after `startTimeoutMs`. Never emits;
- * errors only on a fault that stops the client (missing table or stream, access denied, that
- * ConfigError) — everything else is reported and retried at the next tick.
+ * Group coordination of one client, while subscribed: about every `shardCheckFrequencyMs` (each
+ * check aimed at the next heartbeat of a member it would take over from, to learn its heartbeat
+ * times: check-plan.ts) it reads the live clients and the shard list, ends the lives it found
+ * expired (their leases may then be captured), evaluates the shared assignment and hands this
+ * client's part to `want`; the live client with the lowest id takes the leader lock and refreshes
+ * the shard list every `leaderActionFrequencyMs`, so only one process calls ListShards. While a Go
+ * kinsumer client is live (a clients row without this library's marker), the assignment is the Go
+ * kinsumer's round robin, which that client computes too; the sticky one again once none is. It
+ * reads the group epoch every {@link epochPollMs}: a member that drains or leaves bumps it, and a
+ * bump brings a check at once. A draining client takes nothing, and gives each lease up once the
+ * member that gets it without it wants it (hand-over.ts), checking every `throttleDelayMs` while it
+ * holds any. Each change of this client's shards or of the rule is a `rebalance` event (with the
+ * `strategy`), and a change of rule is logged. Never emits; errors only on a fault that stops the
+ * client (missing table or stream, access denied) — everything else is reported and retried at
+ * the next tick. The heartbeat is not here: heartbeat.ts renews the client's row.
  */
 export function coordinate(deps: CoordinatorDeps): Observable<never> {
   const { options, emit } = deps;
@@ -68,64 +88,85 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
   let lastStrategy: AssignmentStrategy | undefined;
   /** A client whose row this client has seen unchanged this long has likely missed a heartbeat. */
   const suspectAfterMs = options.shardCheckFrequencyMs / 2;
-  /**
-   * Since when (this client's clock) another process's row of this clientId has stood in the way,
-   * and whether that was reported: as a wait (the row stands still) and as a duplicate (it changes).
-   */
-  let rival: { readonly sinceMs: number; reported: boolean; announced: boolean } | undefined;
-  /**
-   * The shards this client would take over if their owner alone died (as of the last check): their
-   * rows are read at every check, so that they expire for this client one TTL after their last
-   * change, however late the owner is found dead (a crash is then taken over within leaseTtlMs +
-   * one check + a capture poll, instead of one check more).
-   */
-  let watched: readonly string[] = [];
+  /** Lease rows of holders whose leases live by their own rows, which this client would take over: read at every check. */
+  let watchedRows: readonly string[] = [];
+  /** The shard list as the last check read it (a hand-over check reads only the clients). */
+  let lastShards: readonly CachedShard[] | undefined;
 
-  // A check at the moment the next other client's row expires: a crashed client's shards are
-  // reassigned then, not up to shardCheckFrequencyMs later.
+  // A check at the moment the next other client's row expires (a crashed client's shards are
+  // reassigned then), and the next periodic one, aimed (check-plan.ts).
   const expiryWake$ = new Subject<number>();
-  const member$ = defer(() => {
-    rival = undefined;
-    return deps.membership.liveClients();
-  }).pipe(
-    tap((clients) => {
-      const delayMs = nextExpiryMs(clients, options.clientId, options.leaseTtlMs);
-      if (delayMs !== undefined && delayMs < options.shardCheckFrequencyMs) expiryWake$.next(delayMs);
-    }),
-    concatMap((clients) => lead(clients).pipe(map(() => clients))),
-    concatMap((clients) => shardList().pipe(map((shards) => ({ clients, shards })))),
-    map(({ clients, shards }) => ({ clients, shards, go: goPlan(options.clientId, clients, shards) })),
-    concatMap(({ clients, shards, go }) => {
-      const holders = go === undefined ? clients : withGoHoldings(clients, go);
-      const needed = rowsToRead(shards, holders, { selfId: options.clientId, suspectAfterMs });
-      return readRows([...new Set([...needed, ...watched])].sort()).pipe(map((rows) => ({ clients, holders, shards, go, rows })));
-    }),
-    tap(({ clients, holders, shards, go, rows }) => {
-      const input = assignmentInput(options.clientId, clients, shards, rows);
-      watched = successorWatch(options.clientId, holders, assignerFor(go, input, shards));
-      const mine = go === undefined
-        ? [...assignShards(input)].filter(([, clientId]) => clientId === options.clientId).map(([shardId]) => shardId)
-        : goShare(go, options.clientId, input);
+  const nextCheck$ = new Subject<number>();
+
+  const check$ = defer(() => {
+    const handingOver = deps.draining?.() !== undefined && deps.held().length > 0 && lastShards !== undefined;
+    return deps.membership.liveClients().pipe(
+      // Lives found expired are ended before anyone may take their leases (their rows say so, conditioned on the read).
+      concatMap((clients) => deps.membership.endExpired().pipe(map(() => clients))),
+      tap((clients) => {
+        // Re-armed at every check (the next check replaces it): it only fires when a row expires
+        // before the next check, wherever the aimed check falls.
+        const delayMs = nextExpiryMs(clients, options.clientId);
+        if (delayMs !== undefined) expiryWake$.next(delayMs);
+      }),
+      concatMap((clients) => (handingOver ? of(undefined) : lead(clients)).pipe(map(() => clients))),
+      concatMap((clients) => (handingOver && lastShards !== undefined ? of(lastShards) : shardList()).pipe(map((shards): Found => ({ clients, shards })))),
+      concatMap((found) => assign(found)),
+    );
+  });
+
+  // Reads the rows the assignment needs, then applies it.
+  function assign({ clients, shards }: Found): Observable<void> {
+    lastShards = shards;
+    const draining = deps.draining?.();
+    const go = goPlan(options.clientId, clients, shards);
+    const holders = go === undefined ? clients : withGoHoldings(clients, go);
+    const legacy = holders.filter((c) => c.incarnation === undefined);
+    const needed = rowsToRead(shards, legacy, { selfId: options.clientId, suspectAfterMs });
+    return readRows([...new Set([...needed, ...watchedRows])].sort()).pipe(map((rows) => {
+      const takers = [...new Set([...clients.filter((c) => c.draining !== true).map((c) => c.id), ...(draining === undefined ? [options.clientId] : [])])]
+        .filter((id) => id !== options.clientId || draining === undefined);
+      const input = assignmentInput(options.clientId, clients, shards, rows, takers);
+      const assigner = assignerFor(go, input, shards);
+      const successors = successorWatch(options.clientId, holders, assigner);
+      watchedRows = [...successors].filter(([owner]) => legacy.some((c) => c.id === owner)).flatMap(([, shardIds]) => shardIds).sort();
       const strategy: AssignmentStrategy = go === undefined ? 'sticky' : 'go';
       if (strategy !== lastStrategy && (strategy === 'go' || lastStrategy !== undefined)) logSwitch(strategy, go?.goMembers ?? []);
+      const mine = draining !== undefined ? [] : go === undefined
+        ? [...assignShards(input)].filter(([, clientId]) => clientId === options.clientId).map(([shardId]) => shardId)
+        : goShare(go, options.clientId, input);
       const parents = new Map(shards.map((s) => [s.shardId, s.parentShardIds] as const));
-      const wanted = new Map(mine.map((shardId) => [shardId, parents.get(shardId) ?? []] as const));
-      const key = mine.join(',');
       const members = new Set([...clients.map((c) => c.id), options.clientId]).size;
-      if (key !== lastWanted || strategy !== lastStrategy) {
-        const changes = assignmentChanges(new Map(mine.map((shardId) => [shardId, options.clientId])), options.clientId, deps.held());
-        emit({
-          type: 'rebalance', clients: members, assigned: mine,
-          acquire: changes.acquire, release: changes.release, strategy,
-        });
-        lastWanted = key;
-        lastStrategy = strategy;
-      }
+      report(mine, strategy, members);
       deps.members?.(members);
       deps.clients?.(holders);
-      deps.want(wanted);
-    }),
-  );
+      deps.perLeaseRenewal?.(clients.some((c) => c.id !== options.clientId && c.incarnation === undefined));
+      if (draining === undefined) {
+        deps.want(new Map(mine.map((shardId) => [shardId, parents.get(shardId) ?? []] as const)));
+      } else {
+        const byShard = go === undefined ? assignShards(input) : goAssignment({ clients: takers, shardIds: shards.filter((s) => !s.finished).map((s) => s.shardId) });
+        const giveUp = new Set(sharesToHandOver({
+          held: deps.held(), stopping: draining.stopping, boundReached: draining.boundReached,
+          successorOf: (shardId) => clients.find((c) => c.id === byShard.get(shardId)),
+        }));
+        deps.want(new Map(deps.held().filter((shardId) => !giveUp.has(shardId)).map((shardId) => [shardId, parents.get(shardId) ?? []] as const)));
+      }
+      // The next check: every throttleDelayMs while handing leases over, else aimed at a heartbeat.
+      const periodMs = renewIntervalMs(options);
+      const watched: WatchedBeat[] = clients.filter((c) => successors.has(c.id) && c.nextBeatInMs !== undefined)
+        .map((c) => ({ nextBeatInMs: c.nextBeatInMs ?? 0, uncertaintyMs: c.beatUncertaintyMs ?? Number.POSITIVE_INFINITY, periodMs }));
+      nextCheck$.next(deps.draining?.() !== undefined && deps.held().length > 0 ? options.throttleDelayMs : nextCheckInMs(options.shardCheckFrequencyMs, watched));
+    }));
+  }
+
+  function report(mine: readonly string[], strategy: AssignmentStrategy, members: number): void {
+    const key = mine.join(',');
+    if (key === lastWanted && strategy === lastStrategy) return;
+    const changes = assignmentChanges(new Map(mine.map((shardId) => [shardId, options.clientId])), options.clientId, deps.held());
+    emit({ type: 'rebalance', clients: members, assigned: [...mine], acquire: changes.acquire, release: changes.release, strategy });
+    lastWanted = key;
+    lastStrategy = strategy;
+  }
 
   function logSwitch(strategy: AssignmentStrategy, goMembers: readonly string[]): void {
     if (strategy === 'go') {
@@ -134,81 +175,13 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
       options.logger.info({ strategy }, 'kinsumer: no Go kinsumer client is live any more: back to the sticky, balanced assignment');
     }
   }
-  // The row says what this client holds as soon as that changes (a capture, a release), not only at
-  // the next check: the others build their sticky assignment from these lists, and a list one check
-  // old can leave a shard unread for an extra check when changes come close together. The writes
-  // never overlap: a check waits for a publication in flight, a publication skips during a check.
-  /** The list the row shows (the last registered write), `undefined` while this process's row is not written. */
-  let published: string | undefined;
-  let checking = false;
-  const publishing$ = new BehaviorSubject(false);
-  const heartbeat$ = (publication: boolean) => defer(() => {
-    const held = deps.held();
-    return deps.membership.heartbeat(held).pipe(tap((registration) => {
-      deps.heartbeated?.();
-      if (registration.registered) published = held.join(',');
-      else if (!publication) published = undefined;
-    }));
-  });
-  const check$ = publishing$.pipe(
-    filter((busy) => !busy),
-    take(1),
-    concatMap(() => {
-      checking = true;
-      return heartbeat$(false);
-    }),
-    concatMap((registration) => (registration.registered ? member$ : waitForRival(registration))),
-    ignoreElements(),
-    finalize(() => { checking = false; }),
-    tolerate('coordination check', options.shardCheckFrequencyMs),
-  );
-  const publish$ = defer(() => {
-    if (checking || published === undefined || deps.held().join(',') === published) return EMPTY;
-    publishing$.next(true);
-    return heartbeat$(true).pipe(finalize(() => publishing$.next(false)));
-  }).pipe(ignoreElements(), tolerate('heartbeat', options.throttleDelayMs));
-
-  // Another process with this clientId heartbeats in its row: take nothing (and give up what is
-  // held: this process may be the stale one), lead nothing, and watch the rows of what the other
-  // holds, so that if it turns out dead its leases expire for this client in step with its row.
-  function waitForRival(registration: Extract<Registration, { registered: false }>): Observable<unknown> {
-    const nowMs = options.clock.elapsedNow();
-    rival ??= { sinceMs: nowMs, reported: false, announced: false };
-    if (registration.heartbeating && !rival.reported) {
-      rival.reported = true;
-      emit({ type: 'duplicate-client', clientId: options.clientId });
-    }
-    if (!registration.heartbeating) {
-      // Most likely a restart without stop(): the row expires for this client leaseTtlMs after it
-      // first saw it so. A check then (not at the next period) registers it, and its leases,
-      // read below since then too, are captured within a poll.
-      const expiresInMs = rival.sinceMs + options.leaseTtlMs - nowMs;
-      expiryWake$.next(Math.max(1, expiresInMs + 1));
-      if (!rival.announced) {
-        rival.announced = true;
-        emit({
-          type: 'waiting', reason: 'own-client-row', shardIds: [...(registration.shardIds ?? [])].sort(), holders: [options.clientId],
-          boundMs: Math.max(0, expiresInMs), held: deps.held().length,
-        });
-      }
-    }
-    if (registration.heartbeating && nowMs - rival.sinceMs >= options.startTimeoutMs) {
-      return throwError(() => new ConfigError('clientId', `another live process uses clientId ${options.clientId}: its row in the clients table carries another instance id and keeps changing; two processes cannot share one clientId (this one waited ${options.startTimeoutMs} ms, startTimeoutMs, for it to stop)`));
-    }
-    if (lastWanted !== '' || deps.held().length > 0) {
-      lastWanted = '';
-      deps.want(new Map());
-    }
-    // Not stepDown(): the lock names the clientId, which the other process shares.
-    leading$.next(false);
-    return readRows(registration.shardIds ?? []);
-  }
 
   // Leadership follows the sorted membership: the lowest live id is the only candidate. The next
   // one watches the lock as soon as the leader's row stands still, so the lock expires for it in
-  // step with that row rather than one TTL after it became the lowest.
+  // step with that row rather than one TTL after it became the lowest. A draining member leads nothing.
   function lead(clients: readonly LiveClient[]): Observable<unknown> {
-    const [lowest, next] = [...new Set([...clients.map((c) => c.id), options.clientId])].sort();
+    const candidates = [...new Set([...clients.filter((c) => c.draining !== true).map((c) => c.id), ...(deps.draining?.() === undefined ? [options.clientId] : [])])].sort();
+    const [lowest, next] = candidates;
     if (lowest === options.clientId) {
       return deps.metadata.acquireLeadership().pipe(tap((held) => leading$.next(held)));
     }
@@ -264,16 +237,15 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     switchMap((leading) => (leading ? timer(0, options.leaderActionFrequencyMs, options.scheduler).pipe(exhaustMap(() => leaderActions$)) : EMPTY)),
   );
 
-  // A member that leaves bumps the group epoch once its shards are released and its row deleted
-  // (leaveGroup): polled every throttleDelayMs, the bump brings a check at once, so its successors
-  // take its shards over within a poll, not at their next periodic check. The poll is the most
-  // frequent read of the metadata table: on a table with provisioned capacity it is what gets
-  // throttled first. A failed read slows the poll down (doubling, up to shardCheckFrequencyMs, the
-  // pace at which the periodic check finds a departure anyway); the adapter sends it without the
-  // SDK's retries, so it never spends the retry quota the lease writes share.
+  // A member that drains or leaves bumps the group epoch (leaveGroup, the runtime's drain): polled
+  // every epochPollMs, the bump brings a check at once, so its successors get ready to take its
+  // shards over within a poll, not at their next periodic check. Eventually consistent and not
+  // retried by the SDK: a throttled read slows the poll down (doubling, up to the larger of the
+  // poll and shardCheckFrequencyMs), never the lease writes.
+  const pollMs = epochPollMs(options);
   let epochSeen: number | undefined;
   let epochFailures = 0;
-  const epochDelayMs = (): number => Math.min(Math.max(options.throttleDelayMs, options.shardCheckFrequencyMs), options.throttleDelayMs * 2 ** Math.min(epochFailures, 30));
+  const epochDelayMs = (): number => Math.min(Math.max(pollMs, options.shardCheckFrequencyMs), pollMs * 2 ** Math.min(epochFailures, 30));
   const departureWake$ = new Subject<void>();
   const epoch$ = defer(() => timer(epochDelayMs(), options.scheduler)).pipe(
     concatMap(() => deps.metadata.groupEpoch().pipe(
@@ -291,21 +263,33 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     repeat(),
   );
 
-  // A reason to check (the period, a row's expiry, a departure) that comes while a check runs is
+  // A reason to check (the plan, a row's expiry, a departure) that comes while a check runs is
   // not dropped: that check may have read the clients table just before, so another one follows it.
+  // A check that failed planned nothing: the next one comes at the regular pace.
   let checkAgain = false;
   const checks$ = merge(
-    timer(0, options.shardCheckFrequencyMs, options.scheduler),
+    nextCheck$.pipe(switchMap((delayMs) => timer(delayMs, options.scheduler))),
     expiryWake$.pipe(switchMap((delayMs) => timer(delayMs, options.scheduler))),
     departureWake$,
+    deps.wake$ ?? EMPTY,
+    // Last: the first check may answer at once, and what it plans must find the sources above listening.
+    of(0),
   ).pipe(
     tap(() => { checkAgain = true; }),
     exhaustMap(() => defer(() => {
       checkAgain = false;
-      return check$;
+      let planned = false;
+      const planning = nextCheck$.subscribe(() => { planned = true; });
+      return check$.pipe(
+        ignoreElements(),
+        tolerate('coordination check', options.shardCheckFrequencyMs),
+        finalize(() => {
+          planning.unsubscribe();
+          if (!planned) nextCheck$.next(options.shardCheckFrequencyMs);
+        }),
+      );
     }).pipe(repeat({ delay: () => (checkAgain ? of(undefined) : EMPTY) }))),
   );
-  const publications$ = timer(options.throttleDelayMs, options.throttleDelayMs, options.scheduler).pipe(exhaustMap(() => publish$));
 
   // A failed tick is tried again at the next one. A transient fault is reported as `retrying`
   // (with the run of failures so far), like every other retried call; anything else as `error`.
@@ -314,7 +298,7 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     return (source) => source.pipe(
       tap({ complete: () => { attempt = 0; } }),
       catchError((error: unknown) => {
-        if (stopsTheClient(error) || error instanceof ConfigError) throw error;
+        if (stopsTheClient(error)) throw error;
         const err = asError(error);
         if (classifyAwsError(error) === 'transient') {
           attempt += 1;
@@ -329,16 +313,18 @@ export function coordinate(deps: CoordinatorDeps): Observable<never> {
     );
   }
 
-  return merge(checks$, epoch$, publications$, transitions$, leader$).pipe(ignoreElements());
+  // The checks last: the first one may answer at once, and what it changes (leadership) must find the others listening.
+  return merge(epoch$, transitions$, leader$, checks$).pipe(ignoreElements());
 }
 
 /**
  * Leaves the group (after every lease is released): deletes this client's row, gives up the
- * leader lock if held, then bumps the group epoch, so the others check at their next poll of it and
- * take the released shards over at once. Best effort (errors are reported, not thrown): a crashed
- * client's row expires anyway, and without the bump the others notice at their next check.
+ * leader lock if held (not when another process of the clientId took this one's place: the lock
+ * names the clientId, which is now the other's), then bumps the group epoch, so the others check
+ * at their next poll of it. Best effort (errors are reported, not thrown): a crashed client's row
+ * expires anyway, and without the bump the others notice at their next check.
  */
-export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata' | 'emit'>): Promise<void> {
+export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata' | 'emit'>, options: { readonly replaced?: boolean } = {}): Promise<void> {
   const reported = <T>(fallback: T) => catchError((error: unknown) => {
     deps.emit({ type: 'error', error: asError(error) });
     return of(fallback);
@@ -346,7 +332,7 @@ export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata'
   return new Promise((resolve) => {
     // The bump comes last: a check it triggers must find this client's row gone.
     concat(
-      forkJoin([deps.membership.deregister().pipe(reported(undefined)), deps.metadata.stepDown().pipe(reported(false))]),
+      forkJoin([deps.membership.deregister().pipe(reported(undefined)), options.replaced === true ? of(false) : deps.metadata.stepDown().pipe(reported(false))]),
       deps.metadata.bumpGroupEpoch().pipe(reported(undefined)),
     ).subscribe({ complete: resolve, error: () => resolve() });
   });
@@ -355,10 +341,10 @@ export function leaveGroup(deps: Pick<CoordinatorDeps, 'membership' | 'metadata'
 /**
  * Milliseconds until the first other live client's row expires for this client if it stays as
  * seen (just after, so the row counts as gone when the check reads it), or `undefined` when there
- * is no other client. Counted on this client's clock from when it saw each row change.
+ * is no other client. Counted on this client's clock.
  */
-export function nextExpiryMs(clients: readonly LiveClient[], me: string, leaseTtlMs: number): number | undefined {
+export function nextExpiryMs(clients: readonly LiveClient[], me: string): number | undefined {
   const others = clients.filter((c) => c.id !== me);
   if (others.length === 0) return undefined;
-  return Math.max(1, Math.min(...others.map((c) => leaseTtlMs - c.unchangedForMs)) + 1);
+  return Math.max(1, Math.ceil(Math.min(...others.map((c) => c.expiresInMs))) + 1);
 }

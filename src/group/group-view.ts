@@ -57,17 +57,19 @@ export function withGoHoldings(clients: readonly LiveClient[], plan: GoPlan): Li
 /**
  * The assignment input. Owners come from the clients' heartbeats (what each said it holds);
  * `finished` and `lastOwner` of closed shards from their checkpoint rows, which are fresher than
- * the cache; open shards cannot be finished.
+ * the cache; open shards cannot be finished. `takers`: the clients that may take shards (default:
+ * every live one, this one included); a draining member's shards then count as held by nobody.
  */
 export function assignmentInput(
   selfId: string,
   clients: readonly LiveClient[],
   shards: readonly CachedShard[],
   closedRows: ReadonlyMap<string, CheckpointRow>,
+  takers?: readonly string[],
 ): AssignmentInput {
-  const ids = clients.map((c) => c.id);
+  const ids = takers === undefined ? clients.map((c) => c.id) : [...takers];
   // A check just wrote our own heartbeat; a slow read or a skewed clock must not drop us from our own view.
-  if (!ids.includes(selfId)) ids.push(selfId);
+  if (takers === undefined && !ids.includes(selfId)) ids.push(selfId);
   const owners = new Map<string, string>();
   for (const client of [...clients].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
     for (const shardId of client.shardIds ?? []) if (!owners.has(shardId)) owners.set(shardId, client.id);
@@ -129,24 +131,26 @@ export function assignerFor(go: GoPlan | undefined, input: AssignmentInput, shar
 
 /**
  * The shards another live client holds that this client would be given if that client alone left
- * the group (`assign` answers who gets what among the given clients, as the check would): their
- * successor reads their rows at every check, so should their owner die, each row expires for it
- * one TTL after its last change (seen at the next check), not one TTL after the owner was found
- * missing its heartbeats. Each shard has one successor: the group reads each row once per check.
+ * the group (`assign` answers who gets what among the given clients, as the check would), by that
+ * client: should it die, this client takes them over. For a holder whose leases live by their own
+ * rows (a Go kinsumer, an older kinsumer-ts), its successor reads their rows at every check, so
+ * each row expires for it one TTL after its last change; for a holder with a life, its successor
+ * aims its checks at the holder's heartbeats (check-plan.ts). Each shard has one successor.
  */
 export function successorWatch(
   selfId: string,
   clients: readonly LiveClient[],
   assign: (clientIds: readonly string[]) => ReadonlyMap<string, string>,
-): string[] {
+): Map<string, string[]> {
   const ids = [...new Set([...clients.map((c) => c.id), selfId])];
-  const watched = new Set<string>();
+  const watched = new Map<string, string[]>();
   for (const owner of clients) {
     if (owner.id === selfId || (owner.shardIds ?? []).length === 0) continue;
     const without = assign(ids.filter((id) => id !== owner.id));
-    for (const shardId of owner.shardIds ?? []) if (without.get(shardId) === selfId) watched.add(shardId);
+    const mine = (owner.shardIds ?? []).filter((shardId) => without.get(shardId) === selfId).sort();
+    if (mine.length > 0) watched.set(owner.id, mine);
   }
-  return [...watched].sort();
+  return watched;
 }
 
 /**

@@ -8,6 +8,7 @@ import { asError, stopsTheClient } from '../errors/fault-scope.js';
 import { DataLostError, KinsumerError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import type { ResolvedOptions } from '../options.js';
 import type { HeldLease, LeaseStore } from '../ports/lease-store.js';
+import type { ClientLiveness } from '../ports/liveness.js';
 import { DATE_HEADER_RESOLUTION_MS } from '../ports/server-date.js';
 import type { ShardTracker } from '../ports/shard-tracker.js';
 import type { StreamPort } from '../ports/stream.js';
@@ -37,6 +38,8 @@ export interface SessionDeps {
   readonly unwatched$?: Observable<boolean>;
   /** The client's running totals of a shard (records delivered, acked). Absent: counted for nobody. */
   readonly tally?: (shardId: string) => ShardTally;
+  /** The client's heartbeat, which keeps its leases alive (see `CheckpointerOptions.liveness`). Absent: each lease by its own writes. */
+  readonly liveness?: ClientLiveness;
   /** The client's byte budget (`maxInFlightBytes`), shared by its leases. Absent: bounded by count only. */
   readonly bytes?: ByteBudget;
 }
@@ -59,8 +62,11 @@ export function drainBoundMs(options: Pick<ResolvedOptions, 'shutdownTimeoutMs' 
   return Math.floor(0.75 * Math.min(options.shutdownTimeoutMs, options.leaseTtlMs));
 }
 
-/** How a session ended. */
-export type SessionEnd = 'released' | 'finished' | 'lost' | 'failed';
+/**
+ * How a session ended. `unreleased`: given up, but the release could not be written — the row may
+ * still name this client's life, and (a live life's lease being nobody else's) only it can free it.
+ */
+export type SessionEnd = 'released' | 'finished' | 'unreleased' | 'lost' | 'failed';
 
 /**
  * One captured lease, from capture to release: the checkpointer renews and commits from the
@@ -110,6 +116,7 @@ export class LeaseSession {
       commitFrequencyMs: options.commitFrequencyMs,
       renewIntervalMs: Math.max(1, Math.floor(options.leaseTtlMs / 3)),
       stallWarningMs: options.stallWarningMs,
+      ...(deps.liveness === undefined ? {} : { liveness: deps.liveness }),
       scheduler: options.scheduler,
       clock: options.clock,
       emit,
@@ -191,6 +198,11 @@ export class LeaseSession {
     if (held.finished) void this.end(0);
   }
 
+  /** The lease was taken without a write of its telling it (a reset, the end of the client's life): it ends as lost. */
+  revoke(error: LeaseLostError): void {
+    this.checkpointer.revoke(error);
+  }
+
   /** This lease as `status()` shows it. */
   status(): ShardStatus {
     const { checkpoint, atMs } = this.checkpointer.stored();
@@ -264,9 +276,9 @@ export class LeaseSession {
     if (this.lostError !== undefined) return this.done;
     // After the drain: in-flight work had its chance to finish and ack; what is left goes to the next owner.
     this.leaseEnd.abort(new KinsumerError(`lease on ${this.lease.shardId} given up`));
-    // close() never rejects: a failed release is reported as an event and the lease then expires.
+    // close() never rejects: a failed release is reported as an event (the manager settles the row).
     await checkpointer.close();
-    if (this.lostError === undefined) this.settle(checkpointer.finishedWritten() ? 'finished' : 'released');
+    if (this.lostError === undefined) this.settle(!checkpointer.releaseWritten() ? 'unreleased' : checkpointer.finishedWritten() ? 'finished' : 'released');
     return this.done;
   }
 

@@ -33,41 +33,94 @@ export interface LiveClient {
    * attribute (a Go kinsumer's row: what it holds is unknown).
    */
   readonly shardIds: readonly string[] | undefined;
+  /**
+   * Its life (`Incarnation`): raised by every process that takes the clientId's place (static
+   * membership) and after the group ended a life that stopped heartbeating. `undefined` in a row
+   * without it — a Go kinsumer's, or an older kinsumer-ts's —: such a member renews each lease, and
+   * its leases live by their own rows; a member with a life keeps every lease it captured in that
+   * life alive by this row alone (docs/architecture.md, "Liveness").
+   */
+  readonly incarnation?: number;
+  /**
+   * How long (from the read's answer, this reader's clock) until this reader takes the row for
+   * gone if it stays as read: one TTL after the reader's bound on when its last heartbeat was sent.
+   */
+  readonly expiresInMs: number;
+  /** When (ms from the read's answer) this reader expects the member's next heartbeat; absent until it has seen two. */
+  readonly nextBeatInMs?: number;
+  /** How far apart this reader's bounds on the member's heartbeat times are (∞ before it has bracketed one). */
+  readonly beatUncertaintyMs?: number;
+  /** The member drains (`drain()`, `kinsumer drain`, or a stop handing its leases over): it takes no shard. */
+  readonly draining?: boolean;
+  /** Shards it wants and does not hold yet: a draining holder hands each over once its successor wants it. */
+  readonly wants?: readonly string[];
 }
 
-/**
- * What a heartbeat found: this process's row written, or the row of another process with the same
- * `clientId` (another instance id) in its place, which it did not overwrite.
- */
+/** What a heartbeat writes besides the time: what the member holds, wants and whether it drains. */
+export interface Heartbeat {
+  /** The shards it holds (`Shards`). */
+  readonly held: readonly string[];
+  /** The shards it wants and does not hold yet (`Wants`). Default none. */
+  readonly wants?: readonly string[];
+  /** It drains: takes no shard, hands its own over (`Draining`). Default `false`. */
+  readonly draining?: boolean;
+}
+
+/** What a heartbeat found. */
 export type Registration =
   | {
-    /** The row is this process's: written with `LastUpdate` = now and the shards it holds. */
+    /** This process's row is written: `LastUpdate` and `Uptime` renewed, what it holds and wants. */
     readonly registered: true;
+    /** Its life. */
+    readonly incarnation: number;
+    /**
+     * `true` when this heartbeat began the life: the first registration, the take-over of a row
+     * another process of this clientId wrote, or a new life after the group ended the previous one
+     * (this process missed heartbeats for a TTL): leases of earlier lives are no longer its own.
+     */
+    readonly newLife: boolean;
+    /** An operator asked this member to drain (`kinsumer drain`): `DrainRequested` is on its row. */
+    readonly drainRequested: boolean;
+    /** Shards whose leases an operator's reset took from this life since the last heartbeat: they are no longer its own. */
+    readonly revoked: readonly string[];
+    /**
+     * With a take-over: the shards the row said the replaced process held. They stay this
+     * process's in its row (so the group keeps them with it) until it captures them, at once.
+     */
+    readonly claimed?: readonly string[];
   }
   | {
-    /** Another process's row holds this clientId, and it is not (yet) seen unchanged for the lease TTL. */
+    /** Another process took this clientId's place (static membership): this one must end. */
     readonly registered: false;
-    /** `true` once this process has seen that row change: the other process is alive and heartbeating. */
-    readonly heartbeating: boolean;
-    /** The shards that row says the other process holds (`undefined`: it does not say). */
-    readonly shardIds: readonly string[] | undefined;
+    /** The instance id the row now carries. */
+    readonly replacedBy: string | undefined;
   };
 
 /** The clients table, seen by one client. */
 export interface MembershipStore {
   /**
-   * Writes this process's row: `LastUpdate` = now, the shards it holds, its instance id, the
-   * library marker (`Library`). It never
-   * overwrites the row of another live process with the same clientId: it takes that row over only
-   * once it has seen it unchanged for the lease TTL (its writer is gone), conditioned on the row
-   * being as seen.
+   * Writes this process's row: `LastUpdate` = now, `Uptime` (its monotonic age), the shards it
+   * holds and wants, whether it drains, its instance id, its incarnation and the library marker
+   * (`Library`). The first heartbeat registers: a row another process of this clientId wrote is
+   * taken over at once (its life raised: its leases become this process's to take, fenced).
+   * Conditioned on the row being this life's: when another process took the place, it answers
+   * `registered: false`; when the group ended this life, it begins a new one (`newLife`).
    */
-  heartbeat(heldShardIds: readonly string[]): Observable<Registration>;
+  heartbeat(heldShardIds: readonly string[], beat?: Omit<Heartbeat, 'held'>): Observable<Registration>;
   /**
-   * The clients whose rows this client has not seen unchanged for leaseTtlMs (strongly consistent
-   * read of the whole table), sorted by id. A row new to this client is live.
+   * The clients this client does not take for gone (strongly consistent read of the whole
+   * table), sorted by id: neither ended nor expired. A row with a life expires one TTL after this
+   * reader's bound on its last heartbeat's send; a row without one when seen unchanged for the TTL.
+   * A row new to this client is live.
    */
   liveClients(): Observable<LiveClient[]>;
+  /**
+   * Ends the lives the last {@link liveClients} found expired (`Ended` on their rows, each
+   * conditioned on the row still being as read: a heartbeat in between keeps it alive). A member
+   * whose life is ended can renew nothing more; its leases may then be captured. Emits the ids of
+   * the members ended (this call or another reader's before), sorted.
+   */
+  endExpired(): Observable<string[]>;
   /** Deletes this process's row (graceful stop); leaves a row another process (same clientId) wrote. */
   deregister(): Observable<void>;
   /**
@@ -76,6 +129,35 @@ export interface MembershipStore {
    * ids it deleted, sorted. Leader only.
    */
   reapStale(): Observable<string[]>;
+}
+
+/** A member's life as a client last read its row: what a lease captured in that life is worth. */
+export type MemberLife =
+  /** Its row heartbeats: the lease is held. */
+  | 'live'
+  /** Its row stood still a TTL past its last heartbeat, and nobody ended the life yet. */
+  | 'expired'
+  /** Ended (by the group, or by a newer life of the clientId): its leases may be captured. */
+  | 'ended';
+
+/** A registered process: its clientId, and the life it holds the clientId's row in. */
+export interface MemberSelf {
+  /** Its clientId. */
+  readonly clientId: string;
+  /** Its life (`Incarnation`). */
+  readonly incarnation: number;
+}
+
+/** What the lease store needs of the membership to judge a lease whose row names the life it was captured in. */
+export interface MemberView {
+  /** This process's clientId and life, once registered. */
+  self(): MemberSelf | undefined;
+  /**
+   * Life `incarnation` of member `clientId`, as this client last read the member's row;
+   * `undefined` when it cannot tell (no such row, or a row without lives): the lease is then
+   * judged by its own row.
+   */
+  life(clientId: string, incarnation: number): MemberLife | undefined;
 }
 
 /** A shard of the cached shard list. */

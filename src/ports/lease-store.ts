@@ -92,6 +92,12 @@ export interface CheckpointRow {
   readonly ownerId: string | undefined;
   /** Owner's client name (for humans); `undefined` when absent or NULL. */
   readonly ownerName: string | undefined;
+  /**
+   * The owner's life when it captured the lease (`OwnerIncarnation`): the lease lives as long as
+   * that life does (its clients row heartbeats). Absent in rows the Go kinsumer or an older
+   * kinsumer-ts wrote: such a lease lives by its own row's renewals.
+   */
+  readonly ownerIncarnation?: number;
   /** Last capture, commit, renewal or release, Unix nanoseconds (the lease heartbeat). */
   readonly lastUpdateNs: bigint | undefined;
   /** Set once the shard was closed and fully consumed. */
@@ -139,6 +145,8 @@ export interface HeldLease {
   readonly ownerId: string;
   /** The counter this client's capture wrote; every commit and release is conditioned on it. */
   readonly leaseCounter: number;
+  /** The life this process captured it in (absent before its first registration, or with a store that knows no lives). */
+  readonly ownerIncarnation?: number;
   /** The checkpoint as it was at capture. */
   readonly checkpoint: StoredCheckpoint | undefined;
   /** `Finished` as it was at capture: the shard was already fully consumed. */

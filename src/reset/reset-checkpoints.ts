@@ -14,6 +14,7 @@ import { firstValueFrom, lastValueFrom, timer } from 'rxjs';
 import { millisFromNanos } from '../dynamodb/codec.js';
 import { Dynamo } from '../dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../dynamodb/lease-store.js';
+import { DynamoMembershipStore } from '../dynamodb/membership-store.js';
 import { checkApplicationName, tableNames } from '../dynamodb/table-names.js';
 import { ConfigError, type CorruptCheckpointError, LeaseHeldError } from '../errors/kinsumer-errors.js';
 import { KinesisStream } from '../kinesis/kinesis.js';
@@ -132,8 +133,10 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
  *
  * Without `force`, nothing is changed while a live client holds any of the shards (they come back
  * as `'held'`, the others as `'skipped'`): stop the consumers first, or wait until their leases
- * expire. A live owner is one whose row changes: when shards are leased, the call watches them for
- * `leaseTtlMs` before it decides (no clock is compared with the owners'). With `force`, owners lose
+ * expire. A live owner is one that renews: its clients row heartbeats (or, for a lease that lives
+ * by its own row, that row changes); when shards are leased, the call watches the owners for
+ * `leaseTtlMs` before it decides (no clock is compared with the owners'). A reset tells the owner
+ * of each lease it takes through its clients row (`Revoked`), so a zombie that wakes drops it. With `force`, owners lose
  * their leases (`lease-lost` on their `events$`) and nothing waits.
  *
  * ```ts
@@ -154,12 +157,20 @@ export async function resetCheckpoints(options: ResetCheckpointsOptions): Promis
   const targets = await targetsOf(options.kinesis, dynamo, tables.checkpoints, checked);
 
   const corrupt = new Map<string, CorruptCheckpointError>();
+  const clock = { now: () => HOST_CLOCK.wallNow(), elapsedNow: () => HOST_CLOCK.elapsedNow() };
+  // The owners' clients rows, read with the lease rows: a lease captured in a member's life lives
+  // as long as that life heartbeats (docs/architecture.md, "Liveness"). This reader never registers.
+  const members = new DynamoMembershipStore({ dynamo, table: tables.clients, clientId: RESET_CLIENT_ID, clientName: RESET_CLIENT_ID, leaseTtlMs, ...clock });
   const store = new DynamoLeaseStore({
-    dynamo, table: tables.checkpoints,
-    clientId: RESET_CLIENT_ID, clientName: RESET_CLIENT_ID, leaseTtlMs, now: () => HOST_CLOCK.wallNow(), elapsedNow: () => HOST_CLOCK.elapsedNow(),
+    dynamo, table: tables.checkpoints, members,
+    clientId: RESET_CLIENT_ID, clientName: RESET_CLIENT_ID, leaseTtlMs, ...clock,
     onCorruptRow: (error) => corrupt.set(error.shardId, error),
   });
-  const read = async () => new Map((await firstValueFrom(store.readMany(targets))).map((row) => [row.shardId, row]));
+  const read = async () => {
+    const rows = await firstValueFrom(store.readMany(targets));
+    await firstValueFrom(members.liveClients());
+    return new Map(rows.map((row) => [row.shardId, row]));
+  };
   let rows = await read();
   const leased = targets.filter((id) => rows.get(id)?.ownerId !== undefined);
   if (!force && leased.length > 0) {

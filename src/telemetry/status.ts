@@ -7,11 +7,13 @@ import type { StreamStatus } from './stream-status.js';
 /**
  * Where a client is in its life, as {@link KinsumerStatus.state} reports it:
  * `starting` (not subscribed yet, or checking its tables and stream and joining the group),
- * `running` (in the group, reading), `paused` (in the group, holding and renewing its leases,
- * reading nothing: see `pause()`), `stopping` (giving its leases back), `stopped`, or `failed` (a
- * fault of the whole group, or `StartTimeoutError`, ended it; `records$` errored with it).
+ * `running` (in the group, reading), `paused` (in the group, holding its leases, reading nothing:
+ * see `pause()`), `draining` (handing its leases over, taking none: `drain()`, `kinsumer drain`),
+ * `unreachable` (no heartbeat accepted for two thirds of `leaseTtlMs`: it emits nothing, see
+ * `lastError`), `stopping` (giving its leases back), `stopped`, or `failed` (a fault of the whole
+ * group, `StartTimeoutError` or `ClientReplacedError` ended it; `records$` errored with it).
  */
-export type KinsumerState = 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'failed';
+export type KinsumerState = 'starting' | 'running' | 'paused' | 'draining' | 'unreachable' | 'stopping' | 'stopped' | 'failed';
 
 /** One held shard in {@link KinsumerStatus.shards}. */
 export interface ShardStatus {
@@ -70,6 +72,15 @@ export interface KinsumerStatus {
   readonly connections: ConnectionsStatus;
   /** Per stream of the shards it holds (one entry in a one-stream group that holds any). */
   readonly streams: readonly StreamStatus[];
+  /** The last fault reported on `events$` (an `error` or `retrying` event's error, and when): why `state` may not be `running`. */
+  readonly lastError?: {
+    /** The error. */
+    readonly error: Error;
+    /** When (this client's clock). */
+    readonly at: Date;
+  };
+  /** When this client's last heartbeat the clients table accepted was sent (this client's clock); absent before the first. */
+  readonly lastHeartbeatAt?: Date;
   /**
    * The stream's largest record in KiB (DescribeStreamSummary's `MaxRecordSizeInKiB`: 1024 to
    * 10240), in a one-stream group; absent until the client asked, when it may not, and in a group

@@ -34,5 +34,7 @@ export type { MemoryClientRow, MemoryLeaderItem } from './memory-coordination.js
 export type { KinsumerBackend, KinsumerPorts } from '../ports/backend.js';
 export type { StreamPort, IssuedIterator, IteratorStart, RawRecord, RecordsPage, ShardInfo, FanOutPort, StreamConsumerInfo, ShardEvent, ShardEventPull } from '../ports/stream.js';
 export type { LeaseStore, CheckpointRow, StoredCheckpoint, HeldLease, CheckpointWrite, AckedRange, DeliveredThrough, WritesTransaction } from '../ports/lease-store.js';
-export type { MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard, Registration } from '../ports/coordination.js';
+export type {
+  MembershipStore, MetadataStore, LiveClient, Leader, ShardCache, CachedShard, Registration, Heartbeat, MemberView, MemberLife, MemberSelf,
+} from '../ports/coordination.js';
 export type { Position } from '../ports/position.js';

@@ -7,11 +7,12 @@ import { type Observable, type SchedulerLike, defer, map, of, throwError, timer 
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { compareIds } from '../group/compare-ids.js';
 import { libraryMarker } from '../group/library-marker.js';
-import { RivalRow } from '../group/rival-row.js';
+import { arrive, firstLife, refused } from '../group/member-lives.js';
+import { MemberObservations } from '../group/member-observations.js';
 import { RowObserver, observedExpired } from '../lease/row-observer.js';
 import {
-  REAP_CLIENTS_AFTER_MS, type CachedShard, type Leader, type LiveClient, type MembershipStore, type MetadataStore,
-  type Registration, type ShardCache,
+  REAP_CLIENTS_AFTER_MS, type CachedShard, type Heartbeat, type Leader, type LiveClient, type MemberLife, type MemberSelf, type MemberView, type MembershipStore,
+  type MetadataStore, type Registration, type ShardCache,
 } from '../ports/coordination.js';
 
 /** A row of the clients table, as the DynamoDB store would decode it. */
@@ -28,6 +29,20 @@ export interface MemoryClientRow {
   readonly instanceId?: string;
   /** The library marker (`Library`), written by every heartbeat of this library; absent in a Go kinsumer's row. */
   readonly library?: string;
+  /** Its life (`Incarnation`); absent in a Go kinsumer's or an older kinsumer-ts's row. */
+  readonly incarnation?: number;
+  /** Its writer's monotonic age at its last heartbeat (`Uptime`); absent where `incarnation` is. */
+  readonly uptimeMs?: number;
+  /** The life another member ended (`Ended`). */
+  readonly ended?: number;
+  /** Shards an operator's reset took from the life, not yet acknowledged (`Revoked`). */
+  readonly revoked?: readonly string[];
+  /** The member drains (`Draining`). */
+  readonly draining?: boolean;
+  /** `kinsumer drain` asked it to (`DrainRequested`). */
+  readonly drainRequested?: boolean;
+  /** Shards it waits to capture (`Wants`). */
+  readonly wants?: readonly string[];
 }
 
 /** The `Leader` item: `id` is `undefined` after a step-down. */
@@ -60,6 +75,14 @@ export class MemoryCoordinationTables {
   /** Writes a client row as is (seeding a test, or playing another writer such as a Go client). */
   putClient(row: MemoryClientRow): void {
     this.#clients.set(row.id, row);
+  }
+
+  /** Changes a client row in place (an operator's `kinsumer drain`, a reset's `Revoked`); `false` when there is none. */
+  updateClient(id: string, change: (row: MemoryClientRow) => MemoryClientRow): boolean {
+    const row = this.#clients.get(id);
+    if (row === undefined) return false;
+    this.#clients.set(id, change(row));
+    return true;
   }
 
   /** Removes a client row, as a reaping leader or an operator would. */
@@ -100,7 +123,7 @@ export class MemoryCoordinationTables {
 
 /** The operations of the in-memory stores, for fault injection and call counts. */
 export type MemoryCoordinationOperation =
-  | 'heartbeat' | 'liveClients' | 'deregister' | 'reapStale'
+  | 'heartbeat' | 'liveClients' | 'endExpired' | 'deregister' | 'reapStale'
   | 'acquireLeadership' | 'stepDown' | 'leader' | 'readShardCache' | 'writeShardCache' | 'groupEpoch' | 'bumpGroupEpoch';
 
 /** Options of {@link MemoryMembershipStore} and {@link MemoryMetadataStore}. */
@@ -128,6 +151,8 @@ export interface MemoryCoordinationOptions {
   readonly scheduler?: SchedulerLike;
   /** Membership only: age in milliseconds at which `reapStale` deletes a row. Default 48 hours (the Go kinsumer's). */
   readonly reapAfterMs?: number;
+  /** Membership only: how often members heartbeat (a reader's expectation of the next one). Default: a third of `leaseTtlMs`. */
+  readonly renewIntervalMs?: number;
 }
 
 /** Call counting, fault injection and latency shared by both stores. */
@@ -176,51 +201,127 @@ abstract class MemoryStore<Op extends MemoryCoordinationOperation> {
   }
 }
 
-/** {@link MembershipStore} in memory. */
-export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClients' | 'deregister' | 'reapStale'> implements MembershipStore {
+/** {@link MembershipStore} in memory, and the {@link MemberView} its lease store judges leases by. */
+export class MemoryMembershipStore extends MemoryStore<'heartbeat' | 'liveClients' | 'endExpired' | 'deregister' | 'reapStale'> implements MembershipStore, MemberView {
   /** This process's instance id (written in its row). */
   readonly instanceId: string;
-  readonly #clients = new RowObserver();
-  readonly #rival: RivalRow;
+  readonly #members: MemberObservations;
+  readonly #startedAtMs: number;
+  #incarnation: number | undefined;
+  /** Set once another process took this clientId's place: this process never registers again (it ends). */
+  #replaced: Extract<Registration, { registered: false }> | undefined;
 
   constructor(options: MemoryCoordinationOptions) {
     super(options);
     this.instanceId = options.instanceId ?? randomUUID();
-    this.#rival = new RivalRow(options.leaseTtlMs);
+    this.#members = new MemberObservations(options.leaseTtlMs, () => this.elapsedNow(), options.renewIntervalMs ?? Math.floor(options.leaseTtlMs / 3));
+    this.#startedAtMs = this.elapsedNow();
   }
 
-  heartbeat(heldShardIds: readonly string[]): Observable<Registration> {
+  // The rules of src/group/member-lives.ts, as the DynamoDB store applies them with conditional writes.
+  heartbeat(heldShardIds: readonly string[], beat: Omit<Heartbeat, 'held'> = {}): Observable<Registration> {
     return this.call('heartbeat', () => {
       const lastUpdateNs = nanosFromMillis(this.options.now());
-      const shardIds = [...new Set(heldShardIds)].sort(compareIds);
+      const uptimeMs = Math.round(this.elapsedNow() - this.#startedAtMs);
+      const fields = {
+        name: this.clientName, lastUpdateNs, uptimeMs, instanceId: this.instanceId, library: libraryMarker(),
+        draining: beat.draining ?? false, wants: [...new Set(beat.wants ?? [])].sort(compareIds),
+      };
+      const held = [...new Set(heldShardIds)].sort(compareIds);
       return (): Registration => {
-        const row = this.tables.client(this.options.clientId);
-        // Another process with this clientId: its row stays until it stood still for a TTL.
-        if (row?.instanceId !== undefined && row.instanceId !== this.instanceId) {
-          const verdict = this.#rival.see(`${row.instanceId}\u0000${row.lastUpdateNs ?? ''}`, this.elapsedNow());
-          if (!verdict.gone) return { registered: false, heartbeating: verdict.heartbeating, shardIds: row.shardIds };
+        const { clientId } = this.options;
+        const row = this.tables.client(clientId);
+        const write = (incarnation: number, shardIds: readonly string[], kept: Partial<MemoryClientRow>) => {
+          this.tables.putClient({ ...kept, id: clientId, shardIds, incarnation, ...fields });
+        };
+        const registered = (incarnation: number, newLife: boolean, revoked: readonly string[] = [], claimed?: readonly string[]): Registration => {
+          this.#incarnation = incarnation;
+          this.#members.registered(clientId, incarnation);
+          const drainRequested = this.tables.client(clientId)?.drainRequested === true;
+          return { registered: true, incarnation, newLife, drainRequested, revoked, ...(claimed === undefined ? {} : { claimed }) };
+        };
+        // As the DynamoDB store: a heartbeat after the refusal never registers as a newcomer.
+        if (this.#replaced !== undefined) return this.#replaced;
+        const incarnation = this.#incarnation;
+        if (incarnation === undefined) {
+          const arrival = arrive(row === undefined ? undefined : lifeOf(row), this.instanceId);
+          if (arrival.kind === 'create') {
+            const first = firstLife(this.options.now());
+            write(first, held, {});
+            return registered(first, true);
+          }
+          const claimed = arrival.kind === 'take-over' ? arrival.claimed : [];
+          write(arrival.incarnation, [...new Set([...held, ...claimed])].sort(compareIds), { drainRequested: row?.drainRequested ?? false });
+          return registered(arrival.incarnation, true, [], arrival.kind === 'take-over' ? claimed : undefined);
         }
-        this.#rival.clear();
-        this.tables.putClient({ id: this.options.clientId, name: this.clientName, lastUpdateNs, shardIds, instanceId: this.instanceId, library: libraryMarker() });
-        return { registered: true };
+        const ours = row !== undefined && row.instanceId === this.instanceId && row.incarnation === incarnation && row.ended === undefined
+          && (row.revoked ?? []).length === 0;
+        if (ours) {
+          write(incarnation, held, { drainRequested: row.drainRequested ?? false });
+          return registered(incarnation, false);
+        }
+        const refusal = refused(row === undefined ? undefined : lifeOf(row), this.instanceId, incarnation);
+        switch (refusal.kind) {
+          case 'replaced':
+            this.#replaced = { registered: false, replacedBy: refusal.by };
+            return this.#replaced;
+          case 'recreate':
+            write(incarnation, held, {});
+            return registered(incarnation, false);
+          case 'new-life':
+            write(refusal.incarnation, held, { drainRequested: row?.drainRequested ?? false });
+            return registered(refusal.incarnation, true);
+          case 'revoked':
+            write(incarnation, held, { drainRequested: row?.drainRequested ?? false });
+            return registered(incarnation, false, refusal.shardIds);
+          case 'retry':
+            write(incarnation, held, { drainRequested: row?.drainRequested ?? false });
+            return registered(incarnation, false);
+        }
       };
     });
   }
 
   liveClients(): Observable<LiveClient[]> {
     return this.call('liveClients', () => {
+      const sentAtMs = this.elapsedNow();
       const rows = this.tables.clients();
-      return () => {
-        const nowMs = this.elapsedNow();
-        this.#clients.keepOnly(rows.map((row) => row.id));
-        return rows.flatMap((row) => {
-          if (row.lastUpdateNs === undefined) return [];
-          const unchangedForMs = this.#clients.see(row.id, `${row.lastUpdateNs}\u0000${row.instanceId ?? ''}`, nowMs);
-          if (observedExpired(unchangedForMs, this.options.leaseTtlMs)) return [];
-          return [{ id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds, unchangedForMs, instanceId: row.instanceId, library: row.library }];
-        });
-      };
+      return () => this.#members.see(rows.flatMap((row) => {
+        if (row.lastUpdateNs === undefined) return [];
+        return [{
+          id: row.id, name: row.name, lastUpdateNs: row.lastUpdateNs, shardIds: row.shardIds, instanceId: row.instanceId, library: row.library,
+          ...(row.incarnation === undefined ? {} : { incarnation: row.incarnation }),
+          uptimeMs: row.uptimeMs, ended: row.ended,
+          ...(row.draining === true ? { draining: true } : {}),
+          ...(row.wants === undefined ? {} : { wants: row.wants }),
+        }];
+      }), sentAtMs, this.elapsedNow());
     });
+  }
+
+  endExpired(): Observable<string[]> {
+    return this.call('endExpired', () => {
+      const expired = this.#members.expired();
+      return () => expired.flatMap((life) => {
+        const row = this.tables.client(life.id);
+        // Conditioned on the row as read: a heartbeat in between keeps the life.
+        if (row === undefined || row.instanceId !== life.instanceId || row.incarnation !== life.incarnation || row.uptimeMs !== life.uptimeMs) {
+          this.#members.renewed(life);
+          return [];
+        }
+        this.tables.putClient({ ...row, ended: life.incarnation });
+        this.#members.ended(life);
+        return [life.id];
+      }).sort(compareIds);
+    });
+  }
+
+  self(): MemberSelf | undefined {
+    return this.#members.self();
+  }
+
+  life(clientId: string, incarnation: number): MemberLife | undefined {
+    return this.#members.life(clientId, incarnation);
   }
 
   deregister(): Observable<void> {
@@ -321,4 +422,12 @@ export class MemoryMetadataStore
   bumpGroupEpoch(): Observable<void> {
     return this.call('bumpGroupEpoch', () => () => this.tables.putGroupEpoch(this.tables.groupEpoch() + 1));
   }
+}
+
+/** A row as the lives rules read it. */
+function lifeOf(row: MemoryClientRow) {
+  return {
+    instanceId: row.instanceId, ended: row.ended, revoked: row.revoked, shardIds: row.shardIds,
+    ...(row.incarnation === undefined ? {} : { incarnation: row.incarnation }),
+  };
 }

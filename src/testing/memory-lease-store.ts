@@ -8,13 +8,15 @@ import { decodeAckedRanges, encodeWrittenRanges } from '../checkpoint/acked-rang
 import { decodeDeliveries, encodeDeliveries } from '../checkpoint/deliveries.js';
 import { advances } from '../checkpoint/checkpoint-advance.js';
 import { CHECKPOINT_ATTRIBUTES as A } from '../dynamodb/checkpoint-row.js';
-import { withDeliveries } from '../dynamodb/lease-store.js';
+import { withDeliveries } from '../checkpoint/deliveries.js';
 import { nanosFromMillis } from '../dynamodb/codec.js';
 import { transactionOutcome } from '../dynamodb/transactions.js';
 import { LeaseHeldError, LeaseLostError } from '../errors/kinsumer-errors.js';
 import { LeaseObservations } from '../lease/lease-observations.js';
+import type { MemberView } from '../ports/coordination.js';
 import type { AckedRange, CheckpointRow, CheckpointWrite, HeldLease, LeaseStore, StoredCheckpoint, WritesTransaction } from '../ports/lease-store.js';
 import { withResetFloor } from '../reading/start-position.js';
+import type { MemoryCoordinationTables } from './memory-coordination.js';
 import { MemoryItemTables } from './memory-items.js';
 
 /** The rows of one checkpoints table, shared by the stores of several simulated clients. */
@@ -93,6 +95,14 @@ export interface MemoryLeaseStoreOptions {
   readonly latencyMs?: number;
   /** The scheduler `latencyMs` runs on (a virtual-time one in tests). Default: RxJS's `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
+  /**
+   * The members' lives, as this client's membership store read the clients table (a lease whose
+   * row names the life it was captured in lives as long as that life). Absent: every lease is
+   * judged by its own row, and captures write no life.
+   */
+  readonly members?: MemberView;
+  /** The clients table a reset tells the owner of a lease it takes in (`Revoked`). Absent: none is told. */
+  readonly clients?: MemoryCoordinationTables;
 }
 
 /**
@@ -115,7 +125,7 @@ export class MemoryLeaseStore implements LeaseStore {
 
   constructor(options: MemoryLeaseStoreOptions) {
     this.#options = options;
-    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now);
+    this.#leases = new LeaseObservations(options.clientId, options.leaseTtlMs, options.elapsedNow ?? options.now, options.members);
     this.table = options.table ?? new MemoryCheckpointTable();
     this.items = options.items ?? new MemoryItemTables();
   }
@@ -164,11 +174,12 @@ export class MemoryLeaseStore implements LeaseStore {
   }
 
   /**
-   * Whether this client may capture the lease as `row` shows it, by what it has observed so far
-   * (the row counts as seen now): free, its own, or seen unchanged for `leaseTtlMs`.
+   * Whether a reset may take the lease as `row` shows it, by what this client has observed so far
+   * (the row counts as seen now): free, its own, its owner's life over or expired, or (a lease
+   * that lives by its own row) seen unchanged for `leaseTtlMs`.
    */
   available(shardId: string, row: CheckpointRow | undefined): boolean {
-    return this.#leases.see(shardId, row);
+    return this.#leases.see(shardId, row, 'reset');
   }
 
   capture(shardId: string): Observable<HeldLease | undefined> {
@@ -181,7 +192,9 @@ export class MemoryLeaseStore implements LeaseStore {
         if (!this.#leases.see(shardId, read)) return undefined;
         const leaseCounter = this.table.issueToken(shardId, read?.leaseCounter ?? 0);
         if (!sameLeaseState(read, this.table.row(shardId))) return undefined;
+        const ownerIncarnation = this.#leases.incarnation();
         const row: CheckpointRow = {
+          ...(ownerIncarnation === undefined ? {} : { ownerIncarnation }),
           shardId,
           checkpoint: read?.checkpoint,
           ownerId: clientId,
@@ -201,6 +214,7 @@ export class MemoryLeaseStore implements LeaseStore {
         const held = {
           shardId, ownerId: clientId, leaseCounter, checkpoint: row.checkpoint, finished: row.finished,
           ...(capturedAtMs === undefined ? {} : { capturedAt: new Date(capturedAtMs) }),
+          ...(ownerIncarnation === undefined ? {} : { ownerIncarnation }),
           ...(row.transactionToken === undefined ? {} : { transactionToken: row.transactionToken }),
         };
         return withDeliveries(row.acked === undefined ? held : { ...held, acked: row.acked }, row);
@@ -251,9 +265,10 @@ export class MemoryLeaseStore implements LeaseStore {
   }
 
   release(lease: HeldLease, write: CheckpointWrite): Observable<void> {
-    return this.#fenced('release', lease, (row) => ({
-      ...written(row, write, this.#options.now()), ownerId: undefined, ownerName: undefined, lastOwnerId: this.#options.clientId,
-    }));
+    return this.#fenced('release', lease, (row) => {
+      const { ownerIncarnation: _released, ...rest } = written(row, write, this.#options.now());
+      return { ...rest, ownerId: undefined, ownerName: undefined, lastOwnerId: this.#options.clientId };
+    });
   }
 
   resetCheckpoint(shardId: string, checkpoint: StoredCheckpoint | undefined, options: { readonly force: boolean }): Observable<void> {
@@ -263,11 +278,16 @@ export class MemoryLeaseStore implements LeaseStore {
         shardId, checkpoint: undefined, ownerId: undefined, ownerName: undefined, lastUpdateNs: undefined,
         finished: false, leaseCounter: 0, lastOwnerId: undefined,
       };
-      if (!options.force && !this.#leases.see(shardId, this.table.row(shardId))) {
+      if (!options.force && !this.#leases.see(shardId, this.table.row(shardId), 'reset')) {
         throw new LeaseHeldError(shardId, { cause: conditionalCheckFailed() });
       }
+      // The owner's clients row is told first (src/dynamodb/revocation.ts): its next heartbeat drops the lease.
+      const { ownerId, ownerIncarnation } = row;
+      if (ownerId !== undefined && ownerIncarnation !== undefined) {
+        this.#options.clients?.updateClient(ownerId, (client) => (client.incarnation === ownerIncarnation ? { ...client, revoked: [...new Set([...(client.revoked ?? []), shardId])].sort() } : client));
+      }
       // Every reset is a fence: the owner goes and the counter moves; the acked ranges go (a reset means "read again from here").
-      const { acked: _dropped, deliveries: _uncounted, ...kept } = row;
+      const { acked: _dropped, deliveries: _uncounted, ownerIncarnation: _fenced, ...kept } = row;
       this.table.put({ ...kept, checkpoint: checkpoint === undefined ? undefined : withResetFloor(checkpoint, row.checkpoint, new Date(this.table.now?.() ?? nowMs)), ownerId: undefined, ownerName: undefined, leaseCounter: row.leaseCounter + 1, lastUpdateNs: nanosFromMillis(nowMs) });
     });
   }

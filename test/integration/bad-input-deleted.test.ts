@@ -50,6 +50,9 @@ describe('bad input: stream or tables deleted mid-run (kinesalite + dynalite)', 
 
       const table = `${options.applicationName}_${suffix}`;
       await local().dynamodb.send(new DeleteTableCommand({ TableName: table }));
+      // Held leases live by the clients row: an idle client writes its lease rows only at the
+      // keep-alive (a minute). A record acked after the delete is the checkpoint write that finds it.
+      if (suffix === 'checkpoints') await putRecords(local().kinesis, options.streamName, [{ partitionKey: 'k', data: 'after' }]);
 
       const outcome = await eventually(() => { const o = run.outcome(); return o.kind === 'running' ? undefined : o; }, 'records$ to end');
       expect(outcome.kind).to.equal('error');

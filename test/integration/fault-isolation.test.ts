@@ -52,7 +52,7 @@ describe('fault isolation on the local servers (fault proxy)', function () {
   it('a DynamoDB call the proxy holds open is aborted after requestTimeoutMs, reported as retrying and sent again; every record arrives', async () => {
     const names = await group(1, 10);
     proxy = await startFaultProxy({ target: local().endpoints.dynamodb });
-    // The first UpdateItem (a capture, a commit or a heartbeat) gets no answer for ten minutes.
+    // The first UpdateItem (the registering heartbeat: captures come after it) gets no answer for ten minutes.
     proxy.script('UpdateItem', 1, { kind: 'latency', ms: 600_000 });
     const dynamodb = localDynamoDbClient(local(), { endpoint: proxy.endpoint });
     const consumer = new Kinsumer({ ...FAST, ...names, kinesis: local().kinesis, dynamodb, requestTimeoutMs: 1000 });
@@ -62,7 +62,7 @@ describe('fault isolation on the local servers (fault proxy)', function () {
     consumer.records$.subscribe((record) => { received.push(record); record.ack(); });
     await eventually(() => received.length === 10, 'every record');
     const retried = events.filter((e): e is Extract<KinsumerEvent, { type: 'retrying' }> => e.type === 'retrying');
-    expect(retried.map((e) => [e.error.name, e.error.message])).to.deep.equal([['RequestTimeoutError', 'DynamoDB UpdateItem did not answer within 1000 ms']]);
+    expect(retried.map((e) => [e.error.name, e.error.message])).to.deep.equal([['RequestTimeoutError', 'heartbeat did not answer within 1000 ms']]);
     expect(proxy.counts().aborted).to.equal(1);
     await consumer.stop();
     dynamodb.destroy();

@@ -5,7 +5,7 @@ import {
   Kinsumer, KinsumerError, ShutdownTimeoutError, StreamNotFoundError, TableNotFoundError, createTables, kinsumer,
   type KinsumerEvent, type KinsumerOptions,
 } from '../../src/index.js';
-import { createStream, putRecords } from '../../src/testing/index.js';
+import { createStream, localDynamoDbClient, putRecords } from '../../src/testing/index.js';
 import { eventually, uniqueName, useLocalAws } from '../support/local.js';
 import { FAST, MemoryGroup } from '../support/memory-group.js';
 
@@ -92,7 +92,22 @@ describe('Kinsumer lifecycle (kinesalite + dynalite)', function () {
   });
 
   it('kinsumer(): a cold Observable; unsubscribing stops its client and a new subscription starts a fresh one', async () => {
-    const options = await setup();
+    // Nobody awaits a stop started by an unsubscribe: the test sees each client's leave end (its
+    // row deleted, then its group-epoch bump answered) on the wire, so no call outlives the test.
+    const dynamodb = localDynamoDbClient(local());
+    const deleted = new Set<string>();
+    const bumpedAfterLeaving = new Set<string>();
+    dynamodb.middlewareStack.add((next, context) => async (args) => {
+      const input = args.input as { TableName?: string; Key?: Record<string, { S?: string }>; ExpressionAttributeValues?: Record<string, { S?: string }> };
+      const clientId = input.Key?.ID?.S;
+      const bumper = input.Key?.Key?.S === 'GroupEpoch' ? input.ExpressionAttributeValues?.[':me']?.S : undefined;
+      const leftBefore = bumper !== undefined && deleted.has(bumper);
+      const answer = await next(args);
+      if (context.commandName === 'DeleteItemCommand' && input.TableName?.endsWith('_clients') && clientId !== undefined) deleted.add(clientId);
+      if (leftBefore) bumpedAfterLeaving.add(bumper);
+      return answer;
+    }, { step: 'initialize' });
+    const options = { ...(await setup()), dynamodb };
     await putRecords(local().kinesis, String(options.streamName), [{ partitionKey: 'a', data: 'one' }]);
     const records$ = kinsumer(options);
     const first = await firstValueFrom(records$);
@@ -106,6 +121,8 @@ describe('Kinsumer lifecycle (kinesalite + dynalite)', function () {
     const rows = async () => (await local().dynamodb.send(new ScanCommand({ TableName: `${options.applicationName}_checkpoints`, ConsistentRead: true }))).Items ?? [];
     await eventually(async () => (await rows()).length > 0 && (await rows()).every((row) => row.OwnerID === undefined), 'every lease released');
     await eventually(async () => ((await local().dynamodb.send(new ScanCommand({ TableName: `${options.applicationName}_clients`, ConsistentRead: true }))).Items ?? []).length === 0, 'client rows deleted');
+    await eventually(() => deleted.size === 2 && [...deleted].every((id) => bumpedAfterLeaving.has(id)), 'both clients\' leaves to end');
+    dynamodb.destroy();
   });
 });
 

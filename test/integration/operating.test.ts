@@ -17,7 +17,7 @@ describe('status(), pause() and resume() (kinesalite + dynalite)', function () {
     proxy = undefined;
   });
 
-  it('status() shows the held shard with its checkpoint and lag; paused, no GetRecords goes out over lease renewals, and resumed, reading goes on', async () => {
+  it('status() shows the held shard with its checkpoint and lag; paused, no GetRecords goes out over heartbeats that keep the lease, and resumed, reading goes on', async () => {
     const streamName = uniqueName('operate');
     const applicationName = uniqueName('app');
     await createStream(local().kinesis, streamName, 1);
@@ -42,15 +42,16 @@ describe('status(), pause() and resume() (kinesalite + dynalite)', function () {
     consumer.pause();
     expect(consumer.status().state).to.equal('paused');
     // A GetRecords already on its way when pause() came may still answer: count from after it.
+    // A lease lives by its owner's clients row: its heartbeats are what keep the shard while paused.
     const lastUpdate = async () => (await local().dynamodb.send(new GetItemCommand({
-      TableName: `${applicationName}_checkpoints`, Key: { Shard: { S: shardId } }, ConsistentRead: true,
+      TableName: `${applicationName}_clients`, Key: { ID: { S: status.clientId } }, ConsistentRead: true,
     }))).Item?.LastUpdate?.N;
     await eventually(async () => (proxy?.counts().calls.GetRecords ?? 0) > 0 && (await lastUpdate()) !== undefined, 'the row');
     const callsAtPause = proxy.counts().calls.GetRecords ?? 0;
     await put(5);
-    // Two renewals of the lease (its LastUpdate moves twice) with reading paused.
+    // Two heartbeats (the row's LastUpdate moves twice) with reading paused.
     const seen = new Set([await lastUpdate()]);
-    await eventually(async () => { seen.add(await lastUpdate()); return seen.size >= 3; }, 'two lease renewals while paused');
+    await eventually(async () => { seen.add(await lastUpdate()); return seen.size >= 3; }, 'two heartbeats while paused');
     expect(proxy.counts().calls.GetRecords ?? 0).to.be.at.most(callsAtPause + 1);
     expect(received).to.have.length(5);
     expect(consumer.status().shards[0]?.fencingToken).to.equal(status.shards[0]?.fencingToken);

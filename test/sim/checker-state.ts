@@ -15,7 +15,9 @@ export const INVARIANTS = {
   'backlog-bound': "a lease's records emitted and not under its watermark stay within maxInFlightRecords",
   'fenced-write': 'no write is accepted from an owner fenced by a later capture or a reset',
   'live-lease-taken': 'no lease is taken from a live owner (renewed within the TTL on the true clock, not frozen)',
-  'duplicate-client-capture': 'a second process with the same clientId takes no lease from the live first one',
+  'twin-emission': 'once another process of its clientId took its place, a process delivers only within two renewal intervals of its last heartbeat accepted before that',
+  'drain-took': 'a draining member captures nothing (no capture it asked for after it began to drain is accepted)',
+  'crash-failover': 'once calm, the shards of a member that crashes are captured by another within the failover bound of its last heartbeat',
   'unowned-shard': 'once the schedule calms, every readable shard has a live owner again within the bound',
   'unbalanced': 'once the schedule calms, every running client holds its share of the readable shards (counts differ by at most one)',
   'library-error': 'the library throws nothing unexpected (no uncaught error, no unhandled rejection)',
@@ -62,6 +64,8 @@ export interface CheckerSettings {
   readonly ownershipBoundMs: number;
   /** How much older than a start (design §8.3) a delivered record may be: {@link START_BOUND_MS}. */
   readonly startBoundMs: number;
+  /** Once calm, how long after a crashed member's last heartbeat's send its shards may stay without another owner (crash-failover). */
+  readonly failoverBoundMs?: number;
 }
 
 /**
@@ -121,6 +125,10 @@ export interface Token {
   readonly shardId: string;
   readonly counter: number;
   readonly process: ProcessView;
+  /** The life it was captured in (its owner's heartbeats confirm it); `undefined` without lives. */
+  readonly incarnation: number | undefined;
+  /** When a later capture or a reset fenced it. */
+  fencedAtMs: number | undefined;
   readonly capturedAtMs: number;
   lastWriteAtMs: number;
   releasedAtMs: number | undefined;

@@ -10,6 +10,7 @@ import {
   checkpointOrd, ordOf, recordKey, short,
 } from './checker-state.js';
 import { HandlerRules } from './handler-rules.js';
+import { Lives } from './liveness-rules.js';
 
 export { INVARIANTS, START_BOUND_MS, type CheckerSettings, type CheckerStats, type Delivery, type InvariantName, type ObservedCheckpoint, type ProcessView, type Violation } from './checker-state.js';
 
@@ -21,6 +22,8 @@ export class InvariantChecker {
   readonly stats: CheckerStats = { deliveries: 0, duplicates: 0, acks: 0, captures: 0, writes: 0, resets: 0, subRecordDeliveries: 0, handlerCalls: 0, memoryChecks: 0, peakRetainedPercent: 0 };
   /** key-order and settled-rehandled: the processing operators' handler calls. */
   readonly handlers: HandlerRules;
+  /** The members' heartbeats, lives, drains and timed crashes (liveness-rules.ts). */
+  readonly lives = new Lives();
   readonly #shards = new Map<string, ShardState>();
   readonly #records = new Map<string, RecordState>();
   readonly #sessions = new Map<ProcessView, Map<string, Session>>();
@@ -92,23 +95,36 @@ export class InvariantChecker {
 
   // ------------------------------------------------------------------ the checkpoints table
 
-  /** The table accepted a capture: `process` now holds the shard with `counter`. */
-  captured(process: ProcessView, shardId: string, counter: number, atMs: number): void {
+  /**
+   * The table accepted a capture: `process` now holds the shard with `counter`, captured in life
+   * `incarnation`; the library asked for it at `calledAtMs`.
+   */
+  captured(process: ProcessView, shardId: string, counter: number, atMs: number, incarnation?: number, calledAtMs = atMs): void {
     const shard = this.#shard(shardId);
     this.stats.captures += 1;
     const previous = shard.current;
-    if (previous !== undefined && previous.process !== process) {
+    // Static membership: a process of the owner's clientId takes its leases at once (twin-emission judges the old one).
+    if (previous !== undefined && previous.process !== process && previous.process.clientId !== process.clientId) {
       this.checks += 1;
       if (this.#live(previous, atMs)) {
-        const same = previous.process.clientId === process.clientId;
-        this.fail(same ? 'duplicate-client-capture' : 'live-lease-taken', atMs,
-          `${process.label} captured ${shardId} (counter ${counter}) from ${previous.process.label}, which renewed it ${atMs - previous.lastWriteAtMs} ms earlier `
+        const renewedAt = Math.max(previous.lastWriteAtMs, this.lives.lastBeatSent(previous.process, previous.incarnation) ?? Number.NEGATIVE_INFINITY);
+        this.fail('live-lease-taken', atMs,
+          `${process.label} captured ${shardId} (counter ${counter}) from ${previous.process.label}, which renewed it ${atMs - renewedAt} ms earlier `
           + `(TTL ${this.settings.leaseTtlMs} ms) and is ${previous.process.status()}${skewText(process, previous.process)}`);
       }
     }
+    this.checks += 1;
+    const drainingSince = this.lives.drainingSince(process);
+    // Strictly after: a capture sent in the very millisecond the drain began may have gone out before it.
+    if (drainingSince !== undefined && calledAtMs > drainingSince) {
+      this.fail('drain-took', atMs, `${process.label} captured ${shardId} (counter ${counter}), asked for ${calledAtMs - drainingSince} ms after it began to drain`);
+    }
+    if (previous !== undefined) previous.fencedAtMs = atMs;
     if (shard.requirement.kind === 'from-first-read') shard.requirement.captureIndex ??= shard.rawCount;
     shard.everCaptured = true;
-    const token: Token = { shardId, counter, process, capturedAtMs: atMs, lastWriteAtMs: atMs, releasedAtMs: undefined, releaseSnapshotAtMs: undefined, session: undefined };
+    const token: Token = {
+      shardId, counter, process, incarnation, fencedAtMs: undefined, capturedAtMs: atMs, lastWriteAtMs: atMs, releasedAtMs: undefined, releaseSnapshotAtMs: undefined, session: undefined,
+    };
     this.#tokens.set(`${shardId}#${counter}`, token);
     shard.current = token;
   }
@@ -149,6 +165,7 @@ export class InvariantChecker {
   reset(shardId: string, to: ObservedCheckpoint, rowFinished: boolean, atMs = this.settings.startMs): void {
     const shard = this.#shard(shardId);
     this.stats.resets += 1;
+    if (shard.current !== undefined) shard.current.fencedAtMs = atMs;
     shard.current = undefined;
     shard.highestCommitted = undefined;
     shard.lastFirstDelivery = undefined;
@@ -245,8 +262,21 @@ export class InvariantChecker {
     const token = session.token;
     const fenced = token === undefined || shard.current !== token;
     this.checks += 1;
-    if (fenced && token !== undefined && atMs - token.lastWriteAtMs >= 2 * this.settings.renewIntervalMs) {
-      this.fail('zombie-emission', atMs, `${where} under counter ${token.counter}, fenced, ${atMs - token.lastWriteAtMs} ms after its last confirmed write`);
+    if (fenced && token !== undefined) {
+      // Its last confirmation before the fence: a write of its row, or a heartbeat of its life the
+      // table accepted by then (one accepted later would have to be refused: the fence tells the life).
+      const confirmedAtMs = Math.max(token.lastWriteAtMs, this.lives.lastBeatSent(process, token.incarnation, token.fencedAtMs) ?? Number.NEGATIVE_INFINITY);
+      if (atMs - confirmedAtMs >= 2 * this.settings.renewIntervalMs) {
+        this.fail('zombie-emission', atMs, `${where} under counter ${token.counter}, fenced, ${atMs - confirmedAtMs} ms after its last confirmation`);
+      }
+    }
+    this.checks += 1;
+    const replacedAtMs = this.lives.replacedAt(process, atMs);
+    if (replacedAtMs !== undefined) {
+      const lastMs = this.lives.lastBeatSent(process, this.lives.lifeOf(process), replacedAtMs) ?? Number.NEGATIVE_INFINITY;
+      if (atMs - lastMs >= 2 * this.settings.renewIntervalMs) {
+        this.fail('twin-emission', atMs, `${where}, ${atMs - replacedAtMs} ms after another process of ${process.clientId} took its place, ${atMs - lastMs} ms after its last heartbeat accepted before that`);
+      }
     }
 
     if (record !== undefined) {
@@ -439,12 +469,47 @@ export class InvariantChecker {
     return requirement.kind !== 'from-first-read' || requirement.captureIndex !== undefined;
   }
 
-  /** Held by a process that runs and renewed it within the TTL on the true clock. */
+  /**
+   * Held by a process that runs and renewed it within the TTL on the true clock: a write of its row
+   * accepted, or a heartbeat of the life it was captured in sent (the life keeps the lease).
+   */
   #live(token: Token, atMs: number): boolean {
     if (token.session === undefined || token.releasedAtMs !== undefined) return false;
     const status = token.process.status();
     if (status !== 'running' && status !== 'stopping') return false;
-    return atMs - token.lastWriteAtMs < this.settings.leaseTtlMs;
+    // A lease captured in a life lives by that life's heartbeats alone: a commit accepted while
+    // the heartbeats fail keeps nothing (the owner stops emitting two renewal intervals after its
+    // last accepted heartbeat; its writes are fenced from the next capture on).
+    if (token.incarnation === undefined) return atMs - token.lastWriteAtMs < this.settings.leaseTtlMs;
+    const beat = this.lives.lastBeatSent(token.process, token.incarnation);
+    return beat !== undefined && atMs - beat < this.settings.leaseTtlMs;
+  }
+
+  /** A calm-phase crash: each shard `process` held must be captured by another within the failover bound of its last heartbeat. */
+  crashTimed(process: ProcessView, atMs: number): void {
+    const shardIds = [...this.#shards.values()].filter((s) => s.current?.process === process && this.#readable(s)).map((s) => s.shardId);
+    this.lives.crashes.push({ process, atMs, shardIds, reported: false });
+  }
+
+  /** After each step once calm: the timed crashes' shards captured by another within the bound. */
+  checkFailover(atMs: number): void {
+    const boundMs = this.settings.failoverBoundMs;
+    if (boundMs === undefined) return;
+    for (const crash of this.lives.crashes) {
+      if (crash.reported) continue;
+      const lastMs = this.lives.lastBeatSent(crash.process, this.lives.lifeOf(crash.process)) ?? crash.atMs;
+      this.checks += 1;
+      if (atMs - lastMs <= boundMs) continue;
+      const left = crash.shardIds.filter((shardId) => {
+        const current = this.#shard(shardId).current;
+        return this.#readable(this.#shard(shardId)) && (current === undefined || current.process === crash.process);
+      });
+      crash.reported = true;
+      if (left.length > 0) {
+        this.fail('crash-failover', atMs, `${left.join(', ')} of ${crash.process.label} (crashed at ${crash.atMs - this.settings.startMs} ms) not captured by another `
+          + `${atMs - lastMs} ms after its last heartbeat's send (bound ${boundMs} ms)`);
+      }
+    }
   }
 
   /** Not finished, every parent finished: the assignment must give it to someone. */

@@ -4,12 +4,15 @@
 //   LeaseStore (lease-store.ts)          read → GetItem · readMany(n) → ⌈n/100⌉ BatchGetItem (n items)
 //                                        capture → GetItem, then UpdateItem if the lease looked available
 //                                        commit / renew / release → UpdateItem (conditional)
-//   MembershipStore (membership-store.ts) heartbeat → PutItem · liveClients → Scan (whole table)
+//   MembershipStore (membership-store.ts) heartbeat → UpdateItem (conditional; the first, GetItem + UpdateItem)
+//                                        liveClients → Scan (whole table) · endExpired → UpdateItem per life ended
 //                                        deregister → DeleteItem · reapStale → Scan + DeleteItem each
 //   MetadataStore (metadata-store.ts)    acquireLeadership → PutItem (conditional) · stepDown → UpdateItem
 //                                        leader / readShardCache → GetItem · writeShardCache → PutItem
+//                                        groupEpoch → GetItem (eventually consistent: half the units) · bumpGroupEpoch → UpdateItem
+//   a capture that succeeds also writes its fencing token (metadata UpdateItem) before the row.
 //
-// Every read the adapters make is strongly consistent (ConsistentRead: true): 1 read request unit
+// Every read the adapters make is strongly consistent (ConsistentRead: true) but the group epoch's: 1 read request unit
 // per 4 KB of each item (a Scan: of all items scanned together; a BatchGetItem: of each item). A
 // write costs 1 write request unit per 1 KB of the larger of the item before and after, failed
 // conditions included. Item sizes are computed as DynamoDB counts them (CapacityUnitCalculations):
@@ -17,7 +20,7 @@
 // element. The items are the ones the real adapters build, obtained by running them against
 // a recording stand-in for the DynamoDB client (below), never re-typed here.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type Observable, defer, lastValueFrom, of } from 'rxjs';
+import { type Observable, defer, lastValueFrom, map, of } from 'rxjs';
 import type { CachedShard } from '../../src/ports/coordination.js';
 import type { Dynamo, Item } from '../../src/dynamodb/dynamo.js';
 import { DynamoLeaseStore } from '../../src/dynamodb/lease-store.js';
@@ -62,6 +65,16 @@ class RecordingDynamo {
     return defer(() => of(this.items.get(key(input.TableName, input.Key))));
   }
 
+  /** As the adapter's: the same read, and no server clock. */
+  getItemDated(input: { TableName?: string; Key?: Item }): Observable<{ readonly item: Item | undefined; readonly serverDate: Date | undefined }> {
+    return this.getItem(input).pipe(map((item) => ({ item, serverDate: undefined })));
+  }
+
+  /** As the adapter's: the same write, and no server clock. */
+  updateItemDated(input: Parameters<RecordingDynamo['updateItem']>[0]): Observable<{ readonly item: Item | undefined; readonly serverDate: Date | undefined }> {
+    return this.updateItem(input).pipe(map((item) => ({ item, serverDate: undefined })));
+  }
+
   putItem(input: { TableName?: string; Item?: Item }): Observable<void> {
     return defer(() => {
       const item = input.Item ?? {};
@@ -79,18 +92,26 @@ class RecordingDynamo {
       const names = input.ExpressionAttributeNames ?? {};
       const values = input.ExpressionAttributeValues ?? {};
       const expression = input.UpdateExpression ?? '';
-      const set = /SET (.*?)(?= REMOVE |$)/.exec(expression)?.[1];
-      const remove = /REMOVE (.*?)(?= SET |$)/.exec(expression)?.[1];
-      for (const clause of set?.split(', ') ?? []) {
-        const [name, value] = clause.split(' = ');
+      // Each clause runs to the next keyword: SET a = :a, ... REMOVE b ... ADD c :c ... DELETE d :d.
+      const clause = (keyword: string) => new RegExp(`${keyword} (.*?)(?= (?:SET|REMOVE|ADD|DELETE) |$)`).exec(expression)?.[1];
+      for (const part of clause('SET')?.split(', ') ?? []) {
+        const [name, value] = part.split(' = ');
         const attribute = names[name ?? ''];
         const attributeValue = values[value ?? ''];
-        if (attribute === undefined || attributeValue === undefined) throw new Error(`cannot apply ${clause}`);
+        if (attribute === undefined || attributeValue === undefined) throw new Error(`cannot apply ${part}`);
         item[attribute] = attributeValue;
       }
-      for (const name of remove?.split(', ') ?? []) {
+      for (const name of clause('REMOVE')?.split(', ') ?? []) {
         const attribute = names[name];
         if (attribute !== undefined) delete item[attribute];
+      }
+      for (const part of clause('ADD')?.split(', ') ?? []) {
+        const [name, value] = part.split(' ');
+        const attribute = names[name ?? ''];
+        const added = values[value ?? ''];
+        if (attribute === undefined || added === undefined) throw new Error(`cannot apply ADD ${part}`);
+        const before = item[attribute];
+        item[attribute] = added.N !== undefined ? { N: String(Number(before?.N ?? 0) + Number(added.N)) } : { SS: [...new Set([...(before?.SS ?? []), ...(added.SS ?? [])])] };
       }
       this.items.set(id, item);
       this.lastWritten = item;

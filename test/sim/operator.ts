@@ -4,6 +4,7 @@
 // Finished, reset to LATEST while its children still wait for their first owner.
 import { lastValueFrom } from 'rxjs';
 import type { StoredCheckpoint } from '../../src/ports/lease-store.js';
+import { type MemoryCoordinationTables, MemoryMembershipStore } from '../../src/testing/memory-coordination.js';
 import type { MemoryCheckpointTable } from '../../src/testing/memory-lease-store.js';
 import { MemoryLeaseStore } from '../../src/testing/memory-lease-store.js';
 import type { MemoryStream } from '../../src/testing/memory-stream.js';
@@ -26,6 +27,7 @@ export interface OperatorWorld {
   readonly scheduler: SimScheduler;
   readonly stream: MemoryStream;
   readonly checkpoints: MemoryCheckpointTable;
+  readonly coordination: MemoryCoordinationTables;
   readonly checker: InvariantChecker;
   readonly producer: Producer;
   readonly effects: EffectsLedger | undefined;
@@ -42,10 +44,15 @@ export class SimOperator {
   /** Resets refused because a lease was held (as the CLI refuses). */
   refusedResets = 0;
   readonly #store: MemoryLeaseStore;
+  readonly #members: MemoryMembershipStore;
 
   constructor(private readonly world: OperatorWorld) {
     const now = () => world.scheduler.now();
-    this.#store = new MemoryLeaseStore({ clientId: OPERATOR_ID, clientName: OPERATOR_ID, leaseTtlMs: world.leaseTtlMs, now, table: world.checkpoints });
+    // The CLI reads the owners' clients rows and tells an owner whose lease it takes (Revoked).
+    this.#members = new MemoryMembershipStore({ clientId: OPERATOR_ID, leaseTtlMs: world.leaseTtlMs, now, tables: world.coordination });
+    this.#store = new MemoryLeaseStore({
+      clientId: OPERATOR_ID, clientName: OPERATOR_ID, leaseTtlMs: world.leaseTtlMs, now, table: world.checkpoints, members: this.#members, clients: world.coordination,
+    });
   }
 
   /** What `kinsumer reset` does: refuse while a live owner holds a target (unless forced), then reset each. */
@@ -90,6 +97,7 @@ export class SimOperator {
     const { scheduler, checker, checkpoints, leaseTtlMs: ttl } = this.world;
     const now = scheduler.now();
     const checkpoint: StoredCheckpoint = to === 'AT_TIMESTAMP' ? { type: 'AT_TIMESTAMP', timestamp: new Date(now - (agoTenths * ttl) / 10) } : { type: to };
+    await lastValueFrom(this.#members.liveClients(), { defaultValue: [] });
     const rows = await lastValueFrom(this.#store.readMany([...targets]), { defaultValue: [] });
     const cutoffNs = BigInt(now - ttl) * 1_000_000n;
     const held = rows.filter((row) => row.ownerId !== undefined && row.lastUpdateNs !== undefined && row.lastUpdateNs > cutoffNs);

@@ -4,6 +4,7 @@
 import { BehaviorSubject, EMPTY, type Observable, type Subscription, ignoreElements, mergeMap, tap, throwError, timer } from 'rxjs';
 import { Kinsumer } from '../../src/index.js';
 import { QUIET } from '../support/memory-group.js';
+import type { Registration } from '../../src/ports/coordination.js';
 import type { CheckpointWrite, HeldLease, StoredCheckpoint, WritesTransaction } from '../../src/ports/lease-store.js';
 import type { IteratorStart, StreamPort } from '../../src/ports/stream.js';
 import type { MemoryFanOut } from '../../src/testing/memory-fan-out.js';
@@ -84,6 +85,7 @@ export class SimProcess implements ProcessView, CallerState {
   /** Tokens of transactions seen applied: a re-send's success (DynamoDB's idempotent replay) writes nothing. */
   readonly #appliedTokens = new Set<string>();
   #calm = false;
+  #drainCalled = false;
   #status: Status = 'running';
   #thawTo: Status = 'running';
   #handler: HandlerSpec;
@@ -112,12 +114,16 @@ export class SimProcess implements ProcessView, CallerState {
     const common = {
       clientId, leaseTtlMs: t.leaseTtlMs, now: () => clock.now(), elapsedNow: () => scheduler.now(), latencyMs: config.storeLatencyMs, scheduler: clock,
     };
-    const memoryStore = new MemoryLeaseStore({ ...common, table: deps.checkpoints, ...(deps.effects === undefined ? {} : { items: deps.effects.items }) });
+    // A lease captured in a member's life lives as long as that life, as this process's membership reads it.
+    const memoryMembership = new MemoryMembershipStore({ ...common, tables: deps.coordination });
+    const memoryStore = new MemoryLeaseStore({
+      ...common, table: deps.checkpoints, members: memoryMembership, clients: deps.coordination, ...(deps.effects === undefined ? {} : { items: deps.effects.items }),
+    });
     const rawStore = deps.sabotage === 'ignore-fence' ? unfencedStore(memoryStore, deps.checkpoints, () => clock.now())
       : deps.sabotage === 'unfenced-transaction' ? unfencedTransactions(memoryStore, () => scheduler.now()) : memoryStore;
     const trueNow = () => scheduler.now();
     const store = faultyPort(rawStore, this, faults, random, (op, args, answer, calledAtMs) => this.#storeAnswered(op, args, answer, calledAtMs), trueNow);
-    const membership = faultyPort(new MemoryMembershipStore({ ...common, tables: deps.coordination }), this, faults, random);
+    const membership = faultyPort(memoryMembership, this, faults, random, (op, args, answer, calledAtMs) => this.#membershipAnswered(op, answer, calledAtMs), trueNow);
     const metadata = faultyPort(new MemoryMetadataStore({ ...common, tables: deps.coordination }), this, faults, random);
     const rawStream = dateHeaderStream(deps.sabotage === 'drop-record' ? leakyStream(deps.stream, deps.hidden) : deps.stream);
     const firstRead = (shardId: string, start: IteratorStart) => {
@@ -226,8 +232,21 @@ export class SimProcess implements ProcessView, CallerState {
     this.sending$.next(false);
   }
 
-  /** Graceful stop (the leaving process's `stop()`). */
+  /** `drain()`: hands its leases over and takes none from now on (the checker's drain-took counts from here). */
+  drain(): Promise<void> {
+    this.deps.checker.lives.draining(this, this.deps.scheduler.now());
+    this.#drainCalled = true;
+    return this.kinsumer.drain();
+  }
+
+  /** It drains because drain() was called (not only because its row asks it to). */
+  get drainCalled(): boolean {
+    return this.#drainCalled;
+  }
+
+  /** Graceful stop (the leaving process's `stop()`): it hands its leases over and takes none from now on. */
   stop(): Promise<void> {
+    if (this.#status === 'running' || this.#status === 'frozen') this.deps.checker.lives.draining(this, this.deps.scheduler.now());
     if (this.#status === 'running') this.#status = 'stopping';
     this.#stopping ??= this.kinsumer.stop().catch(() => undefined).then(() => {
       if (this.#status === 'stopping') this.#status = 'stopped';
@@ -341,15 +360,27 @@ export class SimProcess implements ProcessView, CallerState {
     // kept reporting failed (§7.2: "errors with its last error"): the handler's doing too.
     const reportedFailed = error instanceof Error && error.name === 'KinsumerError' && error.message.startsWith('reported failed by the batch handler');
     const handlerFailure = error instanceof HandlerFailure || reportedFailed;
-    // §7.1: the newer of two processes with one clientId gives up with ConfigError; that is its contract.
-    const duplicate = error instanceof Error && error.name === 'ConfigError' && this.deps.hasTwin(this);
-    if (!handlerFailure && !duplicate) {
+    // §9.3: a process whose clientId another process took ends with ClientReplacedError; that is its contract.
+    const replaced = error instanceof Error && error.name === 'ClientReplacedError';
+    if (!handlerFailure && !replaced) {
       this.deps.checker.libraryError(this.deps.scheduler.now(), `${this.label}: records$ errored: ${describeError(error)}`);
     }
     // The pipeline's end unsubscribed from records$: the Kinsumer is stopping gracefully.
     void this.stop();
     this.#subscription.unsubscribe();
-    this.deps.onFailed(this, handlerFailure);
+    // A replaced process is not restarted: the process that replaced it is its restart.
+    if (!replaced) this.deps.onFailed(this, handlerFailure);
+  }
+
+  /** What the clients table answered: accepted heartbeats (their life, when sent), and a drain the row asks for. */
+  #membershipAnswered(operation: string, answer: unknown, calledAtMs: number): void {
+    if (operation !== 'heartbeat') return;
+    const registration = answer as Registration;
+    if (!registration.registered) return;
+    const { checker, scheduler } = this.deps;
+    checker.lives.heartbeat(this, registration.incarnation, calledAtMs, scheduler.now());
+    if (registration.drainRequested) checker.lives.draining(this, scheduler.now());
+    else if (!this.#drainCalled && this.#status === 'running') checker.lives.draining(this, undefined);
   }
 
   #storeAnswered(operation: string, args: readonly unknown[], answer: unknown, calledAtMs: number): void {
@@ -357,7 +388,7 @@ export class SimProcess implements ProcessView, CallerState {
     const now = scheduler.now();
     if (operation === 'capture') {
       const held = answer as HeldLease | undefined;
-      if (held !== undefined) checker.captured(this, held.shardId, held.leaseCounter, now);
+      if (held !== undefined) checker.captured(this, held.shardId, held.leaseCounter, now, held.ownerIncarnation, calledAtMs);
       return;
     }
     if (operation === 'commitWithWrites') {

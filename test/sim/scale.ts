@@ -36,6 +36,10 @@ export interface ScaleSettings {
 /** Default timings of the contract (design.md §2): the scale figures are for an unchanged configuration. */
 const TIMINGS = { throttleDelayMs: 250, commitFrequencyMs: 1000, shardCheckFrequencyMs: 5000, leaderActionFrequencyMs: 10_000, leaseTtlMs: 15_000 } as const;
 const START_MS = 1_764_000_000_000;
+/** The `GroupEpoch` item (Key, Epoch, ID, LastUpdate, LastUpdateRFC): under 200 bytes. */
+const GROUP_EPOCH_BYTES = 200;
+/** A `LeaseCounter:<shardId>` item of the metadata table (Key, Shard, LeaseCounter): under 100 bytes. */
+const TOKEN_ITEM_BYTES = 100;
 
 type Status = 'running' | 'stopping' | 'stopped' | 'crashed';
 
@@ -51,9 +55,12 @@ class ScaleClient {
     const clock = this.clock;
     const common = { clientId, leaseTtlMs: TIMINGS.leaseTtlMs, now: () => clock.now() };
     const meter = (op: string, args: readonly unknown[]) => world.metered(this, op, args);
-    const port = <T extends object>(inner: T): T => faultyPort(metered(inner, meter), this, undefined, () => 0);
-    const store = port(new MemoryLeaseStore({ ...common, table: world.checkpoints }));
-    const membership = port(new MemoryMembershipStore({ ...common, tables: world.coordination }));
+    const answered = (op: string, _args: readonly unknown[], answer: unknown) => world.answered(op, answer);
+    const port = <T extends object>(inner: T): T => faultyPort(metered(inner, meter), this, undefined, () => 0, answered);
+    // As the Kinsumer wires its stores: a lease lives by its owner's clients row (docs/liveness.md).
+    const rawMembership = new MemoryMembershipStore({ ...common, tables: world.coordination });
+    const store = port(new MemoryLeaseStore({ ...common, table: world.checkpoints, members: rawMembership, clients: world.coordination }));
+    const membership = port(rawMembership);
     const metadata = port(new MemoryMetadataStore({ ...common, tables: world.coordination }));
     const stream = port(world.stream);
     const random = seededRandom(Math.floor(world.random() * 2 ** 32));
@@ -157,27 +164,24 @@ class ScaleWorld {
         meter.read('checkpoints BatchGetItem', n * readUnits(row), Math.ceil(n / 100));
         return;
       }
-      case 'capture': {
-        meter.read('checkpoints GetItem', readUnits(row));
-        // The adapter sends the conditional UpdateItem only when the row it read looks available.
-        const read = this.checkpoints.row(String(args[0]));
-        const cutoffNs = BigInt(client.clock.now() - TIMINGS.leaseTtlMs) * 1_000_000n;
-        const available = read?.ownerId === undefined || read.ownerId === client.clientId || read.lastUpdateNs === undefined || read.lastUpdateNs <= cutoffNs;
-        if (available) meter.write('checkpoints UpdateItem (capture)', writeUnits(row));
-        return;
-      }
+      // The adapter's conditional writes of a capture (its token's, then the row's) are counted
+      // by the answer (answered(), below): only a capture that found the lease available sends them.
+      case 'capture': meter.read('checkpoints GetItem', readUnits(row)); return;
       case 'commit': case 'renew': case 'release':
         meter.write(`checkpoints UpdateItem (${operation})`, writeUnits(row));
         return;
-      // <app>_clients
+      // <app>_clients: a heartbeat is one conditional UpdateItem (the first, a GetItem of the row before it)
       case 'heartbeat': {
         const bytes = this.sizes.clientsRowBytes(args[0] as readonly string[]);
         this.largest.clientsRow = Math.max(this.largest.clientsRow, bytes);
-        meter.write('clients PutItem', writeUnits(Math.max(bytes, client.heartbeatBytes)));
+        if (client.heartbeatBytes === 0) meter.read('clients GetItem (registration)', readUnits(bytes));
+        meter.write('clients UpdateItem (heartbeat)', writeUnits(Math.max(bytes, client.heartbeatBytes)));
         client.heartbeatBytes = bytes;
         return;
       }
       case 'liveClients': meter.read('clients Scan', readUnits(this.#clientsTableBytes())); return;
+      // One conditional UpdateItem per life it ends: counted by the answer.
+      case 'endExpired': return;
       case 'deregister': meter.write('clients DeleteItem', writeUnits(client.heartbeatBytes)); return;
       case 'reapStale': meter.read('clients Scan', readUnits(this.#clientsTableBytes())); return;
       // <app>_metadata
@@ -185,6 +189,9 @@ class ScaleWorld {
       case 'stepDown': meter.write('metadata UpdateItem (leader)', writeUnits(this.#leaderBytes)); return;
       case 'leader': meter.read('metadata GetItem (leader)', readUnits(this.#leaderBytes)); return;
       case 'readShardCache': meter.read('metadata GetItem (shard cache)', readUnits(this.#shardCacheBytes(this.coordination.shardCache()?.shards))); return;
+      // Polled eventually consistent: half a read unit per 4 KB (the item is a few dozen bytes).
+      case 'groupEpoch': meter.read('metadata GetItem (group epoch, eventually consistent)', readUnits(GROUP_EPOCH_BYTES) / 2); return;
+      case 'bumpGroupEpoch': meter.write('metadata UpdateItem (group epoch)', writeUnits(GROUP_EPOCH_BYTES)); return;
       case 'writeShardCache': {
         const bytes = this.sizes.shardCacheBytes(args[0] as readonly CachedShard[]);
         this.largest.shardCache = Math.max(this.largest.shardCache, bytes);
@@ -192,6 +199,19 @@ class ScaleWorld {
         return;
       }
       default: throw new Error(`scale: no DynamoDB mapping for ${operation}`);
+    }
+  }
+
+  /** What a request's answer tells of the writes the adapter sent for it. */
+  answered(operation: string, answer: unknown): void {
+    const row = this.#checkpointRowBytes;
+    if (operation === 'capture' && answer !== undefined) {
+      // The fencing token first (metadata item LeaseCounter:<shard>), then the row.
+      this.meter.write('metadata UpdateItem (capture token)', writeUnits(TOKEN_ITEM_BYTES));
+      this.meter.write('checkpoints UpdateItem (capture)', writeUnits(row));
+    }
+    if (operation === 'endExpired') {
+      for (const _ of answer as readonly string[]) this.meter.write('clients UpdateItem (end a life)', writeUnits(this.sizes.clientsRowBytes([])));
     }
   }
 

@@ -30,6 +30,9 @@ export const FAULT_KINDS = {
   memory: 'records reachable after a garbage collection are counted per process and shard (at commands and before the calm)',
   effects: "records are acked with writes of their own (ack({ writes }), the operators' { writes }), committed with their checkpoint in one transaction; with every kind, in half the runs",
   'reset-finished': 'a shard splits, is read to its end, and the operator resets it to LATEST as soon as it is Finished, while its children wait for their first owner; then records come to the children',
+  restart: 'a process started with the clientId of a running one (static membership): the old one still running, or killed just before',
+  drain: "a member drains: drain() (then stop()), or kinsumer drain's row request (then --undo)",
+  failover: 'once calm, the member holding the most leases crashes and its failover is timed (crash-failover)',
   poison: 'handlers behind the operators kill their process on poison records (0.5-2 % of records, the same in every process); a supervisor starts it again with its clientId and handler; maxDeliveries 2-5, then onFailure dead-letters the record (with effects, its writes committed with the checkpoint)',
 } as const;
 
@@ -53,13 +56,16 @@ export function sameKinds(kinds: ReadonlySet<FaultKind>, list: readonly FaultKin
  * Every kind there was after issue 24: a seed (and a shrunk path) found with every kind then
  * replays its schedule with these (`reset-finished`, of issue 30, draws commands of its own).
  */
-export const KINDS_OF_ISSUE_24: readonly FaultKind[] = ALL_KINDS.filter((kind) => kind !== 'reset-finished' && kind !== 'poison');
-
-/** Every kind there was after issue 30 (a seed found with every kind then replays with these). */
-export const KINDS_OF_ISSUE_30: readonly FaultKind[] = [
+export const KINDS_OF_ISSUE_24: readonly FaultKind[] = [
   'membership', 'crash', 'pause', 'skew', 'reset', 'reshard', 'fault', 'hang', 'slow', 'ooo-ack', 'never-ack', 'fail', 'latest', 'timestamp',
-  'dup-id', 'process-records', 'process-batches', 'kpl', 'fan-out', 'step', 'quiet', 'memory', 'effects', 'reset-finished',
+  'dup-id', 'process-records', 'process-batches', 'kpl', 'fan-out', 'step', 'quiet', 'memory', 'effects',
 ];
+
+/** Every kind there was after issue 30 (a seed found with every kind then replays with these; issue 32's kinds draw commands of their own). */
+export const KINDS_OF_ISSUE_30: readonly FaultKind[] = [...KINDS_OF_ISSUE_24, 'reset-finished'];
+
+/** Every kind there was after issue 32 (static membership, drain, timed failover). */
+export const KINDS_OF_ISSUE_32: readonly FaultKind[] = [...KINDS_OF_ISSUE_30, 'restart', 'drain', 'failover'];
 
 /** How a client's handler treats the records it receives. */
 export type HandlerSpec =
@@ -164,6 +170,8 @@ export type Command = { readonly waitTenths: number } & (
   | { readonly type: 'step'; readonly client: number; readonly stepMs: number }
   | { readonly type: 'quiet'; readonly shard: number; readonly seconds: number; readonly handoff: boolean }
   | { readonly type: 'measure' }
+  | { readonly type: 'restart'; readonly client: number; readonly alive: boolean }
+  | { readonly type: 'drain'; readonly client: number; readonly via: 'api' | 'cli'; readonly tenths: number }
 );
 
 /** A whole run: configuration, then the commands in order. */
@@ -340,8 +348,12 @@ export function commandArb(kinds: ReadonlySet<FaultKind>): fc.Arbitrary<Command>
     add(2, fc.record({ waitTenths: waitArb, type: fc.constant('quiet' as const), shard: shardArb, seconds, handoff: fc.boolean() }));
   }
   if (kinds.has('memory')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('measure' as const) }));
-  // Last: with the kind off, every other kind's schedules are drawn as they always were.
+  // Last: with these kinds off, every other kind's schedules are drawn as they always were.
   if (kinds.has('reset-finished')) add(1, fc.record({ waitTenths: waitArb, type: fc.constant('reset-finished' as const), shard: shardArb, force: fc.boolean() }));
+  if (kinds.has('restart')) add(2, fc.record({ waitTenths: waitArb, type: fc.constant('restart' as const), client: clientArb, alive: fc.boolean() }));
+  if (kinds.has('drain')) {
+    add(2, fc.record({ waitTenths: waitArb, type: fc.constant('drain' as const), client: clientArb, via: fc.constantFrom('api' as const, 'cli' as const), tenths: fc.integer({ min: 5, max: 40 }) }));
+  }
   return fc.oneof(...options);
 }
 
@@ -423,5 +435,7 @@ function commandText(command: Command): string {
     case 'step': return `c${command.client}'s wall clock jumps ${command.stepMs > 0 ? '+' : ''}${command.stepMs / 1000} s`;
     case 'quiet': return `shard #${command.shard} gets no record for ${command.seconds} s${command.handoff ? ', its owner restarted gracefully halfway' : ''}`;
     case 'measure': return 'count the records reachable after a garbage collection';
+    case 'restart': return `running client #${command.client} ${command.alive ? 'replaced by a process with its clientId while it runs' : 'killed and restarted with its clientId'}`;
+    case 'drain': return `running client #${command.client} drains (${command.via === 'api' ? 'drain(), then stop()' : 'kinsumer drain, then --undo'} ${command.tenths / 10} TTL later)`;
   }
 }

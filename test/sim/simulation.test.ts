@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { runSchedule } from './run.js';
-import { CLASSIC_KINDS, DEFAULT_KINDS, type Command, type FaultKind, KINDS_OF_ISSUE_24, KINDS_OF_ISSUE_30, type Schedule, type SimConfig } from './schedule.js';
+import { CLASSIC_KINDS, DEFAULT_KINDS, type Command, type FaultKind, KINDS_OF_ISSUE_24, KINDS_OF_ISSUE_30, KINDS_OF_ISSUE_32, type Schedule, type SimConfig } from './schedule.js';
 import { simulateSeed } from './search.js';
 import { replayCommand } from './report.js';
 
@@ -31,14 +31,16 @@ const RECORD_PATH_SEEDS = 6;
 /** Seeds 1..this of the effects table (issue 24), in `npm test`. */
 const EFFECTS_SEEDS = 4;
 /**
- * The seed that found double applications with the lease (and token) condition dropped from the
- * memory store's transaction: `npm run simulate -- --seeds 300 --only effects,pause,fault,hang,crash,process-records
- * --find effects-once` (issue 24), at the schedule it shrank to.
+ * The seed that finds double applications with the lease (and token) condition dropped from the
+ * memory store's transaction, at the schedule it shrank to: seed 31 of effects,pause,fault,hang,crash,
+ * process-records with sabotage 'unfenced-transaction' (the first of 300 seeds that breaks
+ * effects-once). Issue 24 found it as seed 15; once leases lived by their owner's heartbeat (issue
+ * 32), seed 15's run no longer put a transaction beside a fenced lease.
  */
 const EFFECTS_TEETH = {
-  seed: 15,
+  seed: 31,
   kinds: new Set<FaultKind>(['effects', 'pause', 'fault', 'hang', 'crash', 'process-records']),
-  path: '0:0:0:0:0:0:2:2:3:4:5:4:1:3:3:3:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:6:0:5:2:0:3:0:1:1:12:8:9:6:3:12:13:11:11:11:15',
+  path: '0:4:4:12:8:1:1:10:10:10:5:3:5:7:8:7:3:3:0:6:6:7:9:13:13:13:13:9:9:9:9:9:9:9:9:9:9',
 } as const;
 /** The kinds of the second round: their seeds and shrunk paths replay the schedules they always did. */
 const classic = new Set<FaultKind>(CLASSIC_KINDS);
@@ -64,15 +66,18 @@ describe('simulation of whole groups (design §7.6)', function () {
     });
 
     it('a lease store that accepts a zombie\'s writes: fenced-write', async () => {
-      // c0 freezes for two TTLs: c1 takes its shard; when c0 thaws its renewal must be fenced.
+      // c0 freezes for two TTLs: c1 takes its shard. A zombie's only write once it thaws is a commit
+      // of acks that came due while it was frozen (a slow handler's), before its next heartbeat is
+      // refused (its life ended): that commit must be fenced.
       const commands: Command[] = [{ waitTenths: 10, type: 'pause', client: 0, tenths: 20 }, { waitTenths: 30, type: 'produce', count: 10 }];
-      const result = await runSchedule(schedule(commands), { kinds: every, sabotage: 'ignore-fence' });
+      const slow = { handlers: [{ mode: 'slow' as const, delayMs: 300 }, ...QUIET.handlers.slice(1)] };
+      const result = await runSchedule(schedule(commands, slow), { kinds: every, sabotage: 'ignore-fence' });
       expect([...result.counts.keys()]).to.include('fenced-write');
     });
 
     it('a lease store whose transactions carry no condition on the checkpoint row: records\' writes applied twice (effects-once)', async () => {
-      // Seed 15 at the schedule it shrank to with the condition dropped from the memory store's
-      // transaction (issue 24's teeth): calls hang, c0's heartbeat and a transaction among them.
+      // The teeth seed at the schedule it shrank to with the condition dropped from the memory
+      // store's transaction (issue 24's teeth, found again under issue 32's liveness).
       const outcome = await simulateSeed(EFFECTS_TEETH.seed, { kinds: EFFECTS_TEETH.kinds, maxCommands: 30, shrink: false, path: EFFECTS_TEETH.path, sabotage: 'unfenced-transaction' });
       expect([...outcome.result.counts.keys()]).to.include('effects-once');
       expect(outcome.result.violations.find((v) => v.invariant === 'effects-once')?.message).to.match(/its writes were applied 2 times/);
@@ -208,6 +213,28 @@ describe('simulation of whole groups (design §7.6)', function () {
     for (const { seed, kinds, path, what } of found) {
       (kinds.some((kind) => excluded.has(kind)) ? it.skip : it)(`seed ${seed} (${kinds === KINDS_OF_ISSUE_30 ? 'every kind of issue 30' : kinds.join(',')}): ${what}`, async () => {
         const only = new Set(kinds);
+        const outcome = await simulateSeed(seed, { kinds: only, maxCommands: 30, shrink: false, path });
+        const violations = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
+        expect(violations, `replay: ${replayCommand(seed, only, 30, path)} --no-shrink`).to.deep.equal([]);
+      });
+    }
+  });
+
+  // Issue 32's seeds, at their shrunk schedules with every kind of issue 32 (docs/simulation.md).
+  describe('seeds the simulator found in issue 32', () => {
+    const found: readonly { seed: number; path: string; what: string; open?: string }[] = [
+      { seed: 112, path: '0', what: 'a process stopping after its pipeline failed was refused (replaced) and heartbeat once more as a newcomer: it took the place back, and both emitted (twin-emission)' },
+      { seed: 49, path: '0:0:2:2:1:2:3:1:4:1', what: 'status().lastError kept an error whose unformatted stack held a processBatches batch of a lease lost to a reset: 15 records reachable, bound 12 (retained-memory)' },
+      { seed: 74, path: '0:0:1:0:6:2:1:0:3:5:2:4:4:4:4:3:6:3:1:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4:4', what: 'the same with two processes replaced while they ran: the old one took the place back and emitted under fenced leases (zombie-emission)',
+        // Open (docs/simulation.md, issue 32): since the merge of i31-bytes the same schedule meets a
+        // second defect — a forced reset's revocation (Revoked on the owner's row) is acknowledged by
+        // the heartbeat that reads it; when that heartbeat's answer is lost, the owner is never told and
+        // emits under the fenced lease until a write of it is refused (zombie-emission, 1.8 s and more).
+        open: 'a revocation acknowledged by a heartbeat whose answer was lost is never told to the owner' },
+    ];
+    for (const { seed, path, what, open } of found) {
+      (open === undefined ? it : it.skip)(`seed ${seed} (every kind of issue 32): ${what}${open === undefined ? '' : ` — skipped, open: ${open}`}`, async () => {
+        const only = new Set(KINDS_OF_ISSUE_32);
         const outcome = await simulateSeed(seed, { kinds: only, maxCommands: 30, shrink: false, path });
         const violations = outcome.result.violations.map((v) => `${v.invariant}: ${v.message}`);
         expect(violations, `replay: ${replayCommand(seed, only, 30, path)} --no-shrink`).to.deep.equal([]);

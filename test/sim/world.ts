@@ -38,6 +38,21 @@ export interface WorldOptions {
 }
 
 /**
+ * Once calm and every member has watched the others for a while (its checks aimed at their
+ * heartbeats), how long after a crashed member's last heartbeat's send its shards may still lack
+ * another owner: the TTL, the reader's residual uncertainty (a bisection target and the reads'
+ * latency), the check at the expiry (a scan, the end of the life, the shard list), the capture's
+ * first attempt (within half a poll) and its round trip. Docs: docs/liveness.md.
+ */
+export function failoverBoundMs(config: SimConfig): number {
+  const t = config.timings;
+  return t.leaseTtlMs + t.throttleDelayMs + 8 * config.storeLatencyMs + 250;
+}
+
+/** How long the calm group is left alone before the timed crash (the `failover` kind): long enough for aimed checks to learn the heartbeats. */
+const FAILOVER_WARMUP_TTLS = 5;
+
+/**
  * How long a readable shard may stay without a live owner once the schedule has calmed: an owner
  * that crashed just before expires after one TTL; its client row too, and the survivors' next
  * check (at most one shard check) reassigns; a capture poll follows. A new child shard waits for
@@ -96,6 +111,7 @@ export class World {
       startTimestampMs: this.#startTimestampMs,
       ownershipBoundMs: ownershipBoundMs(config),
       startBoundMs: START_BOUND_MS,
+      ...(options.kinds.has('failover') ? { failoverBoundMs: failoverBoundMs(config) } : {}),
     };
     this.checker = new InvariantChecker(settings);
     for (const shardId of this.stream.shardIds()) this.checker.shardCreated(shardId, []);
@@ -109,7 +125,7 @@ export class World {
     const effects = options.kinds.has('effects') && (!everyKind || seededRandom(config.rngSeed ^ 0x24e7)() < 0.5);
     this.effects = effects ? new EffectsLedger() : undefined;
     this.#operator = new SimOperator({
-      scheduler: this.scheduler, stream: this.stream, checkpoints: this.checkpoints, checker: this.checker, producer: this.producer,
+      scheduler: this.scheduler, stream: this.stream, checkpoints: this.checkpoints, coordination: this.coordination, checker: this.checker, producer: this.producer,
       effects: this.effects, leaseTtlMs: t.leaseTtlMs, resetShards: this.#resetShards, calmed: () => this.#calmed, note: (text) => this.#note(text),
     });
   }
@@ -140,9 +156,12 @@ export class World {
     }, PRODUCER_TICK_MS);
   }
 
-  /** Moves virtual time on, checking ownership after every step once calm. */
+  /** Moves virtual time on, checking ownership (and timed failovers) after every step once calm. */
   advance(ms: number): Promise<void> {
-    return this.scheduler.runUntil(this.scheduler.now() + ms, () => this.checker.checkOwnership(this.scheduler.now()));
+    return this.scheduler.runUntil(this.scheduler.now() + ms, () => {
+      this.checker.checkOwnership(this.scheduler.now());
+      this.checker.checkFailover(this.scheduler.now());
+    });
   }
 
   async apply(command: Command): Promise<void> {
@@ -209,7 +228,43 @@ export class World {
       case 'measure':
         await this.measure();
         return;
+      case 'restart':
+        this.#restartSameId(command.client, command.alive);
+        return;
+      case 'drain':
+        this.#drain(command.client, command.via, (command.tenths * ttl) / 10);
+        return;
     }
+  }
+
+  /** A process started with the clientId of a running one (static membership): the old one still running, or killed first. */
+  #restartSameId(index: number, alive: boolean): void {
+    const old = this.#pick(index, (p) => p.status() === 'running');
+    this.#note(old === undefined ? 'restart: no running process' : `${old.label} ${alive ? 'is replaced while it runs' : 'is killed and restarted'} with its clientId`);
+    if (old === undefined) return;
+    if (!alive) old.crash();
+    this.#startProcess(Number(old.clientId.slice(1)), old.handlerSpec);
+  }
+
+  /**
+   * A running process drains: `drain()` (stopped `ms` later), or `kinsumer drain` (its row marked,
+   * the mark removed `ms` later, as `--undo` does).
+   */
+  #drain(index: number, via: 'api' | 'cli', ms: number): void {
+    const process = this.#pick(index, (p) => p.status() === 'running');
+    this.#note(process === undefined ? 'drain: no running process' : `${process.label} drains (${via === 'api' ? `drain(), stop() ${ms} ms later` : `kinsumer drain, --undo ${ms} ms later`})`);
+    if (process === undefined) return;
+    if (via === 'api') {
+      void process.drain();
+      this.scheduler.schedule(() => { if (!this.#calmed) void process.stop(); }, ms);
+      return;
+    }
+    this.coordination.updateClient(process.clientId, (row) => ({ ...row, drainRequested: true }));
+    this.scheduler.schedule(() => this.#undrain(process.clientId), ms);
+  }
+
+  #undrain(clientId: string): void {
+    this.coordination.updateClient(clientId, (row) => ({ ...row, drainRequested: false }));
   }
 
   /** The memory kind: counts the records each process keeps reachable, after a garbage collection. */
@@ -234,12 +289,16 @@ export class World {
     this.faults.clear();
     for (const process of this.processes) process.thaw();
     for (const process of this.processes) if (process.alive) process.calm();
+    // Drains end: the rows' requests are withdrawn, and a process that drain() called stops.
+    for (const row of this.coordination.clients()) if (row.drainRequested === true) this.#undrain(row.id);
+    for (const process of this.processes) if (process.drainCalled && process.status() === 'running') void process.stop();
     if (!this.processes.some((p) => p.status() === 'running')) {
       const free = Array.from({ length: CLIENT_POOL }, (_, i) => i).find((i) => !this.#aliveOf(i).length) ?? 0;
       this.#startProcess(free, { mode: 'sync' });
     }
-    const calmedAt = this.scheduler.now();
+    let calmedAt = this.scheduler.now();
     this.checker.calm(calmedAt);
+    if (this.options.kinds.has('failover')) calmedAt = await this.#timedCrash(calmedAt);
     const ttl = this.config.timings.leaseTtlMs;
     const bound = ownershipBoundMs(this.config);
     // Read until nothing is owed; a slow group (small maxInFlightRecords, fast producer) may take
@@ -290,6 +349,25 @@ export class World {
       this.#poisonCalls.set(id, { shardId, calls: (seen?.calls ?? 0) + 1, maxDeliveries: Math.max(seen?.maxDeliveries ?? 0, maxDeliveries) });
     }
     this.#restartLater(client, process, false, process.handlerSpec);
+  }
+
+  /**
+   * The `failover` kind: the calm group is left alone for a while, then the running process holding
+   * the most leases crashes (when another one runs), and the checker times its failover. Returns
+   * the moment the calm phase counts from.
+   */
+  async #timedCrash(calmedAt: number): Promise<number> {
+    await this.advance(FAILOVER_WARMUP_TTLS * this.config.timings.leaseTtlMs);
+    const running = this.processes.filter((p) => p.status() === 'running');
+    if (running.length < 2) return calmedAt;
+    const owners = new Map<string, number>();
+    for (const row of this.checkpoints.rows()) if (row.ownerId !== undefined) owners.set(row.ownerId, (owners.get(row.ownerId) ?? 0) + 1);
+    const victim = [...running].sort((a, b) => (owners.get(b.clientId) ?? 0) - (owners.get(a.clientId) ?? 0) || (a.label < b.label ? -1 : 1))[0];
+    if (victim === undefined || (owners.get(victim.clientId) ?? 0) === 0) return calmedAt;
+    this.#note(`${victim.label} crashes (timed failover)`);
+    this.checker.crashTimed(victim, this.scheduler.now());
+    victim.crash();
+    return this.scheduler.now();
   }
 
   /** Puts `count` records (see producer.ts). */

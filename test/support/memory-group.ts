@@ -39,6 +39,8 @@ export interface Member {
   readonly store: MemoryLeaseStore;
   /** Its membership store (call counts, fault injection). */
   readonly membership: MemoryMembershipStore;
+  /** Its metadata store (call counts, fault injection). */
+  readonly metadata: MemoryMetadataStore;
   /** Freezes every call the member makes to the stores and the stream (a paused process); `resume` lets them through. */
   pause(): void;
   resume(): void;
@@ -110,10 +112,12 @@ export class MemoryGroup {
     const elapsedNow = () => this.scheduler.now();
     const clock = { wallNow: () => scheduler.now(), elapsedNow };
     const common = { clientId: id, leaseTtlMs: this.options.leaseTtlMs ?? FAST.leaseTtlMs, now: () => scheduler.now(), elapsedNow };
-    const store = new MemoryLeaseStore({ ...common, table: this.checkpoints, items: this.items });
     // The client's name in its row, as the DynamoDB store writes options.clientName.
     const clientName = options.extra?.clientName ?? this.options.clientName;
     const membership = new MemoryMembershipStore({ ...common, tables: this.coordination, ...(clientName === undefined ? {} : { clientName }) });
+    // A lease captured in a member's life lives as long as that life, as this member's membership reads it.
+    const store = new MemoryLeaseStore({ ...common, table: this.checkpoints, items: this.items, members: membership, clients: this.coordination });
+    const metadata = new MemoryMetadataStore({ ...common, tables: this.coordination });
     const kinsumer = new Kinsumer({
       streamName: 'memory', applicationName: 'group', clientId: id, ...FAST, ...this.options, ...options.extra,
       scheduler,
@@ -125,7 +129,7 @@ export class MemoryGroup {
       const ports: KinsumerPorts = {
         store: gated(store),
         membership: gated(membership),
-        metadata: gated(new MemoryMetadataStore({ ...common, tables: this.coordination })),
+        metadata: gated(metadata),
         stream: gated(this.stream),
         prepare: () => Promise.resolve(),
         random: this.random(),
@@ -133,7 +137,7 @@ export class MemoryGroup {
       return options.wrap === undefined ? ports : options.wrap(ports);
     });
     const member: Member = {
-      id, kinsumer, store, membership, events: [], received: [], errors: [], failure: undefined, subscription: Subscription.EMPTY,
+      id, kinsumer, store, membership, metadata, events: [], received: [], errors: [], failure: undefined, subscription: Subscription.EMPTY,
       pause: () => gate.next(false),
       resume: () => gate.next(true),
     };
@@ -172,6 +176,18 @@ export class MemoryGroup {
     let stopped = false;
     void member.kinsumer.stop().then(() => { stopped = true; });
     await this.scheduler.until(() => stopped, `${member.id} stops`, limitMs);
+  }
+
+  /**
+   * Stops every member gracefully (all at once, as a fleet's teardown does), advancing virtual time
+   * until every `stop()` resolved: a stop hands its leases to the members that stay, which takes a
+   * check or two of theirs (at most `limitMs`).
+   */
+  async stopAll(limitMs = 60_000): Promise<void> {
+    let stopped = 0;
+    const members = [...this.members];
+    for (const member of members) void member.kinsumer.stop().catch(() => undefined).then(() => { stopped += 1; });
+    await this.scheduler.until(() => stopped === members.length, 'every member stops', limitMs);
   }
 
   /** Every record received by any member, as `data` strings. */

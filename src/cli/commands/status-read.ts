@@ -19,7 +19,7 @@ import type { CheckpointRow } from '../../ports/lease-store.js';
 import type { ShardInfo, StreamPort } from '../../ports/stream.js';
 
 /** A row of the clients table as `status` shows it. */
-export type ClientRow = Omit<LiveClient, 'unchangedForMs'>;
+export type ClientRow = Omit<LiveClient, 'unchangedForMs' | 'expiresInMs' | 'nextBeatInMs' | 'beatUncertaintyMs'> & { readonly drainRequested?: boolean };
 
 /** The checkpointed record of a shard, read back: when it arrived, and how far that read was behind the tip. */
 export interface CheckpointLag {

@@ -75,7 +75,7 @@ export function membersTable(members: readonly MemberStatus[]): string {
 const MEMBER_HEADERS = ['MEMBER', 'ID', 'HEARTBEAT', 'SHARDS', 'LEADER', 'LIBRARY'] as const;
 
 function memberRow(m: MemberStatus, id: string): string[] {
-  return [m.name ?? '-', id, `${agoText(m.ageMs)}${m.live ? '' : ' [expired]'}`, String(m.shards), m.leader ? 'yes' : '-', m.library ?? 'go kinsumer'];
+  return [m.name ?? '-', id, `${agoText(m.ageMs)}${m.live ? '' : ' [expired]'}${m.draining === true ? ' [draining]' : ''}`, String(m.shards), m.leader ? 'yes' : '-', m.library ?? 'go kinsumer'];
 }
 
 /**

@@ -41,8 +41,10 @@ export interface ShardStatus {
 export function shardStatuses(
   shards: readonly ShardInfo[], rows: readonly CheckpointRow[], corrupt: ReadonlyMap<string, string>, nowMs: number, leaseTtlMs: number,
   lags: ReadonlyMap<string, CheckpointLag | { readonly error: string }> = new Map(),
+  clients: readonly ClientRow[] = [],
 ): ShardStatus[] {
   const byShard = new Map(rows.map((row) => [row.shardId, row]));
+  const byClient = new Map(clients.map((client) => [client.id, client]));
   return shards.map((shard) => {
     const row = byShard.get(shard.shardId);
     const lastUpdateMs = row?.lastUpdateNs === undefined ? undefined : millisFromNanos(row.lastUpdateNs);
@@ -50,7 +52,12 @@ export function shardStatuses(
     // An estimate for humans: the row's age by this machine's clock. A one-shot command has no
     // history to judge by observation as consumers do (src/lease/row-observer.ts), and status decides
     // nothing; with clocks that disagree, an owner may show as expired while it is live.
-    const ownerLive = row?.ownerId !== undefined && ageMs !== undefined && ageMs < leaseTtlMs;
+    // A lease captured in a member's life lives by that member's clients row (docs/liveness.md).
+    const life = row?.ownerIncarnation === undefined || row.ownerId === undefined ? undefined : byClient.get(row.ownerId);
+    const lifeAgeMs = life === undefined || life.incarnation !== row?.ownerIncarnation ? undefined : nowMs - millisFromNanos(life.lastUpdateNs);
+    const ownerLive = row?.ownerIncarnation === undefined
+      ? row?.ownerId !== undefined && ageMs !== undefined && ageMs < leaseTtlMs
+      : lifeAgeMs !== undefined && lifeAgeMs < leaseTtlMs;
     const advancedMs = row?.checkpointUpdateNs === undefined ? undefined : millisFromNanos(row.checkpointUpdateNs);
     return {
       shard, row, ownerLive, lastUpdateMs, ageMs, corrupt: corrupt.get(shard.shardId),
@@ -76,6 +83,8 @@ export interface MemberStatus {
   readonly instanceId: string | undefined;
   /** The library that wrote its row (`kinsumer-ts/<version>`); `undefined` for a Go kinsumer client. */
   readonly library: string | undefined;
+  /** It drains (drain(), or `kinsumer drain`): it hands its leases over and takes none. */
+  readonly draining?: boolean;
 }
 
 /** The members, by id. Pure. */
@@ -95,6 +104,7 @@ export function memberStatuses(
       leader: leader?.id === client.id,
       instanceId: client.instanceId,
       library: client.library,
+      ...(client.draining === true || client.drainRequested === true ? { draining: true } : {}),
     };
   });
 }
@@ -239,7 +249,7 @@ export interface StatusView {
 /** One refresh of `status`, as text or as JSON. Pure. */
 export function renderStatus(snapshot: GroupSnapshot, view: StatusView): string {
   const { nowMs, leader } = snapshot;
-  const shards = shardStatuses(snapshot.shards, snapshot.rows, snapshot.corrupt, nowMs, view.leaseTtlMs, snapshot.lags);
+  const shards = shardStatuses(snapshot.shards, snapshot.rows, snapshot.corrupt, nowMs, view.leaseTtlMs, snapshot.lags, snapshot.clients);
   const members = memberStatuses(snapshot.clients, shards, leader, nowMs, view.leaseTtlMs);
   const assignment = groupAssignment(members);
   // The lock's age by this machine's clock, as for owners: an estimate for humans.

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { type Subscription, concatMap, firstValueFrom, interval } from 'rxjs';
 import { COMMANDS, commandOptions } from '../../../src/cli/run.js';
 import { Dynamo } from '../../../src/dynamodb/dynamo.js';
+import { DynamoMembershipStore } from '../../../src/dynamodb/membership-store.js';
 import { DynamoLeaseStore } from '../../../src/dynamodb/lease-store.js';
 import { createTables } from '../../../src/index.js';
 import { createStream, putRecords } from '../../../src/testing/index.js';
@@ -251,6 +252,12 @@ describe('CLI: each documented exit code happens (kinesalite + dynalite)', funct
       // Live means renewing: an unforced reset watches the row for one lease TTL and refuses if it changes.
       3: async () => ['reset', '--stream', stream, '--app', await liveHolder(), '--to', 'LATEST', '--lease-ttl-ms', '3000', ...all()],
     },
+    drain: {
+      0: async () => ['drain', '--app', await withMember(), '--client', 'member-1', ...dynamodb()],
+      1: () => ['drain', '--app', app, '--client', 'member-1', '--endpoint', closed],
+      2: () => ['drain', '--app', app, ...dynamodb()],
+      3: () => ['drain', '--app', app, '--client', 'nobody', ...dynamodb()],
+    },
     'import-kcl': {
       0: async () => ['import-kcl', '--lease-table', await kclTable('TRIM_HORIZON'), '--stream', stream, '--app', uniqueName('codes-kcl'), '--watch-ms', '50', ...all()],
       1: () => ['import-kcl', '--lease-table', uniqueName('absent'), '--stream', stream, '--app', app, '--watch-ms', '50', ...all()],
@@ -276,6 +283,15 @@ describe('CLI: each documented exit code happens (kinesalite + dynalite)', funct
     if (lease === undefined) throw new Error('the holder could not capture the shard');
     renewals.push(interval(300).pipe(concatMap(() => store.renew(lease))).subscribe());
     return held;
+  }
+
+  /** A fresh app with one registered member, `member-1` (its first heartbeat). */
+  async function withMember(): Promise<string> {
+    const fresh = uniqueName('codes-drain');
+    await createTables({ dynamodb: local().dynamodb, applicationName: fresh });
+    const membership = new DynamoMembershipStore({ dynamo: new Dynamo(local().dynamodb), table: `${fresh}_clients`, clientId: 'member-1', clientName: 'member-1', leaseTtlMs: 60_000, now: Date.now });
+    await firstValueFrom(membership.heartbeat([]));
+    return fresh;
   }
 
   /** A KCL lease table (as KCL 3.x writes it) with one lease of the stream's shard at `checkpoint`. */

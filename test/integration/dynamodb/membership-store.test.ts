@@ -46,7 +46,7 @@ describe('DynamoMembershipStore (dynalite)', () => {
     };
   });
 
-  it('writes the Go row format plus Shards, InstanceID and the Library marker: ID, Name, LastUpdate (ns), LastUpdateRFC, Shards (L of S), InstanceID, Library', async () => {
+  it('writes the Go row format plus Shards, InstanceID, the Library marker and its life: ID, Name, LastUpdate (ns), LastUpdateRFC, Shards (L of S), Wants, InstanceID, Library, Incarnation, Uptime, Draining', async () => {
     const table = await freshTable();
     await firstValueFrom(store(table, 'c1').heartbeat(['shardId-000000000001', 'shardId-000000000000']));
     await firstValueFrom(store(table, 'c2', { clientName: '' }).heartbeat([]));
@@ -57,8 +57,13 @@ describe('DynamoMembershipStore (dynalite)', () => {
       LastUpdate: { N: '1764694956123000000' },
       LastUpdateRFC: { S: 'Tue, 02 Dec 2025 17:02:36 +0000' },
       Shards: { L: [{ S: 'shardId-000000000000' }, { S: 'shardId-000000000001' }] },
+      Wants: { L: [] },
       InstanceID: { S: 'c1#1' },
       Library: { S: `kinsumer-ts/${PACKAGE_VERSION}` },
+      // A row created anew: its first life is its creation second (a clientId back after a reap reuses no life).
+      Incarnation: { N: String(Math.floor(T0 / 1000)) },
+      Uptime: { N: '0' },
+      Draining: { BOOL: false },
     });
     const empty = await row('c2');
     expect(empty?.Name, 'an empty name is NULL, as Go writes it').to.deep.equal({ NULL: true });
@@ -74,8 +79,8 @@ describe('DynamoMembershipStore (dynalite)', () => {
     await put(table, { ID: { S: 'no-heartbeat' }, Name: { S: 'x' } });
     const live = await firstValueFrom(store(table, 'ts').liveClients());
     expect(live).to.deep.equal([
-      { id: 'go-1', name: 'ip-10-0-0-1', lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, instanceId: undefined, library: undefined },
-      { id: 'go-2', name: undefined, lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, instanceId: undefined, library: undefined },
+      { id: 'go-1', name: 'ip-10-0-0-1', lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, expiresInMs: TTL, instanceId: undefined, library: undefined },
+      { id: 'go-2', name: undefined, lastUpdateNs: ns, shardIds: undefined, unchangedForMs: 0, expiresInMs: TTL, instanceId: undefined, library: undefined },
     ]);
   });
 
@@ -136,35 +141,35 @@ describe('DynamoMembershipStore (dynalite)', () => {
   it('a heartbeat takes over at once a row of its clientId without InstanceID (the Go kinsumer\'s full PutItem writes none)', async () => {
     const table = await freshTable();
     await put(table, { ID: { S: 'shared' }, Name: { S: 'go-host' }, LastUpdate: { N: nanosFromMillis(T0).toString() } });
-    expect(await firstValueFrom(store(table, 'shared').heartbeat([]))).to.deep.equal({ registered: true });
+    expect(await firstValueFrom(store(table, 'shared').heartbeat([]))).to.deep.include({ registered: true, incarnation: 1, newLife: true });
     const row = (await local().dynamodb.send(new GetItemCommand({ TableName: table, Key: { ID: { S: 'shared' } }, ConsistentRead: true }))).Item;
     expect(row?.InstanceID).to.deep.equal({ S: 'shared#1' });
   });
 
-  it('taking over a stale twin\'s row is conditioned on the row as seen: a heartbeat of the twin in between wins', async () => {
+  it('taking a clientId\'s place is conditioned on the life as read: another newcomer taking it in between makes it read again and take it from that one', async () => {
     const table = await freshTable();
-    let now = T0;
-    const twin = store(table, 'same', { instanceId: 'twin', now: () => now });
+    const twin = store(table, 'same', { instanceId: 'twin' });
     await firstValueFrom(twin.heartbeat([]));
-    // The newcomer's second PutItem (its take-over, after the refused plain heartbeat and a
-    // GetItem) is preceded, once, by the twin's heartbeat on the real server.
+    const life = Math.floor(T0 / 1000);
+    // The newcomer's first UpdateItem (its take-over, after its GetItem) is preceded, once, by another newcomer's take-over.
     const client = localDynamoDbClient(local());
-    let puts = 0;
+    let updates = 0;
+    const other = store(table, 'same', { instanceId: 'other' });
     client.middlewareStack.add((next, context) => async (args) => {
-      if (context.commandName === 'PutItemCommand') {
-        puts += 1;
-        if (puts === 3) await firstValueFrom(twin.heartbeat([]));
+      if (context.commandName === 'UpdateItemCommand') {
+        updates += 1;
+        if (updates === 1) await firstValueFrom(other.heartbeat([]));
       }
       return next(args);
     }, { step: 'initialize' });
     try {
-      const newcomer = store(table, 'same', { instanceId: 'newcomer', now: () => now, dynamodb: client });
-      expect(await firstValueFrom(newcomer.heartbeat([])), 'refused, the twin\'s row first seen').to.deep.include({ registered: false });
-      now += TTL;
-      expect(await firstValueFrom(newcomer.heartbeat([])), 'the take-over loses to the twin\'s heartbeat').to.deep.include({ registered: false });
-      expect(puts).to.equal(3);
+      const newcomer = store(table, 'same', { instanceId: 'newcomer', dynamodb: client });
+      expect(await firstValueFrom(newcomer.heartbeat([]))).to.deep.include({ registered: true, incarnation: life + 2, newLife: true });
+      expect(updates, 'refused once, then taken from the other').to.equal(2);
       const row = (await local().dynamodb.send(new GetItemCommand({ TableName: table, Key: { ID: { S: 'same' } }, ConsistentRead: true }))).Item;
-      expect(row?.InstanceID).to.deep.equal({ S: 'twin' });
+      expect(row?.InstanceID).to.deep.equal({ S: 'newcomer' });
+      expect(await firstValueFrom(other.heartbeat([]))).to.deep.equal({ registered: false, replacedBy: 'newcomer' });
+      expect(await firstValueFrom(twin.heartbeat([]))).to.deep.equal({ registered: false, replacedBy: 'newcomer' });
     } finally {
       client.destroy();
     }

@@ -28,7 +28,7 @@ describe('a zombie woken up after losing its lease (virtual time)', function () 
     await group.scheduler.until(() => a.events.some((e) => e.type === 'lease-lost' && e.shardId === aShard), 'a learns it lost the lease', 20_000);
     await group.scheduler.advanceBy(2000);
     expect(a.received.slice(receivedBefore).filter((r) => r.shardId === aShard).map((r) => new TextDecoder().decode(r.data))).to.deep.equal([]);
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 
   it('a lease whose renewals were merely slow still delivers once a write confirms it', async () => {

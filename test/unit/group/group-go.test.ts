@@ -79,7 +79,7 @@ describe('group coordination with a Go kinsumer client in the group (virtual tim
     expect(rebalances(c).at(-1)).to.deep.include({ strategy: 'go', assigned: [shard(2), shard(5)] });
     expect([a, c].flatMap((m) => m.events).filter((e) => e.type === 'lease-lost')).to.deep.equal([]);
     go.leave();
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 
   it('when the last Go client leaves, the members return to the sticky assignment (3/3, each keeps its shards), rebalance says sticky and the switch is logged', async () => {
@@ -106,7 +106,7 @@ describe('group coordination with a Go kinsumer client in the group (virtual tim
         'kinsumer: no Go kinsumer client is live any more: back to the sticky, balanced assignment',
       ]);
     }
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 
   it('a crashed Go client\'s shards are taken within leaseTtlMs + two shard checks + a capture poll (its leases, known from the round robin, watched from its first missed heartbeat)', async () => {
@@ -121,7 +121,7 @@ describe('group coordination with a Go kinsumer client in the group (virtual tim
     // watched only once its row expired, a second TTL later (about 2 × leaseTtlMs).
     expect(tookMs).to.be.at.most(FAST.leaseTtlMs + 2 * FAST.shardCheckFrequencyMs + 1.75 * FAST.throttleDelayMs + 20);
     expect(tookMs).to.be.at.least(FAST.leaseTtlMs - FAST.shardCheckFrequencyMs);
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 
   it('parents before children also under the Go rule: a member given a child by the round robin captures it only once the parent is finished', async () => {
@@ -142,6 +142,6 @@ describe('group coordination with a Go kinsumer client in the group (virtual tim
     const order = a.events.filter((e) => (e.type === 'shard-finished' && e.shardId === shard(0)) || (e.type === 'lease-acquired' && e.shardId === shard(2))).map((e) => e.type);
     expect(order).to.deep.equal(['shard-finished', 'lease-acquired']);
     go.leave();
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 });

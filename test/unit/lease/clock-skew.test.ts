@@ -23,7 +23,7 @@ describe('clock skew between clients (virtual time, in-memory stores)', function
       await group.scheduler.advanceBy(10 * FAST.leaseTtlMs);
       expect(lost(group), 'leases taken from a live owner').to.deep.equal([]);
       expect(balanced(group, [2, 2]), 'still 2/2 after 10 lease TTLs').to.equal(true);
-      await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+      await group.stopAll();
     });
 
     it(`a client whose clock runs ${label} behind is not taken for dead and gets its share`, async () => {
@@ -35,7 +35,7 @@ describe('clock skew between clients (virtual time, in-memory stores)', function
       await group.scheduler.advanceBy(10 * FAST.leaseTtlMs);
       expect(lost(group), 'leases taken from a live owner').to.deep.equal([]);
       expect(balanced(group, [2, 2]), 'still 2/2 after 10 lease TTLs').to.equal(true);
-      await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+      await group.stopAll();
     });
   }
 
@@ -47,6 +47,6 @@ describe('clock skew between clients (virtual time, in-memory stores)', function
     a.pause();
     await group.scheduler.until(() => group.counts().get('b') === 4, 'b holds all 4 shards', 10 * FAST.leaseTtlMs);
     a.resume();
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 });

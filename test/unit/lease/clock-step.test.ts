@@ -34,7 +34,7 @@ describe('a wall-clock step on one member (virtual time, in-memory stores)', fun
     await group.scheduler.advanceBy(1000);
     const read = (member: typeof a, shardId: string) => member.received.filter((r) => r.shardId === shardId).length;
     expect([read(a, aShard), read(b, bShard)], 'records read in 11 s: the stepped member, its peer').to.deep.equal([100, 100]);
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 
   it('a member whose wall clock keeps jumping 20 s forward takes no lease from its live peer', async () => {
@@ -48,6 +48,6 @@ describe('a wall-clock step on one member (virtual time, in-memory stores)', fun
     }
     expect(lost(group), 'leases taken from a live owner').to.deep.equal([]);
     expect([...group.counts()].sort(), 'still one shard each').to.deep.equal([['a', 1], ['b', 1]]);
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 });

@@ -5,7 +5,6 @@ import type { LiveClient } from '../../../src/ports/coordination.js';
 import { nextExpiryMs } from '../../../src/group/coordinator.js';
 import { assignerFor, assignmentInput, goPlan, rowsToRead, successorWatch } from '../../../src/group/group-view.js';
 import type { CheckpointRow } from '../../../src/ports/lease-store.js';
-import { RivalRow } from '../../../src/group/rival-row.js';
 import { RowObserver } from '../../../src/lease/row-observer.js';
 
 const TTL = 15_000;
@@ -14,7 +13,7 @@ const row = (fields: Partial<CheckpointRow>): CheckpointRow => ({
   finished: false, leaseCounter: 0, lastOwnerId: undefined, ...fields,
 });
 const client = (id: string, unchangedForMs: number, shardIds?: string[]): LiveClient => ({
-  id, name: undefined, lastUpdateNs: 0n, shardIds, unchangedForMs, instanceId: undefined, library: undefined,
+  id, name: undefined, lastUpdateNs: 0n, shardIds, unchangedForMs, expiresInMs: TTL - unchangedForMs, instanceId: undefined, library: undefined,
 });
 
 describe('expiry by local observation (pure)', () => {
@@ -82,22 +81,11 @@ describe('expiry by local observation (pure)', () => {
     });
   });
 
-  describe('RivalRow (another process with this clientId)', () => {
-    it('heartbeating once seen changing; gone once seen unchanged for the TTL; a new watch after clear()', () => {
-      const rival = new RivalRow(TTL);
-      expect(rival.see('v1', 0)).to.deep.equal({ gone: false, heartbeating: false });
-      expect(rival.see('v2', 1000)).to.deep.equal({ gone: false, heartbeating: true });
-      expect(rival.see('v2', 1000 + TTL)).to.deep.equal({ gone: true, heartbeating: true });
-      rival.clear();
-      expect(rival.see('v2', 99_000)).to.deep.equal({ gone: false, heartbeating: false });
-    });
-  });
-
   describe('the coordinator\'s use of it', () => {
-    it('nextExpiryMs: just after the first other row would have stood still for a TTL', () => {
-      expect(nextExpiryMs([client('me', 0)], 'me', TTL)).to.equal(undefined);
-      expect(nextExpiryMs([client('me', 14_000), client('a', 2000), client('b', 9000)], 'me', TTL)).to.equal(TTL - 9000 + 1);
-      expect(nextExpiryMs([client('b', TTL + 5)], 'me', TTL), 'never in the past').to.equal(1);
+    it('nextExpiryMs: just after the first other row would expire for this reader', () => {
+      expect(nextExpiryMs([client('me', 0)], 'me')).to.equal(undefined);
+      expect(nextExpiryMs([client('me', 14_000), client('a', 2000), client('b', 9000)], 'me')).to.equal(TTL - 9000 + 1);
+      expect(nextExpiryMs([client('b', TTL + 5)], 'me'), 'never in the past').to.equal(1);
     });
 
     it('rowsToRead: the leases of clients whose row stood still past half a heartbeat, not of others nor mine', () => {
@@ -113,7 +101,7 @@ describe('expiry by local observation (pure)', () => {
       const watchedBy = new Map<string, string[]>();
       for (const me of Object.keys(holdings)) {
         const input = assignmentInput(me, clients, shards, new Map());
-        const watched = successorWatch(me, clients, assignerFor(undefined, input, shards));
+        const watched = [...successorWatch(me, clients, assignerFor(undefined, input, shards)).values()].flat();
         expect(watched.filter((shardId) => holdings[me]?.includes(shardId)), `${me} never watches its own`).to.deep.equal([]);
         for (const shardId of watched) watchedBy.set(shardId, [...(watchedBy.get(shardId) ?? []), me]);
         // The watch names exactly what the rule would give `me` of each other member's shards.
@@ -135,7 +123,7 @@ describe('expiry by local observation (pure)', () => {
       expect(plan?.goMembers).to.deep.equal(['go']);
       const holders = clients.map((c) => (c.id === 'go' ? { ...c, shardIds: ['s0', 's2'] } : c));
       const input = assignmentInput('me', clients, shards, new Map());
-      expect(successorWatch('me', holders, assignerFor(plan, input, shards))).to.deep.equal(['s0', 's2']);
+      expect(successorWatch('me', holders, assignerFor(plan, input, shards))).to.deep.equal(new Map([['go', ['s0', 's2']]]));
     });
   });
 });

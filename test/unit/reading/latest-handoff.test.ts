@@ -28,7 +28,7 @@ describe('LATEST hand-off before the first ack (virtual time, whole clients)', f
     group.stream.putRecords([{ partitionKey: 'k', data: 'after' }], { shardId: handedOff ?? '' });
     await group.scheduler.until(() => dataOf(b.received).includes('after'), 'b reads on', 20_000);
     expect(dataOf(b.received)).to.deep.equal(['gap', 'after']);
-    await Promise.all(group.members.map((m) => m.kinsumer.stop()));
+    await group.stopAll();
   });
 
   // R12 (review-3 scratch test latest-prestart): the start kept for a LATEST group was the capture's

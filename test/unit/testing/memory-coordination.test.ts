@@ -27,7 +27,9 @@ describe('in-memory coordination stores', () => {
     const tables = new MemoryCoordinationTables();
     tables.putClient({ id: 'go', name: undefined, lastUpdateNs: nanosFromMillis(T0), shardIds: undefined });
     const store = new MemoryMembershipStore({ clientId: 'ts', leaseTtlMs: 15_000, now: () => T0, tables });
-    expect(await firstValueFrom(store.liveClients())).to.deep.equal([{ id: 'go', name: undefined, lastUpdateNs: nanosFromMillis(T0), shardIds: undefined, unchangedForMs: 0, instanceId: undefined, library: undefined }]);
+    expect(await firstValueFrom(store.liveClients())).to.deep.equal([{
+      id: 'go', name: undefined, lastUpdateNs: nanosFromMillis(T0), shardIds: undefined, unchangedForMs: 0, expiresInMs: 15_000, instanceId: undefined, library: undefined,
+    }]);
   });
 
   it('a Go-written shard cache (ShardIDs only) reads with unknown lineage', async () => {
@@ -55,7 +57,7 @@ describe('in-memory coordination stores', () => {
       const store = new MemoryMembershipStore({ clientId: 'a', leaseTtlMs: 15_000, now: () => T0, tables, latencyMs: 5 });
       const heartbeat$ = store.heartbeat([]);
       expect(tables.clients()).to.deep.equal([]);
-      expectObservable(heartbeat$).toBe('5ms (x|)', { x: { registered: true } });
+      expectObservable(heartbeat$).toBe('5ms (x|)', { x: { registered: true, incarnation: Math.floor(T0 / 1000), newLife: true, drainRequested: false, revoked: [] } });
       flush();
       expect(tables.client('a')?.lastUpdateNs).to.equal(nanosFromMillis(T0));
     });
