@@ -16,7 +16,7 @@ import { selectStreamLeases } from './stream-leases.js';
 import { manyStreams, oneStream, rowKey, rowsOf } from './stream-targets.js';
 import { type KclMoveOptions, checkMoveOptions } from './kcl-options.js';
 import { KclTable, type KclTableRead, leaseVersions } from './kcl-table.js';
-import { type StoredRow, ownedRowVersions, readCheckpointItem, readCheckpointRows, rowOwner, writeCheckpoint } from './kinsumer-rows.js';
+import { type StoredRow, ownedRowVersions, readCheckpointItem, readCheckpointRows, readClientVersions, rowOwner, writeCheckpoint } from './kinsumer-rows.js';
 import type { KclPlan } from './plan.js';
 import { type RecordAtCheckpoint, recordAt } from './record-at.js';
 import { movedKeys, readTwice } from './watch.js';
@@ -64,11 +64,16 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
   // A one-stream group's stream is looked at first: not found, nothing else is read.
   const single = checked.stream === undefined ? undefined : await oneStream(options.kinesis, checked.stream);
   const kcl = new KclTable(dynamo, checked.leaseTable);
-  const table = tableNames(checked.applicationName).checkpoints;
-  const read = (): Observable<{ kcl: KclTableRead; rows: Map<string, StoredRow> }> => forkJoin({
+  const names = tableNames(checked.applicationName);
+  const table = names.checkpoints;
+  // Missing tables hold no rows; they are created only when there is something to write.
+  const orNone = <T>(empty: T) => catchError<T, Observable<T>>((error: unknown) => (error instanceof TableNotFoundError ? of(empty) : throwError(() => error)));
+  const read = (): Observable<{ kcl: KclTableRead; rows: Map<string, StoredRow>; clients: Map<string, string> }> => forkJoin({
     kcl: kcl.read(),
-    // Missing tables hold no rows; they are created only when there is something to write.
-    rows: readCheckpointRows(dynamo, table).pipe(catchError((error: unknown) => (error instanceof TableNotFoundError ? of(new Map<string, StoredRow>()) : throwError(() => error)))),
+    rows: readCheckpointRows(dynamo, table).pipe(orNone(new Map<string, StoredRow>())),
+    // A lease lives by its owner's clients row (docs/architecture.md, "Liveness"): an owned row that
+    // does not move may still be held, by an owner whose heartbeats do.
+    clients: readClientVersions(dynamo, names.clients).pipe(orNone(new Map<string, string>())),
   });
   const watched = await firstValueFrom(readTwice(read, ({ kcl: k, rows }) => {
     const leases = leaseVersions(k).size;
@@ -78,6 +83,11 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
   const { before, after } = watched;
   const movedLeases = movedKeys(leaseVersions(before.kcl), leaseVersions(after.kcl));
   const liveOwners = new Map<string, string>();
+  const heartbeating = new Set(movedKeys(before.clients, after.clients));
+  for (const [shardId, stored] of after.rows) {
+    const owner = rowOwner(stored);
+    if (owner !== undefined && heartbeating.has(owner)) liveOwners.set(shardId, owner);
+  }
   for (const shardId of movedKeys(ownedRowVersions(before.rows), ownedRowVersions(after.rows))) {
     const owner = [after.rows.get(shardId), before.rows.get(shardId)].map((r) => (r === undefined ? undefined : rowOwner(r))).find((o) => o !== undefined);
     if (owner !== undefined) liveOwners.set(shardId, owner);
@@ -106,7 +116,7 @@ export async function importKclCheckpoints(options: ImportKclOptions): Promise<K
     await createTables({ dynamodb: options.dynamodb, applicationName: checked.applicationName, scheduler });
     let changed = 0;
     for (const write of writes) {
-      if (await writeOne(dynamo, table, write, after.rows.get(write.shardId), force)) {
+      if (await writeOne(dynamo, names, write, after.rows.get(write.shardId), force)) {
         written += 1;
         continue;
       }
@@ -145,16 +155,16 @@ function streamsToImport(streams: readonly string[] | 'all' | undefined, items: 
 /** A forced write that lost the race with a live owner's renewal reads the row again and tries again, as a forced reset does. */
 const FORCED_ATTEMPTS = 3;
 
-async function writeOne(dynamo: Dynamo, table: string, write: ImportWrite, asRead: StoredRow | undefined, force: boolean): Promise<boolean> {
+async function writeOne(dynamo: Dynamo, tables: { readonly checkpoints: string; readonly clients: string }, write: ImportWrite, asRead: StoredRow | undefined, force: boolean): Promise<boolean> {
   let item = asRead?.item;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      await lastValueFrom(writeCheckpoint(dynamo, table, write.shardId, write, item, Date.now()), { defaultValue: undefined });
+      await lastValueFrom(writeCheckpoint(dynamo, tables, write.shardId, write, item, Date.now()), { defaultValue: undefined });
       return true;
     } catch (error) {
       if (classifyAwsError(error) !== 'conditional') throw error;
       if (!force || attempt >= FORCED_ATTEMPTS) return false;
-      item = await firstValueFrom(readCheckpointItem(dynamo, table, write.shardId));
+      item = await firstValueFrom(readCheckpointItem(dynamo, tables.checkpoints, write.shardId));
     }
   }
 }

@@ -1,10 +1,11 @@
 // kinsumer's own tables as the import and the export use them, through the DynamoDB adapter: the
 // checkpoint rows read whole and written one at a time (each write a fence conditioned on the row
 // as read, as a reset is), and the clients table read to tell live clients.
-import { type Observable, catchError, map } from 'rxjs';
+import { type Observable, catchError, concat, map } from 'rxjs';
 import { CHECKPOINT_ATTRIBUTES, decodeCheckpointRow, readableCounter, setCheckpoint } from '../dynamodb/checkpoint-row.js';
 import type { Dynamo, Item } from '../dynamodb/dynamo.js';
 import { tableError } from '../dynamodb/table-error.js';
+import { revokeLease } from '../dynamodb/revocation.js';
 import { UpdateExpression } from '../dynamodb/update-expression.js';
 import { CorruptCheckpointError } from '../errors/kinsumer-errors.js';
 import type { KinsumerRowRead } from './import-plan.js';
@@ -67,7 +68,8 @@ export function ownedRowVersions(rows: ReadonlyMap<string, StoredRow>): Map<stri
  * stored with and go. Conditioned on the row as read (absent, or the same counter, update, owner,
  * checkpoint and `Finished`); a row that changed fails with DynamoDB's conditional error.
  */
-export function writeCheckpoint(dynamo: Dynamo, table: string, shardId: string, target: KinsumerTarget, asRead: Item | undefined, nowMs: number): Observable<void> {
+export function writeCheckpoint(dynamo: Dynamo, tables: { readonly checkpoints: string; readonly clients: string }, shardId: string, target: KinsumerTarget, asRead: Item | undefined, nowMs: number): Observable<void> {
+  const table = tables.checkpoints;
   const update = new UpdateExpression();
   setCheckpoint(update, target.checkpoint);
   if (target.finished) update.setTimestamp(A.finished, nowMs);
@@ -80,10 +82,12 @@ export function writeCheckpoint(dynamo: Dynamo, table: string, shardId: string, 
   update.setTimestamp(A.lastUpdate, nowMs);
   if (asRead === undefined) update.condition(`attribute_not_exists(${update.name(A.shard)})`);
   else for (const attribute of [A.leaseCounter, A.lastUpdate, A.ownerId, A.sequenceNumber, A.finished]) update.unchanged(attribute, asRead[attribute]);
-  return dynamo.updateItem({ ...update.input(table, { [A.shard]: { S: shardId } }), ReturnValues: 'NONE' }).pipe(
+  // The owner is told first, through its clients row, as a reset tells it (revocation.ts): a lease
+  // that lives by its owner's heartbeats writes nothing of its own that would meet the fence soon.
+  return concat(revokeLease(dynamo, tables.clients, asRead), dynamo.updateItem({ ...update.input(table, { [A.shard]: { S: shardId } }), ReturnValues: 'NONE' }).pipe(
     map(() => undefined),
     catchError((error: unknown) => tableError(table, error)),
-  );
+  ));
 }
 
 /** The clients table's rows (`<app>_clients`) by client id, each with its version for the watch. */

@@ -229,13 +229,14 @@ describe('demo tally: duplicates in a chaos run', () => {
 
 describe('where the checker lives', () => {
   // The chaos run's verdict must not come from product demo code: from examples/ the chaos code
-  // may take the process plumbing (workers, fleet, producer) and types, nothing that judges.
-  it('the chaos code imports no checker from examples/ (only fleet, worker and producer, or types)', () => {
+  // may take the process plumbing (workers, fleet, producer; poison.ts, which records a worker
+  // dies on — the workload, shared with the simulator) and types, nothing that judges.
+  it('the chaos code imports no checker from examples/ (only fleet, worker, producer and poison, or types)', () => {
     const files = [...readdirSync('test/chaos').map((name) => join('test/chaos', name)), 'test/integration/chaos.test.ts'];
     const judging: string[] = [];
     for (const file of files) {
       for (const [, kind, module] of readFileSync(file, 'utf8').matchAll(/^import (type )?[^;]*? from '(?:\.\.\/)+examples\/demo\/([\w-]+)\.js';$/gm)) {
-        if (kind === undefined && !['fleet', 'worker', 'producer'].includes(module ?? '')) judging.push(`${file}: ${module}`);
+        if (kind === undefined && !['fleet', 'worker', 'producer', 'poison'].includes(module ?? '')) judging.push(`${file}: ${module}`);
       }
     }
     expect(judging).to.deep.equal([]);
