@@ -2,36 +2,9 @@
 // released only once its successor is ready to take it, so no shard goes unread for long — takes
 // none, shows the member as `draining`, and makes stop() immediate. Virtual time, in-memory stores.
 import { expect } from 'chai';
-import { EMPTY, type Subscription, defer, repeat, timer } from 'rxjs';
-import { DEFAULTS } from '../../../src/index.js';
 import type { KinsumerEvent } from '../../../src/types.js';
 import { MemoryGroup, type Member } from '../../support/memory-group.js';
-
-const DEFAULT_TIMINGS = {
-  throttleDelayMs: DEFAULTS.throttleDelayMs,
-  commitFrequencyMs: DEFAULTS.commitFrequencyMs,
-  shardCheckFrequencyMs: DEFAULTS.shardCheckFrequencyMs,
-  leaderActionFrequencyMs: DEFAULTS.leaderActionFrequencyMs,
-  leaseTtlMs: DEFAULTS.leaseTtlMs,
-  shutdownTimeoutMs: DEFAULTS.shutdownTimeoutMs,
-} as const;
-
-function produce(group: MemoryGroup, everyMs: number): Subscription {
-  let n = 0;
-  // A fresh timer each time: a periodic one chains its VirtualActions, and unsubscribing a chain
-  // thousands deep overflows the stack.
-  return defer(() => {
-    for (const shardId of group.stream.openShardIds()) {
-      group.stream.putRecords([{ partitionKey: `k${n}`, data: `r${n}` }], { shardId });
-      n += 1;
-    }
-    return EMPTY;
-  }).pipe(repeat({ delay: () => timer(everyMs, group.scheduler) })).subscribe();
-}
-
-function heldBy(group: MemoryGroup, id: string): string[] {
-  return [...group.owners()].filter(([, owner]) => owner === id).map(([shardId]) => shardId).sort();
-}
+import { DEFAULT_TIMINGS, heldBy, produceEvery } from '../../support/default-timings.js';
 
 function timedEvents(group: MemoryGroup, member: Member): Array<{ readonly atMs: number; readonly event: KinsumerEvent }> {
   const log: Array<{ atMs: number; event: KinsumerEvent }> = [];
@@ -51,7 +24,7 @@ describe('drain() (virtual time, default timings)', function () {
 
   it('hands every lease over gracefully (each shard unread for under half a second), takes none, shows draining, and stop() is then immediate', async () => {
     const group = new MemoryGroup(4, DEFAULT_TIMINGS);
-    const producing = produce(group, 20);
+    const producing = produceEvery(group, 20);
     const a = group.join('a');
     await group.scheduler.advanceBy(1234);
     const b = group.join('b');
@@ -96,7 +69,7 @@ describe('drain() (virtual time, default timings)', function () {
 
   it('a member that drains takes no shard however the group changes, and keeps (and reads) what nobody else can take', async () => {
     const group = new MemoryGroup(2, DEFAULT_TIMINGS);
-    const producing = produce(group, 20);
+    const producing = produceEvery(group, 20);
     const a = group.join('a');
     await group.scheduler.until(() => heldBy(group, 'a').length === 2, 'a holds both', 30_000);
     void a.kinsumer.drain();

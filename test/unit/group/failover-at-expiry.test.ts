@@ -4,36 +4,9 @@
 // virtual time, with the successor watching the member for a minute first (as members of a running
 // fleet have), the member dying at several phases of its heartbeat cycle.
 import { expect } from 'chai';
-import { EMPTY, type Subscription, defer, repeat, timer } from 'rxjs';
-import { DEFAULTS } from '../../../src/index.js';
 import { millisFromNanos } from '../../../src/dynamodb/codec.js';
 import { MemoryGroup } from '../../support/memory-group.js';
-
-const DEFAULT_TIMINGS = {
-  throttleDelayMs: DEFAULTS.throttleDelayMs,
-  commitFrequencyMs: DEFAULTS.commitFrequencyMs,
-  shardCheckFrequencyMs: DEFAULTS.shardCheckFrequencyMs,
-  leaderActionFrequencyMs: DEFAULTS.leaderActionFrequencyMs,
-  leaseTtlMs: DEFAULTS.leaseTtlMs,
-  shutdownTimeoutMs: DEFAULTS.shutdownTimeoutMs,
-} as const;
-
-function produce(group: MemoryGroup, everyMs: number): Subscription {
-  let n = 0;
-  // A fresh timer each time: a periodic one chains its VirtualActions, and unsubscribing a chain
-  // thousands deep overflows the stack.
-  return defer(() => {
-    for (const shardId of group.stream.openShardIds()) {
-      group.stream.putRecords([{ partitionKey: `k${n}`, data: `r${n}` }], { shardId });
-      n += 1;
-    }
-    return EMPTY;
-  }).pipe(repeat({ delay: () => timer(everyMs, group.scheduler) })).subscribe();
-}
-
-function heldBy(group: MemoryGroup, id: string): string[] {
-  return [...group.owners()].filter(([, owner]) => owner === id).map(([shardId]) => shardId).sort();
-}
+import { DEFAULT_TIMINGS, heldBy, produceEvery } from '../../support/default-timings.js';
 
 describe('crash failover at expiry, default timings (virtual time)', function () {
   this.timeout(120_000);
@@ -41,7 +14,7 @@ describe('crash failover at expiry, default timings (virtual time)', function ()
   for (const freezeAfterMs of [10, 1300, 2600, 3900, 4990]) {
     it(`a frozen member's shards are read by the survivor within leaseTtlMs + 1 s, not before its last heartbeat is leaseTtlMs old (frozen ${freezeAfterMs} ms after a heartbeat)`, async () => {
       const group = new MemoryGroup(4, DEFAULT_TIMINGS);
-      const producing = produce(group, 20);
+      const producing = produceEvery(group, 20);
       const a = group.join('a');
       await group.scheduler.advanceBy(1717);
       const b = group.join('b');

@@ -6,15 +6,7 @@
 import { expect } from 'chai';
 import { DEFAULTS } from '../../../src/index.js';
 import { MemoryGroup } from '../../support/memory-group.js';
-
-const DEFAULT_TIMINGS = {
-  throttleDelayMs: DEFAULTS.throttleDelayMs,
-  commitFrequencyMs: DEFAULTS.commitFrequencyMs,
-  shardCheckFrequencyMs: DEFAULTS.shardCheckFrequencyMs,
-  leaderActionFrequencyMs: DEFAULTS.leaderActionFrequencyMs,
-  leaseTtlMs: DEFAULTS.leaseTtlMs,
-  shutdownTimeoutMs: DEFAULTS.shutdownTimeoutMs,
-} as const;
+import { DEFAULT_TIMINGS } from '../../support/default-timings.js';
 
 describe('DynamoDB calls of a stable, idle group (virtual time, default timings)', function () {
   this.timeout(120_000);

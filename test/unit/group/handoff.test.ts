@@ -1,20 +1,10 @@
 import { expect } from 'chai';
 import { type Subscription, delay, timer } from 'rxjs';
-import { DEFAULTS } from '../../../src/index.js';
 import type { KinsumerEvent } from '../../../src/types.js';
 import { MemoryGroup, type Member } from '../../support/memory-group.js';
+import { DEFAULT_TIMINGS, heldBy } from '../../support/default-timings.js';
 import { epochPollMs } from '../../../src/group/coordinator.js';
 import { override } from '../../support/port-wrappers.js';
-
-/** The default timings, which the hand-off and failover bounds are stated for. */
-const DEFAULT_TIMINGS = {
-  throttleDelayMs: DEFAULTS.throttleDelayMs,
-  commitFrequencyMs: DEFAULTS.commitFrequencyMs,
-  shardCheckFrequencyMs: DEFAULTS.shardCheckFrequencyMs,
-  leaderActionFrequencyMs: DEFAULTS.leaderActionFrequencyMs,
-  leaseTtlMs: DEFAULTS.leaseTtlMs,
-  shutdownTimeoutMs: DEFAULTS.shutdownTimeoutMs,
-} as const;
 
 /** A member's events with the virtual time each was emitted at. */
 function timedEvents(group: MemoryGroup, member: Member): Array<{ readonly atMs: number; readonly event: KinsumerEvent }> {
@@ -42,10 +32,6 @@ function receivedTimes(group: MemoryGroup, member: Member, which: 'first' | 'las
     error: () => undefined,
   });
   return at;
-}
-
-function heldBy(group: MemoryGroup, id: string): string[] {
-  return [...group.owners()].filter(([, owner]) => owner === id).map(([shardId]) => shardId).sort();
 }
 
 // Hand-off and failover at the DEFAULT timings, on virtual time with the real client code over the

@@ -4,39 +4,18 @@
 // stops emitting as soon as it learns (its next heartbeat, at most renewIntervalMs after the
 // take-over). Virtual time, in-memory stores, the default timings the README states the bound for.
 import { expect } from 'chai';
-import { EMPTY, type Subscription, defer, repeat, timer } from 'rxjs';
 import { ClientReplacedError, DEFAULTS, KinsumerError } from '../../../src/index.js';
 import { MemoryGroup } from '../../support/memory-group.js';
+import { DEFAULT_TIMINGS, produceEvery } from '../../support/default-timings.js';
 
-const DEFAULT_TIMINGS = {
-  throttleDelayMs: DEFAULTS.throttleDelayMs,
-  commitFrequencyMs: DEFAULTS.commitFrequencyMs,
-  shardCheckFrequencyMs: DEFAULTS.shardCheckFrequencyMs,
-  leaderActionFrequencyMs: DEFAULTS.leaderActionFrequencyMs,
-  leaseTtlMs: DEFAULTS.leaseTtlMs,
-  shutdownTimeoutMs: DEFAULTS.shutdownTimeoutMs,
-} as const;
 const RENEW_INTERVAL_MS = DEFAULTS.leaseTtlMs / 3;
-
-function produce(group: MemoryGroup, everyMs: number): Subscription {
-  let n = 0;
-  // A fresh timer each time: a periodic one chains its VirtualActions, and unsubscribing a chain
-  // thousands deep overflows the stack.
-  return defer(() => {
-    for (const shardId of group.stream.openShardIds()) {
-      group.stream.putRecords([{ partitionKey: `k${n}`, data: `r${n}` }], { shardId });
-      n += 1;
-    }
-    return EMPTY;
-  }).pipe(repeat({ delay: () => timer(everyMs, group.scheduler) })).subscribe();
-}
 
 describe('static membership: a restart with the same clientId (virtual time)', function () {
   this.timeout(60_000);
 
   it('after a crash (the old process frozen for good), the new process reads every shard within a second of its start', async () => {
     const group = new MemoryGroup(2, DEFAULT_TIMINGS);
-    const producing = produce(group, 20);
+    const producing = produceEvery(group, 20);
     const old = group.join('same');
     await group.scheduler.until(() => group.counts().get('same') === 2, 'the old process holds both shards', 30_000);
     await group.scheduler.advanceBy(2 * DEFAULT_TIMINGS.shardCheckFrequencyMs + 777);
@@ -56,7 +35,7 @@ describe('static membership: a restart with the same clientId (virtual time)', f
 
   it('while the old process still runs, the new one takes its place at once; the old one ends with ClientReplacedError and emits nothing after its next heartbeat', async () => {
     const group = new MemoryGroup(2, DEFAULT_TIMINGS);
-    const producing = produce(group, 20);
+    const producing = produceEvery(group, 20);
     const old = group.join('same', { keepFailure: true });
     const oldReceivedAt: number[] = [];
     old.kinsumer.records$.subscribe({ next: () => oldReceivedAt.push(group.scheduler.now()), error: () => undefined });
