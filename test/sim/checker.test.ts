@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { type CheckerSettings, InvariantChecker, type ProcessView } from './checker.js';
+import { type CheckerSettings, InvariantChecker } from './checker.js';
+import { Proc, SEQ } from './checker-fixtures.js';
 import { MemoryProbe } from './memory-probe.js';
 import type { Delivery } from './checker-state.js';
 
@@ -11,15 +12,6 @@ const SETTINGS: CheckerSettings = {
   startMs: T0, leaseTtlMs: 3000, renewIntervalMs: 1000, maxInFlightRecords: 3, start: 'TRIM_HORIZON', startTimestampMs: T0, ownershipBoundMs: 10_000, startBoundMs: 2000,
 };
 
-class Proc implements ProcessView {
-  state: ReturnType<ProcessView['status']> = 'running';
-  constructor(readonly label: string, readonly clientId = label.split('#')[0] ?? label, readonly skewMs = 0) {}
-  status(): ReturnType<ProcessView['status']> {
-    return this.state;
-  }
-}
-
-const SEQ = (n: number) => `4959${String(n).padStart(52, '0')}`;
 
 function world(settings: Partial<CheckerSettings> = {}): { checker: InvariantChecker; put: (n: number, atMs?: number) => void } {
   const checker = new InvariantChecker({ ...SETTINGS, ...settings });

@@ -1,7 +1,8 @@
 // The checker's rules of lives (liveness-rules.ts) on hand-made observations: each fires on the
 // history that breaks it and stays quiet on the nearest one that does not.
 import { expect } from 'chai';
-import { type CheckerSettings, InvariantChecker, type ProcessView } from './checker.js';
+import { type CheckerSettings, InvariantChecker } from './checker.js';
+import { Proc, SEQ } from './checker-fixtures.js';
 
 const T0 = 1_000_000;
 /** TTL 3 s, heartbeats every second: a fenced lease may deliver up to 2 s after its last confirmation. */
@@ -10,15 +11,6 @@ const SETTINGS: CheckerSettings = {
   startBoundMs: 2000, failoverBoundMs: 3500,
 };
 
-class Proc implements ProcessView {
-  state: ReturnType<ProcessView['status']> = 'running';
-  constructor(readonly label: string, readonly clientId = label.split('#')[0] ?? label, readonly skewMs = 0) {}
-  status(): ReturnType<ProcessView['status']> {
-    return this.state;
-  }
-}
-
-const SEQ = (n: number) => `4959${String(n).padStart(52, '0')}`;
 
 function world(): InvariantChecker {
   const checker = new InvariantChecker(SETTINGS);
