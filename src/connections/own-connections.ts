@@ -56,9 +56,11 @@ export class OwnConnections {
   readonly #http: HttpAgent;
 
   constructor(maxSockets = MAX_SOCKETS) {
-    const count = <S extends Duplex | null | undefined>(socket: S): S => {
+    // Opened once connected (its TLS session established, on https): a socket the agent made and
+    // dropped before that — a request aborted at stop() — opened no connection the endpoint saw.
+    const count = <S extends Duplex | null | undefined>(socket: S, connected: 'connect' | 'secureConnect'): S => {
       if (socket === null || socket === undefined) return socket;
-      this.#opened += 1;
+      socket.once(connected, () => { this.#opened += 1; });
       this.#open.add(socket);
       socket.once('close', () => this.#open.delete(socket));
       return socket;
@@ -68,8 +70,8 @@ export class OwnConnections {
     // Every connection an agent makes goes through createConnection: counted there.
     const httpsConnect = https.createConnection.bind(https);
     const httpConnect = http.createConnection.bind(http);
-    https.createConnection = (...args: Parameters<typeof httpsConnect>) => count(httpsConnect(...args));
-    http.createConnection = (...args: Parameters<typeof httpConnect>) => count(httpConnect(...args));
+    https.createConnection = (...args: Parameters<typeof httpsConnect>) => count(httpsConnect(...args), 'secureConnect');
+    http.createConnection = (...args: Parameters<typeof httpConnect>) => count(httpConnect(...args), 'connect');
     this.#https = https;
     this.#http = http;
   }
